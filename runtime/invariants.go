@@ -1,0 +1,135 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+)
+
+type invariant struct {
+	name string
+	prg  cel.Program
+}
+
+var (
+	celEnvOnce sync.Once
+	celEnv     *cel.Env
+	celEnvErr  error
+)
+
+// invariantEnv is the CEL environment of every invariant: pre and post
+// (the state before and after the patch, as dynamic JSON values) and phase
+// (the current phase, a string).
+func invariantEnv() (*cel.Env, error) {
+	celEnvOnce.Do(func() {
+		celEnv, celEnvErr = cel.NewEnv(
+			cel.Variable("pre", cel.DynType),
+			cel.Variable("post", cel.DynType),
+			cel.Variable("phase", cel.StringType),
+		)
+	})
+	return celEnv, celEnvErr
+}
+
+func compileInvariants(specs []InvariantSpec, lim Limits) ([]invariant, error) {
+	env, err := invariantEnv()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]invariant, 0, len(specs))
+	seen := map[string]bool{}
+	for i, s := range specs {
+		field := fmt.Sprintf("invariants[%d]", i)
+		if s.Name == "" {
+			return nil, &ContractError{Field: field + ".name", Err: errors.New("empty invariant name")}
+		}
+		if seen[s.Name] {
+			return nil, &ContractError{Field: field + ".name", Err: fmt.Errorf("invariant %q defined twice", s.Name)}
+		}
+		seen[s.Name] = true
+		ast, iss := env.Compile(s.Rule)
+		if iss.Err() != nil {
+			return nil, &ContractError{Field: field + ".rule", Err: iss.Err()}
+		}
+		if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
+			return nil, &ContractError{Field: field + ".rule", Err: fmt.Errorf("rule has type %s, want bool", t)}
+		}
+		prg, err := env.Program(ast,
+			cel.CostLimit(lim.MaxInvariantCost),
+			cel.InterruptCheckFrequency(100),
+		)
+		if err != nil {
+			return nil, &ContractError{Field: field + ".rule", Err: err}
+		}
+		out = append(out, invariant{name: s.Name, prg: prg})
+	}
+	return out, nil
+}
+
+// evalInvariant evaluates one rule; it returns the stable code and a
+// message that names the rule but never a value (CEL error text can quote
+// data, so it is not passed on).
+func evalInvariant(ctx context.Context, inv invariant, pre, post any, phase string) (code, msg string) {
+	act := map[string]any{
+		"pre":   jsonAdapter.NativeToValue(pre),
+		"post":  jsonAdapter.NativeToValue(post),
+		"phase": phase,
+	}
+	out, _, err := inv.prg.ContextEval(ctx, act)
+	if err != nil {
+		if strings.Contains(err.Error(), "cost limit exceeded") {
+			return CodeInvariantError, fmt.Sprintf("invariant %q exceeded its cost limit", inv.name)
+		}
+		if ctx.Err() != nil {
+			return CodeLimitExceeded, fmt.Sprintf("invariant %q ran past the work-time limit", inv.name)
+		}
+		return CodeInvariantError, fmt.Sprintf("invariant %q could not be evaluated", inv.name)
+	}
+	b, ok := out.(types.Bool)
+	if !ok {
+		return CodeInvariantNotBool, fmt.Sprintf("invariant %q gave a %s, not a bool", inv.name, out.Type().TypeName())
+	}
+	if !b {
+		return CodeInvariantViolated, fmt.Sprintf("invariant %q does not hold", inv.name)
+	}
+	return CodeOK, ""
+}
+
+// jsonAdapter presents decoded JSON to CEL lazily: objects and arrays are
+// wrapped, not converted, and a number becomes an int when its text is an
+// integer that fits in int64, a uint when it fits only in uint64, and a
+// double otherwise.
+var jsonAdapter types.Adapter = jsonTypeAdapter{}
+
+type jsonTypeAdapter struct{}
+
+func (a jsonTypeAdapter) NativeToValue(v any) ref.Val {
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return types.Int(i)
+		}
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return types.Uint(u)
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return types.NewErr("invalid number")
+		}
+		return types.Double(f)
+	case map[string]any:
+		return types.NewStringInterfaceMap(a, x)
+	case []any:
+		return types.NewDynamicList(a, x)
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v)
+}

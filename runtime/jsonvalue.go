@@ -1,0 +1,319 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"strings"
+)
+
+// A JSON value in this package is one of: nil (null), bool, string,
+// json.Number (a number with its exact text), []any (array) or
+// map[string]any (object). Values are treated as immutable: every
+// operation that changes a document copies the containers on the changed
+// path and shares the rest.
+
+// SyntaxError is a JSON text that could not be decoded strictly: invalid
+// JSON, a duplicate member name, nesting deeper than the limit, or data
+// after the value. Line and Column are 1-based and count bytes.
+type SyntaxError struct {
+	Offset int64
+	Line   int
+	Column int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg)
+}
+
+func syntaxErrorAt(b []byte, off int64, msg string) *SyntaxError {
+	off = max(0, min(off, int64(len(b))))
+	line := 1 + bytes.Count(b[:off], []byte{'\n'})
+	col := int(off) + 1
+	if i := bytes.LastIndexByte(b[:off], '\n'); i >= 0 {
+		col = int(off) - i
+	}
+	return &SyntaxError{Offset: off, Line: line, Column: col, Msg: msg}
+}
+
+// decodeStrict decodes exactly one JSON value (RFC 8259) from b, keeping
+// numbers as json.Number. It rejects duplicate member names, nesting
+// deeper than maxDepth containers, and anything after the value but white
+// space. NaN and Infinity are not JSON and are rejected as syntax errors.
+func decodeStrict(b []byte, maxDepth int) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	sd := strictDecoder{d: d, src: b, maxDepth: maxDepth}
+	v, err := sd.value(0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, syntaxErrorAt(b, d.InputOffset(), "data after the JSON value")
+	}
+	return v, nil
+}
+
+type strictDecoder struct {
+	d        *json.Decoder
+	src      []byte
+	maxDepth int
+}
+
+func (s *strictDecoder) fail(err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return syntaxErrorAt(s.src, se.Offset, se.Error())
+	}
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return syntaxErrorAt(s.src, int64(len(s.src)), "unexpected end of JSON input")
+	}
+	return syntaxErrorAt(s.src, s.d.InputOffset(), err.Error())
+}
+
+func (s *strictDecoder) value(depth int) (any, error) {
+	tok, err := s.d.Token()
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if depth+1 > s.maxDepth {
+			return nil, syntaxErrorAt(s.src, s.d.InputOffset()-1, fmt.Sprintf("nesting deeper than %d levels", s.maxDepth))
+		}
+		if t == '[' {
+			arr := []any{}
+			for s.d.More() {
+				v, err := s.value(depth + 1)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, v)
+			}
+			if _, err := s.d.Token(); err != nil {
+				return nil, s.fail(err)
+			}
+			return arr, nil
+		}
+		obj := map[string]any{}
+		for s.d.More() {
+			kt, err := s.d.Token()
+			if err != nil {
+				return nil, s.fail(err)
+			}
+			key := kt.(string) // the decoder guarantees a string key here
+			if _, dup := obj[key]; dup {
+				return nil, syntaxErrorAt(s.src, s.d.InputOffset(), fmt.Sprintf("duplicate member name %q", key))
+			}
+			v, err := s.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			obj[key] = v
+		}
+		if _, err := s.d.Token(); err != nil {
+			return nil, s.fail(err)
+		}
+		return obj, nil
+	default:
+		return t, nil // nil, bool, string, json.Number
+	}
+}
+
+// encodeJSON encodes v compactly, without HTML escaping, keeping number
+// text and sorting object members by name (deterministic output).
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// EncodeIndent encodes a JSON value with the given indent, without HTML
+// escaping, keeping number text and sorting object members by name, so
+// equal values always give equal bytes. It is the rendering used for views.
+func EncodeIndent(v any, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// equalJSON reports whether two JSON values are equal in the sense of RFC
+// 6902 §4.6: same type; numbers equal by value; strings equal by code
+// points; arrays of equal length with equal elements in order; objects
+// with the same member names and equal values.
+func equalJSON(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && numbersEqual(x, y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !equalJSON(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// numbersEqual compares two JSON numbers by value, exactly, whatever their
+// spelling: 1, 1.0, 10e-1 and 1e0 are equal; -0 equals 0. It never rounds
+// through float64 and does not allocate in proportion to an exponent.
+func numbersEqual(a, b json.Number) bool {
+	if a == b {
+		return true
+	}
+	na, ok1 := normalizeNumber(string(a))
+	nb, ok2 := normalizeNumber(string(b))
+	return ok1 && ok2 && na.neg == nb.neg && na.digits == nb.digits && na.exp.Cmp(nb.exp) == 0
+}
+
+type decimal struct {
+	neg    bool
+	digits string   // significant digits, no leading or trailing zeros; "" for zero
+	exp    *big.Int // value = 0.digits × 10^exp
+}
+
+// normalizeNumber brings a JSON number (RFC 8259 §6 grammar) into a
+// canonical decimal form; ok is false if s is not a JSON number.
+func normalizeNumber(s string) (decimal, bool) {
+	d := decimal{exp: new(big.Int)}
+	if strings.HasPrefix(s, "-") {
+		d.neg = true
+		s = s[1:]
+	}
+	mant, expPart := s, ""
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, expPart = s[:i], s[i+1:]
+	}
+	intPart, frac := mant, ""
+	if i := strings.IndexByte(mant, '.'); i >= 0 {
+		intPart, frac = mant[:i], mant[i+1:]
+	}
+	if intPart == "" || !allDigits(intPart) || !allDigits(frac) || (strings.Contains(mant, ".") && frac == "") {
+		return d, false
+	}
+	if expPart != "" {
+		if _, ok := d.exp.SetString(strings.TrimPrefix(expPart, "+"), 10); !ok {
+			return d, false
+		}
+	} else if strings.ContainsAny(s, "eE") {
+		return d, false
+	}
+	digits := intPart + frac
+	lead := len(digits) - len(strings.TrimLeft(digits, "0"))
+	digits = digits[lead:]
+	// value = 0.(intPart frac) × 10^(len(intPart)+exp); dropping leading
+	// zeros moves the point.
+	pointPos := int64(len(intPart) - lead)
+	digits = strings.TrimRight(digits, "0")
+	if digits == "" {
+		return decimal{exp: new(big.Int)}, true // zero, sign ignored
+	}
+	d.digits = digits
+	d.exp.Add(d.exp, big.NewInt(pointPos))
+	return d, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// sizeUpTo returns an upper estimate of the encoded size of v in bytes,
+// stopping early once it passes limit (then ok is false). Strings count
+// their bytes plus quotes; escapes are not counted.
+func sizeUpTo(v any, limit int64) (n int64, ok bool) {
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case nil:
+			n += 4
+		case bool:
+			n += 5
+		case string:
+			n += int64(len(x)) + 2
+		case json.Number:
+			n += int64(len(x))
+		case []any:
+			n += 2 + int64(len(x))
+			for _, e := range x {
+				if !walk(e) {
+					return false
+				}
+			}
+		case map[string]any:
+			n += 2 + int64(len(x))
+			for k, e := range x {
+				n += int64(len(k)) + 3
+				if !walk(e) {
+					return false
+				}
+			}
+		}
+		return n <= limit
+	}
+	ok = walk(v)
+	return n, ok
+}
+
+// typeName names the JSON type of v, for messages that must not show v.
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}

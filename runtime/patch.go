@@ -1,0 +1,355 @@
+package runtime
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// applyError is an operation that cannot be applied (RFC 6902 §5). Its
+// message names pointers from the proposal and JSON types, never values.
+type applyError struct {
+	op   int
+	ptr  Pointer
+	code string
+	msg  string
+}
+
+func (e *applyError) Error() string {
+	return fmt.Sprintf("operation %d (%s): %s", e.op, e.ptr, e.msg)
+}
+
+// span is a write to a run of array positions, [lo, hi] under array, made
+// by an insertion or removal that shifts later elements. dash marks an
+// append through "-": permitted by a write-region pattern ending in "-".
+type span struct {
+	op     int
+	array  Pointer
+	lo, hi int
+	dash   bool
+}
+
+// trace records what a patch touched, operation by operation, as it was
+// simulated against a document (RFC 6902 semantics).
+type trace struct {
+	writes  []locAccess // single locations (and their subtrees)
+	spans   []span      // shifted array positions
+	sources []locAccess // copy/move "from" and test "path"
+	depends []locAccess // locations the patch needs to exist (array predecessor of an explicit insert)
+	roots   []any       // the document after each operation
+}
+
+type locAccess struct {
+	op  int
+	ptr Pointer
+}
+
+// simulate applies ops to doc, copying containers on changed paths and
+// sharing everything else, and records the footprint. It is the reference
+// semantics of RFC 6902 against which the apply library's result is
+// checked. maxCopy bounds the bytes copy operations may add in total.
+func simulate(doc any, ops []Operation, maxCopy int64) (any, *trace, error) {
+	t := &trace{roots: make([]any, 0, len(ops))}
+	var copied int64
+	root := doc
+	for i, op := range ops {
+		var err error
+		switch op.Op {
+		case OpTest:
+			t.sources = append(t.sources, locAccess{i, op.Path})
+			var v any
+			if v, err = getAt(root, op.Path); err != nil {
+				err = asApplyError(err, i, op.Path)
+			} else if !equalJSON(v, op.Value) {
+				err = &applyError{op: i, ptr: op.Path, code: CodeTestFailed, msg: "test failed: the value differs"}
+			}
+		case OpAdd:
+			root, err = t.add(root, i, op.Path, op.Value)
+		case OpReplace:
+			root, err = t.replace(root, i, op.Path, op.Value)
+		case OpRemove:
+			root, err = t.remove(root, i, op.Path)
+		case OpCopy, OpMove:
+			t.sources = append(t.sources, locAccess{i, op.From})
+			var v any
+			if v, err = getAt(root, op.From); err != nil {
+				err = asApplyError(err, i, op.From)
+				break
+			}
+			if op.Op == OpCopy {
+				n, ok := sizeUpTo(v, maxCopy-copied)
+				if !ok {
+					err = &applyError{op: i, ptr: op.From, code: CodeLimitExceeded, msg: fmt.Sprintf("copies add more than %d bytes", maxCopy)}
+					break
+				}
+				copied += n
+				root, err = t.add(root, i, op.Path, v)
+				break
+			}
+			if op.Path.HasPrefix(op.From) && len(op.Path) > len(op.From) {
+				err = &applyError{op: i, ptr: op.From, code: CodeDoesNotApply, msg: fmt.Sprintf("cannot move %s into its own child %s", op.From, op.Path)}
+				break
+			}
+			if op.Path.Equal(op.From) {
+				break // RFC 6902 §4.4: moving a location onto itself changes nothing
+			}
+			if root, err = t.remove(root, i, op.From); err == nil {
+				root, err = t.add(root, i, op.Path, v)
+			}
+		default:
+			err = &applyError{op: i, ptr: op.Path, code: CodeMalformed, msg: "unknown op"}
+		}
+		if err != nil {
+			return nil, t, err
+		}
+		t.roots = append(t.roots, root)
+	}
+	return root, t, nil
+}
+
+// navError is a failure to resolve a pointer; asApplyError adds the
+// operation.
+type navError struct {
+	code string
+	msg  string
+}
+
+func (e *navError) Error() string { return e.msg }
+
+func asApplyError(err error, op int, p Pointer) error {
+	if ne, ok := err.(*navError); ok {
+		return &applyError{op: op, ptr: p, code: ne.code, msg: ne.msg}
+	}
+	return err
+}
+
+// getAt resolves p in doc (RFC 6901 §4). Tokens that meet an array must be
+// valid indexes of existing elements.
+func getAt(doc any, p Pointer) (any, error) {
+	cur := doc
+	for i, tok := range p {
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[tok]
+			if !ok {
+				return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s does not exist", p[:i+1])}
+			}
+			cur = v
+		case []any:
+			idx, err := arrayIndex(tok, len(c), false, p[:i+1])
+			if err != nil {
+				return nil, err
+			}
+			cur = c[idx]
+		default:
+			return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s is a %s, not an object or array", p[:i], typeName(cur))}
+		}
+	}
+	return cur, nil
+}
+
+// arrayIndex checks an index token against an array of length n. With
+// insert, the index may equal n; "-" is never accepted here.
+func arrayIndex(tok string, n int, insert bool, at Pointer) (int, error) {
+	if tok == AppendToken {
+		return 0, &navError{CodeDoesNotApply, fmt.Sprintf("%s: \"-\" names no element; it is valid only as the last token of an add, move or copy path", at)}
+	}
+	idx, err := ParseIndex(tok)
+	if err != nil {
+		return 0, &navError{CodeDoesNotApply, fmt.Sprintf("%s: %v", at, err)}
+	}
+	limit := n - 1
+	if insert {
+		limit = n
+	}
+	if idx > limit {
+		return 0, &navError{CodeDoesNotApply, fmt.Sprintf("%s: index %d is out of range for an array of length %d", at, idx, n)}
+	}
+	return idx, nil
+}
+
+// update replaces the container holding p's last token with what f
+// returns, copying the containers on the path from the root.
+func update(node any, p Pointer, depth int, f func(parent any) (any, error)) (any, error) {
+	if depth == len(p)-1 {
+		return f(node)
+	}
+	tok := p[depth]
+	switch c := node.(type) {
+	case map[string]any:
+		child, ok := c[tok]
+		if !ok {
+			return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s does not exist", p[:depth+1])}
+		}
+		nc, err := update(child, p, depth+1, f)
+		if err != nil {
+			return nil, err
+		}
+		m := maps.Clone(c)
+		m[tok] = nc
+		return m, nil
+	case []any:
+		idx, err := arrayIndex(tok, len(c), false, p[:depth+1])
+		if err != nil {
+			return nil, err
+		}
+		nc, err := update(c[idx], p, depth+1, f)
+		if err != nil {
+			return nil, err
+		}
+		a := slices.Clone(c)
+		a[idx] = nc
+		return a, nil
+	default:
+		return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s is a %s, not an object or array", p[:depth], typeName(node))}
+	}
+}
+
+func notContainer(p Pointer, v any) error {
+	return &navError{CodeDoesNotApply, fmt.Sprintf("%s is a %s, not an object or array", p.Parent(), typeName(v))}
+}
+
+// add performs RFC 6902 §4.1 and records its writes.
+func (t *trace) add(root any, op int, p Pointer, val any) (any, error) {
+	if len(p) == 0 {
+		t.writes = append(t.writes, locAccess{op, p})
+		return val, nil
+	}
+	last := p.Last()
+	out, err := update(root, p, 0, func(parent any) (any, error) {
+		switch c := parent.(type) {
+		case map[string]any:
+			m := maps.Clone(c)
+			m[last] = val
+			t.writes = append(t.writes, locAccess{op, p})
+			return m, nil
+		case []any:
+			n := len(c)
+			idx := n
+			dash := last == AppendToken
+			if !dash {
+				var err error
+				if idx, err = arrayIndex(last, n, true, p); err != nil {
+					return nil, err
+				}
+				if idx > 0 {
+					t.depends = append(t.depends, locAccess{op, p.Parent().Append(strconv.Itoa(idx - 1))})
+				}
+			}
+			a := make([]any, 0, n+1)
+			a = append(a, c[:idx]...)
+			a = append(a, val)
+			a = append(a, c[idx:]...)
+			t.spans = append(t.spans, span{op: op, array: p.Parent(), lo: idx, hi: n, dash: dash})
+			return a, nil
+		default:
+			return nil, notContainer(p, parent)
+		}
+	})
+	return out, asApplyError(err, op, p)
+}
+
+// remove performs RFC 6902 §4.2 and records its writes.
+func (t *trace) remove(root any, op int, p Pointer) (any, error) {
+	if len(p) == 0 {
+		return nil, &applyError{op: op, ptr: p, code: CodeDoesNotApply, msg: "cannot remove the whole document"}
+	}
+	last := p.Last()
+	out, err := update(root, p, 0, func(parent any) (any, error) {
+		switch c := parent.(type) {
+		case map[string]any:
+			if _, ok := c[last]; !ok {
+				return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s does not exist", p)}
+			}
+			m := maps.Clone(c)
+			delete(m, last)
+			t.writes = append(t.writes, locAccess{op, p})
+			return m, nil
+		case []any:
+			idx, err := arrayIndex(last, len(c), false, p)
+			if err != nil {
+				return nil, err
+			}
+			a := make([]any, 0, len(c)-1)
+			a = append(a, c[:idx]...)
+			a = append(a, c[idx+1:]...)
+			t.spans = append(t.spans, span{op: op, array: p.Parent(), lo: idx, hi: len(c) - 1})
+			return a, nil
+		default:
+			return nil, notContainer(p, parent)
+		}
+	})
+	return out, asApplyError(err, op, p)
+}
+
+// replace performs RFC 6902 §4.3 and records its write.
+func (t *trace) replace(root any, op int, p Pointer, val any) (any, error) {
+	t.writes = append(t.writes, locAccess{op, p})
+	if len(p) == 0 {
+		return val, nil
+	}
+	last := p.Last()
+	out, err := update(root, p, 0, func(parent any) (any, error) {
+		switch c := parent.(type) {
+		case map[string]any:
+			if _, ok := c[last]; !ok {
+				return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s does not exist", p)}
+			}
+			m := maps.Clone(c)
+			m[last] = val
+			return m, nil
+		case []any:
+			idx, err := arrayIndex(last, len(c), false, p)
+			if err != nil {
+				return nil, err
+			}
+			a := slices.Clone(c)
+			a[idx] = val
+			return a, nil
+		default:
+			return nil, notContainer(p, parent)
+		}
+	})
+	return out, asApplyError(err, op, p)
+}
+
+// footprint turns a trace into a Footprint with concrete pointers: writes
+// and every shifted array position, sources, and reads (sources plus the
+// locations the patch depends on). Shifted runs are expanded, so the size
+// is proportional to the arrays touched.
+func (t *trace) footprint() Footprint {
+	var w, s, r []Pointer
+	for _, a := range t.writes {
+		w = append(w, a.ptr)
+	}
+	for _, sp := range t.spans {
+		for i := sp.lo; i <= sp.hi; i++ {
+			w = append(w, sp.array.Append(strconv.Itoa(i)))
+		}
+	}
+	for _, a := range t.sources {
+		s = append(s, a.ptr)
+		r = append(r, a.ptr)
+	}
+	for _, a := range t.depends {
+		r = append(r, a.ptr)
+	}
+	return Footprint{Read: ViewRegion{Include: RegionOf(r...)}, Write: RegionOf(w...), Source: RegionOf(s...)}
+}
+
+// PatchFootprint computes the footprint of a patch against a document
+// (DESIGN.md §4, RFC 6902 §4): add, replace and remove write path, and an
+// insertion or removal inside an array also writes every later index
+// (an append through "-" writes the new last index); copy reads from and
+// writes path; move reads and writes from and writes path; test reads
+// path. Read also holds the element before an explicit array insertion
+// point, whose existence the insertion needs. Pointers are concrete. It
+// returns the error that makes the patch inapplicable, if any.
+func PatchFootprint(doc *Document, ops []Operation) (Footprint, error) {
+	_, t, err := simulate(doc.value, ops, 1<<62)
+	if err != nil {
+		return Footprint{}, err
+	}
+	return t.footprint(), nil
+}

@@ -1,0 +1,110 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// noLoader refuses every external schema: a contract's schemas are
+// self-contained, and compiling one never reads a file or the network.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema %q not allowed: contract schemas must be self-contained", url)
+}
+
+// compileSchema compiles one JSON Schema (draft 2020-12 unless the schema
+// says otherwise through $schema).
+func compileSchema(field string, doc any) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	const url = "mem:///contract-schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, &ContractError{Field: field, Err: err}
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, &ContractError{Field: field, Err: err}
+	}
+	return s, nil
+}
+
+// schemaFailure is the first leaf error of a validation, described
+// without any value from the instance.
+type schemaFailure struct {
+	at      Pointer
+	keyword string
+	msg     string
+}
+
+// validateSchema validates v and returns the first failure (depth-first
+// over the library's error tree), or nil.
+func validateSchema(s *jsonschema.Schema, v any) (*schemaFailure, error) {
+	err := s.Validate(v)
+	if err == nil {
+		return nil, nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return nil, err
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return &schemaFailure{
+		at:      Pointer(ve.InstanceLocation),
+		keyword: "/" + strings.Join(ve.ErrorKind.KeywordPath(), "/"),
+		msg:     describeKind(ve.ErrorKind),
+	}, nil
+}
+
+// describeKind says what a schema keyword wants, using only what the
+// schema says, never the instance value (which may be outside the view).
+func describeKind(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Required:
+		return "missing required members: " + strings.Join(k.Missing, ", ")
+	case *kind.Type:
+		return "must be of type " + strings.Join(k.Want, " or ")
+	case *kind.Pattern:
+		return fmt.Sprintf("must match the pattern %q", k.Want)
+	case *kind.Enum:
+		return "must be one of the values the schema allows"
+	case *kind.Const:
+		return "must equal the schema's constant"
+	case *kind.Format:
+		return "must be a valid " + k.Want
+	case *kind.MinLength:
+		return fmt.Sprintf("must have at least %d characters", k.Want)
+	case *kind.MaxLength:
+		return fmt.Sprintf("must have at most %d characters", k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("must have at least %d items", k.Want)
+	case *kind.MaxItems:
+		return fmt.Sprintf("must have at most %d items", k.Want)
+	case *kind.MinProperties:
+		return fmt.Sprintf("must have at least %d members", k.Want)
+	case *kind.MaxProperties:
+		return fmt.Sprintf("must have at most %d members", k.Want)
+	case *kind.Minimum:
+		return "must be at least " + k.Want.FloatString(6)
+	case *kind.Maximum:
+		return "must be at most " + k.Want.FloatString(6)
+	case *kind.ExclusiveMinimum:
+		return "must be greater than " + k.Want.FloatString(6)
+	case *kind.ExclusiveMaximum:
+		return "must be less than " + k.Want.FloatString(6)
+	case *kind.AdditionalProperties:
+		return "has members the schema does not allow"
+	case *kind.UniqueItems:
+		return "must not contain equal items"
+	case *kind.FalseSchema:
+		return "is not allowed here"
+	}
+	return fmt.Sprintf("fails the schema keyword %q", strings.Join(k.KeywordPath(), "/"))
+}

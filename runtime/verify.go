@@ -1,0 +1,415 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// GateResult is the outcome of one gate for one proposal: a value, not a
+// Go error (DESIGN.md §4). Code is CodeOK when Passed, otherwise one of the
+// stable Code constants. Pointer is the location the failure concerns, ""
+// for the whole document or when there is none, and is withheld ("") when
+// it lies outside the view and is not one the proposal itself named.
+// Message is for the actor and never contains a value from outside the
+// view.
+type GateResult struct {
+	Gate    string `json:"gate"`
+	Passed  bool   `json:"passed"`
+	Code    string `json:"code"`
+	Pointer string `json:"pointer"`
+	Message string `json:"message"`
+}
+
+// Decision is the verifier's verdict on one proposal (paper §3.2:
+// project, propose, verify, commit or reject).
+type Decision struct {
+	// Committed is true when every gate that ran passed.
+	Committed bool `json:"committed"`
+	// Gates lists each gate that ran, in pipeline order: parse, scope,
+	// acl, phase, apply, schema, invariants. A gate after a failed stage
+	// does not run (static gates run together, then apply, then schema
+	// and invariants together).
+	Gates []GateResult `json:"decisions"`
+	// State is the state after the decision: the new document when
+	// committed, the input document otherwise.
+	State *Document `json:"state"`
+	// Proposal is the decoded proposal, nil when it was malformed.
+	Proposal *Proposal `json:"-"`
+	// Footprint is the patch's concrete footprint, known once the patch
+	// has been simulated against the state.
+	Footprint *Footprint `json:"-"`
+}
+
+// Rejection returns the first failed gate, or nil when committed.
+func (d *Decision) Rejection() *GateResult {
+	for i := range d.Gates {
+		if !d.Gates[i].Passed {
+			return &d.Gates[i]
+		}
+	}
+	return nil
+}
+
+// Gate returns the result of the named gate, or nil if it did not run.
+func (d *Decision) Gate(name string) *GateResult {
+	for i := range d.Gates {
+		if d.Gates[i].Gate == name {
+			return &d.Gates[i]
+		}
+	}
+	return nil
+}
+
+// VerifyOptions choose the gates and give the workflow's current phase.
+type VerifyOptions struct {
+	Gates GateSet
+	Phase string
+}
+
+// Verify decodes proposal bytes with DecodeProposal and verifies the
+// proposal against state (see VerifyProposal). The bytes are decoded once,
+// here; no other decoder sees them.
+func (c *Contract) Verify(ctx context.Context, state *Document, proposal []byte, opts VerifyOptions) (*Decision, error) {
+	d := &Decision{State: state}
+	if int64(len(proposal)) > c.limits.MaxProposalBytes {
+		d.fail(GateParse, CodeLimitExceeded, "", fmt.Sprintf("the proposal has %d bytes; the limit is %d", len(proposal), c.limits.MaxProposalBytes))
+		return d, nil
+	}
+	p, err := DecodeProposal(proposal, c.limits.MaxDepth)
+	if err != nil {
+		d.fail(GateParse, CodeMalformed, "", err.Error())
+		return d, nil
+	}
+	return c.verify(ctx, state, p, opts, d)
+}
+
+// VerifyProposal runs the pipeline of paper §3.2 on a decoded proposal:
+//
+//  1. parse: the operation count is within the limit;
+//  2. scope, acl, phase (as chosen): every location the patch names lies
+//     in the write region (and, for scope, every source in the source
+//     region); the current phase is one the step may commit in;
+//  3. apply: the patch applies under RFC 6902 to a copy of the state, and
+//     the writes that shift array elements also lie in the write region;
+//  4. schema and invariants (as chosen) on the state after the patch.
+//
+// It commits only when every gate that ran passed. The input state is
+// never modified. The error is non-nil only when ctx is cancelled by the
+// caller; every property of the proposal is reported as a GateResult.
+func (c *Contract) VerifyProposal(ctx context.Context, state *Document, p *Proposal, opts VerifyOptions) (*Decision, error) {
+	return c.verify(ctx, state, p, opts, &Decision{State: state})
+}
+
+func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, opts VerifyOptions, d *Decision) (*Decision, error) {
+	ctx, cancel := context.WithTimeout(parent, c.workLimit())
+	defer cancel()
+	d.Proposal = p
+	ops := p.Patch
+
+	// 1. parse
+	if len(ops) > c.limits.MaxOps {
+		d.fail(GateParse, CodeLimitExceeded, "", fmt.Sprintf("the patch has %d operations; the limit is %d", len(ops), c.limits.MaxOps))
+		return d, nil
+	}
+	d.pass(GateParse)
+
+	// 2. static gates: they look only at the pointers the patch names,
+	// so their cost does not depend on the state.
+	if opts.Gates.Scope {
+		d.add(c.scopeGate(GateScope, ops, true))
+	}
+	if opts.Gates.ACL {
+		d.add(c.scopeGate(GateACL, ops, false))
+	}
+	if opts.Gates.Phase {
+		d.add(c.phaseGate(opts.Phase))
+	}
+	if d.Rejection() != nil {
+		return d, nil
+	}
+	if stop, err := d.timeUp(parent, ctx, GateApply); stop {
+		return d, err
+	}
+
+	// 3. apply
+	post, t, err := simulate(state.value, ops, c.limits.MaxCopyBytes)
+	if err != nil {
+		ae, ok := err.(*applyError)
+		if !ok {
+			return nil, err
+		}
+		d.fail(GateApply, ae.code, ae.ptr.String(), fmt.Sprintf("operation %d (%s): %s", ae.op, ops[ae.op].Op, ae.msg))
+		return d, nil
+	}
+	fp := t.footprint()
+	d.Footprint = &fp
+	if opts.Gates.Scope {
+		c.shiftCheck(d, GateScope, ops, t)
+	}
+	if opts.Gates.ACL {
+		c.shiftCheck(d, GateACL, ops, t)
+	}
+	if d.Rejection() != nil {
+		return d, nil
+	}
+	raw, err := applyLibrary(state.raw, ops, t.roots, c.limits)
+	if err != nil {
+		if isCopyLimit(err) {
+			d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("copies add more than %d bytes", c.limits.MaxCopyBytes))
+		} else {
+			// The reference semantics accepted the patch; the library
+			// did not. Its message may quote the state, so it is not
+			// passed on.
+			d.fail(GateApply, CodeApplyMismatch, "", "the apply library rejected a patch that RFC 6902 allows; not committed")
+		}
+		return d, nil
+	}
+	if int64(len(raw)) > c.limits.MaxDocumentBytes {
+		d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch has %d bytes; the limit is %d", len(raw), c.limits.MaxDocumentBytes))
+		return d, nil
+	}
+	got, err := decodeFast(raw)
+	if err != nil {
+		return nil, err
+	}
+	if at, ok := crossCheck(post, got, t); !ok {
+		d.fail(GateApply, CodeApplyMismatch, c.shown(at, &fp), "the apply library and RFC 6902 disagree on the result; not committed")
+		return d, nil
+	}
+	d.pass(GateApply)
+	next := &Document{raw: raw, value: got}
+
+	// 4. gates on the state after the patch
+	if opts.Gates.Schema {
+		if stop, err := d.timeUp(parent, ctx, GateSchema); stop {
+			return d, err
+		}
+		d.add(c.schemaGate(got, &fp))
+	}
+	if opts.Gates.Invariants {
+		if stop, err := d.timeUp(parent, ctx, GateInvariants); stop {
+			return d, err
+		}
+		d.add(c.invariantGate(ctx, parent, state.value, got, opts.Phase))
+		if parent.Err() != nil {
+			return nil, parent.Err()
+		}
+	}
+	if d.Rejection() == nil {
+		d.Committed = true
+		d.State = next
+	}
+	return d, nil
+}
+
+func (d *Decision) add(r GateResult) { d.Gates = append(d.Gates, r) }
+
+func (d *Decision) pass(gate string) {
+	d.add(GateResult{Gate: gate, Passed: true, Code: CodeOK})
+}
+
+func (d *Decision) fail(gate, code, ptr, msg string) {
+	d.add(GateResult{Gate: gate, Code: code, Pointer: ptr, Message: msg})
+}
+
+// timeUp records a limit_exceeded result when the work-time budget is
+// spent; when the caller's own context ended it returns its error.
+func (d *Decision) timeUp(parent, ctx context.Context, gate string) (bool, error) {
+	if parent.Err() != nil {
+		return true, parent.Err()
+	}
+	if ctx.Err() != nil {
+		d.fail(gate, CodeLimitExceeded, "", "the verification ran past its work-time limit")
+		return true, nil
+	}
+	return false, nil
+}
+
+// scopeGate checks the pointers each operation names: write targets
+// (path; and from for move, which removes it) against W, and, when
+// sources is set (the scope gate, not acl), copy/move from and test path
+// against P.
+func (c *Contract) scopeGate(gate string, ops []Operation, sources bool) GateResult {
+	for i, op := range ops {
+		var writes, reads []Pointer
+		switch op.Op {
+		case OpAdd, OpReplace, OpRemove:
+			writes = []Pointer{op.Path}
+		case OpCopy:
+			writes, reads = []Pointer{op.Path}, []Pointer{op.From}
+		case OpMove:
+			writes, reads = []Pointer{op.From, op.Path}, []Pointer{op.From}
+		case OpTest:
+			reads = []Pointer{op.Path}
+		}
+		for _, w := range writes {
+			if !c.write.Contains(w) {
+				return GateResult{Gate: gate, Code: CodeWriteOutside, Pointer: w.String(),
+					Message: fmt.Sprintf("operation %d (%s) writes %s, outside the write region", i, op.Op, w)}
+			}
+		}
+		if !sources {
+			continue
+		}
+		for _, r := range reads {
+			if !c.source.Contains(r) {
+				return GateResult{Gate: gate, Code: CodeSourceOutside, Pointer: r.String(),
+					Message: fmt.Sprintf("operation %d (%s) reads %s, outside the patch-source region", i, op.Op, r)}
+			}
+		}
+	}
+	return GateResult{Gate: gate, Passed: true, Code: CodeOK}
+}
+
+// shiftCheck turns the named gate's result into a failure when an
+// insertion or removal shifts array elements outside the write region
+// (RFC 6902 §4.1, §4.2: every later index changes). An append through
+// "-" was checked as named.
+func (c *Contract) shiftCheck(d *Decision, gate string, ops []Operation, t *trace) {
+	r := d.Gate(gate)
+	for _, s := range t.spans {
+		if s.dash || c.write.Contains(s.array.Append(Wildcard)) {
+			continue
+		}
+		for i := s.lo; i <= s.hi; i++ {
+			at := s.array.Append(strconv.Itoa(i))
+			if c.write.Contains(at) {
+				continue
+			}
+			op := ops[s.op]
+			named := op.Path
+			if op.Op == OpMove && s.array.Equal(op.From.Parent()) && s.lo == mustIndex(op.From.Last()) {
+				named = op.From
+			}
+			*r = GateResult{Gate: gate, Code: CodeWriteOutside, Pointer: named.String(),
+				Message: fmt.Sprintf("operation %d (%s) at %s shifts %s, outside the write region", s.op, op.Op, named, at)}
+			return
+		}
+	}
+}
+
+func mustIndex(tok string) int {
+	i, err := ParseIndex(tok)
+	if err != nil {
+		return -1
+	}
+	return i
+}
+
+func (c *Contract) phaseGate(phase string) GateResult {
+	r := GateResult{Gate: GatePhase, Passed: true, Code: CodeOK}
+	if len(c.phases) == 0 {
+		return r
+	}
+	for _, p := range c.phases {
+		if p == phase {
+			return r
+		}
+	}
+	r.Passed, r.Code = false, CodePhaseNotAllowed
+	if phase == "" {
+		r.Message = fmt.Sprintf("no current phase was given; the step may commit in %q", c.phases)
+	} else {
+		r.Message = fmt.Sprintf("the current phase is %q; the step may commit in %q", phase, c.phases)
+	}
+	return r
+}
+
+// shown returns p's string form when the actor may be told about it: p
+// is visible in the view, or the patch itself wrote it. Otherwise "".
+func (c *Contract) shown(p Pointer, fp *Footprint) string {
+	if c.view.Visible(p) || (fp != nil && fp.Write.Contains(p)) {
+		return p.String()
+	}
+	return ""
+}
+
+func (c *Contract) schemaGate(post any, fp *Footprint) GateResult {
+	if c.schema != nil {
+		f, err := validateSchema(c.schema, post)
+		if err != nil {
+			return GateResult{Gate: GateSchema, Code: CodeSchemaViolation, Message: "the schema could not be evaluated"}
+		}
+		if f != nil {
+			return c.schemaResult(CodeSchemaViolation, "the state after the patch", f, fp)
+		}
+	}
+	for _, o := range c.outputs {
+		for _, at := range matches(post, o.pattern) {
+			if !fp.Write.OverlapsSubtree(at) {
+				continue
+			}
+			v, _ := getAt(post, at)
+			f, err := validateSchema(o.schema, v)
+			if err != nil {
+				return GateResult{Gate: GateSchema, Code: CodeOutputSchema, Message: "the output schema could not be evaluated"}
+			}
+			if f != nil {
+				f.at = at.Append(f.at...)
+				return c.schemaResult(CodeOutputSchema, fmt.Sprintf("the value written at %s", at), f, fp)
+			}
+		}
+	}
+	return GateResult{Gate: GateSchema, Passed: true, Code: CodeOK}
+}
+
+func (c *Contract) schemaResult(code, what string, f *schemaFailure, fp *Footprint) GateResult {
+	ptr := c.shown(f.at, fp)
+	where := "at " + ptr
+	if ptr == "" && len(f.at) > 0 {
+		where = "at a location outside the view"
+	} else if len(f.at) == 0 {
+		where = "at the root"
+	}
+	return GateResult{Gate: GateSchema, Code: code, Pointer: ptr,
+		Message: fmt.Sprintf("%s breaks the schema %s: %s (keyword %s)", what, where, f.msg, f.keyword)}
+}
+
+// matches expands a region pattern to the locations it names that exist
+// in doc.
+func matches(doc any, pat Pointer) []Pointer {
+	var out []Pointer
+	var walk func(v any, i int, at Pointer)
+	walk = func(v any, i int, at Pointer) {
+		if i == len(pat) {
+			out = append(out, at.Append())
+			return
+		}
+		tok := pat[i]
+		switch x := v.(type) {
+		case map[string]any:
+			if tok == Wildcard {
+				for k, c := range x {
+					walk(c, i+1, append(at, k))
+				}
+			} else if c, ok := x[tok]; ok {
+				walk(c, i+1, append(at, tok))
+			}
+		case []any:
+			if tok == Wildcard {
+				for k, c := range x {
+					walk(c, i+1, append(at, strconv.Itoa(k)))
+				}
+			} else if k, err := ParseIndex(tok); err == nil && k < len(x) {
+				walk(x[k], i+1, append(at, tok))
+			}
+		}
+	}
+	walk(doc, 0, make(Pointer, 0, len(pat)))
+	sortPointers(out)
+	return out
+}
+
+func (c *Contract) invariantGate(ctx, parent context.Context, pre, post any, phase string) GateResult {
+	for _, inv := range c.invariants {
+		code, msg := evalInvariant(ctx, inv, pre, post, phase)
+		if parent.Err() != nil {
+			return GateResult{Gate: GateInvariants, Code: CodeLimitExceeded, Message: "cancelled"}
+		}
+		if code != CodeOK {
+			return GateResult{Gate: GateInvariants, Code: code, Message: msg}
+		}
+	}
+	return GateResult{Gate: GateInvariants, Passed: true, Code: CodeOK}
+}
