@@ -8,8 +8,8 @@ package runtime
 // "path").
 type Footprint struct {
 	Read   ViewRegion `json:"read"`
-	Write  Region `json:"write"`
-	Source Region `json:"source"`
+	Write  Region     `json:"write"`
+	Source Region     `json:"source"`
 }
 
 // readsOverlap returns the locations of w that f reads (through its view

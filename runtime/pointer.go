@@ -131,7 +131,7 @@ func (p Pointer) Parent() Pointer {
 	if len(p) == 0 {
 		return p
 	}
-	return p[:len(p)-1:len(p)-1]
+	return p[: len(p)-1 : len(p)-1]
 }
 
 // Last returns the last token, or "" for the root.
