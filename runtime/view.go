@@ -84,7 +84,10 @@ func (v ViewRegion) Equal(w ViewRegion) bool {
 // subtrees with doc and must not be modified; encode it with EncodeIndent
 // for deterministic text.
 func View(doc any, v ViewRegion) any {
-	out, _ := project(doc, make(Pointer, 0, 16), v)
+	out, shown := project(doc, make(Pointer, 0, 16), v)
+	if !shown {
+		return nil
+	}
 	return out
 }
 

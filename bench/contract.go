@@ -1,0 +1,173 @@
+// Package bench holds the PatchBench case and configuration formats and
+// their loaders (DESIGN.md §3).
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/patchbench/patchbench/runtime"
+	"go.yaml.in/yaml/v3"
+)
+
+// contractFile is the on-disk form of a step contract: the step-contract
+// keys of a case (DESIGN.md §3), in YAML or JSON.
+type contractFile struct {
+	View         runtime.ViewSpec        `yaml:"view"`
+	Write        []string                `yaml:"write"`
+	Source       []string                `yaml:"source"`
+	Phases       []string                `yaml:"phases"`
+	Schema       yaml.Node               `yaml:"schema"`
+	OutputSchema map[string]yaml.Node    `yaml:"output_schema"`
+	Invariants   []runtime.InvariantSpec `yaml:"invariants"`
+	Limits       runtime.Limits          `yaml:"limits"`
+}
+
+// FileError is a problem in an input file, with the file name and, when
+// known, the 1-based line.
+type FileError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.File, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+var yamlLine = regexp.MustCompile(`line (\d+): `)
+
+// yamlError turns a go.yaml.in/yaml/v3 error into a FileError, moving the
+// first line number the library reports into Line.
+func yamlError(file string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
+	msg = strings.TrimSpace(msg)
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = strings.Replace(msg, m[0], "", 1)
+	}
+	return &FileError{File: file, Line: line, Err: errors.New(msg)}
+}
+
+// LoadContractFile reads a step contract from a YAML or JSON file and
+// compiles it. Unknown keys, wrong types, duplicate keys and every compile
+// error (bad pattern, schema or rule) are *FileError values naming the
+// file and, where it can be found, the line.
+func LoadContractFile(path string) (*runtime.Contract, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContract(path, b)
+}
+
+// ParseContract is LoadContractFile on bytes already read; name is used in
+// errors.
+func ParseContract(name string, b []byte) (*runtime.Contract, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, yamlError(name, err)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, &FileError{File: name, Err: errors.New("empty contract")}
+	}
+	var cf contractFile
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cf); err != nil {
+		return nil, yamlError(name, err)
+	}
+	spec := runtime.ContractSpec{
+		View: cf.View, Write: cf.Write, Source: cf.Source, Phases: cf.Phases,
+		Invariants: cf.Invariants, Limits: cf.Limits,
+	}
+	if cf.Schema.Kind != 0 {
+		var err error
+		if spec.Schema, err = YAMLToJSON(&cf.Schema); err != nil {
+			return nil, &FileError{File: name, Err: fmt.Errorf("schema: %w", err)}
+		}
+	}
+	if len(cf.OutputSchema) > 0 {
+		spec.OutputSchema = map[string]any{}
+		for k, n := range cf.OutputSchema {
+			v, err := YAMLToJSON(&n)
+			if err != nil {
+				return nil, &FileError{File: name, Err: fmt.Errorf("output_schema[%q]: %w", k, err)}
+			}
+			spec.OutputSchema[k] = v
+		}
+	}
+	c, err := runtime.Compile(spec)
+	if err != nil {
+		line := 0
+		var ce *runtime.ContractError
+		if errors.As(err, &ce) {
+			line = fieldLine(root.Content[0], ce.Field)
+		}
+		return nil, &FileError{File: name, Line: line, Err: err}
+	}
+	return c, nil
+}
+
+var fieldPart = regexp.MustCompile(`^([a-z_]+)(?:\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\])?`)
+
+// fieldLine finds the line of a field path such as "view.include",
+// "invariants[2].rule" or `output_schema["/a"]` in a YAML mapping; 0 when
+// it cannot be found.
+func fieldLine(n *yaml.Node, field string) int {
+	line := 0
+	for _, part := range strings.Split(field, ".") {
+		m := fieldPart.FindStringSubmatch(part)
+		if m == nil || n == nil {
+			return line
+		}
+		n = mapValue(n, m[1])
+		if n == nil {
+			return line
+		}
+		line = n.Line
+		switch {
+		case m[2] != "":
+			i, _ := strconv.Atoi(m[2])
+			if n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+				return line
+			}
+			n = n.Content[i]
+			line = n.Line
+		case m[3] != "":
+			key, err := strconv.Unquote(`"` + m[3] + `"`)
+			if err != nil {
+				return line
+			}
+			if n = mapValue(n, key); n == nil {
+				return line
+			}
+			line = n.Line
+		}
+	}
+	return line
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+// Command patchbench runs the PatchBench benchmark and the PatchOptic
+// verifier from the command line (DESIGN.md §8).
+//
+// Usage:
+//
+//	patchbench <command> [flags]
+//
+// Run "patchbench help" for the list of commands, and
+// "patchbench <command> -h" for one command's flags and examples.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes (DESIGN.md §8).
+const (
+	exitOK       = 0 // success
+	exitNegative = 1 // a negative result that was asked for (a rejected patch, a regression)
+	exitUsage    = 2 // bad usage or bad input
+)
+
+// command is one subcommand: a one-line summary and its entry point.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]command{
+	"view":   {"print the projected view of a state under a step contract", runView},
+	"verify": {"check one proposal against a step contract and a state", runVerify},
+}
+
+// run dispatches to a subcommand and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return c.run(ctx, []string{"-h"}, stdout, stderr)
+			}
+		}
+		usage(stdout)
+		return exitOK
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "patchbench: unknown command %q\n\n", name)
+		usage(stderr)
+		return exitUsage
+	}
+	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "patchbench: the PatchBench benchmark and the PatchOptic verifier\n\nUsage:\n  patchbench <command> [flags]\n\nCommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, "\nRun \"patchbench <command> -h\" for a command's flags and examples.\n")
+}

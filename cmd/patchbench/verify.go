@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/patchbench/patchbench/runtime"
+)
+
+const verifyExamples = `  # Check a proposal with PatchOptic's gates (scope, phase, schema, invariants):
+  patchbench verify --state state.json --contract step.yaml --patch proposal.json --phase review
+
+  # Only parse and apply, as the Unconstrained configuration does:
+  patchbench verify --state state.json --contract step.yaml --patch proposal.json --gates none
+
+  # Machine-readable decision, with the state after it:
+  patchbench verify --state state.json --contract step.yaml --patch proposal.json --format json
+
+  # The proposal from standard input; exit status 0 committed, 1 rejected:
+  echo '[{"op":"replace","path":"/status","value":"done"}]' | \
+    patchbench verify --state state.json --contract step.yaml --patch - --gates scope
+`
+
+// verifyOutput is the JSON form of a decision.
+type verifyOutput struct {
+	Committed bool                 `json:"committed"`
+	Decisions []runtime.GateResult `json:"decisions"`
+	State     *runtime.Document    `json:"state"`
+}
+
+// runVerify checks one proposal against one step contract and state. Exit
+// 0 committed, 1 rejected (a malformed proposal is a rejection), 2 bad
+// usage or input.
+func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("verify", "patchbench verify --state FILE --contract FILE --patch FILE [--phase NAME] [--gates LIST] [--format text|json] [--out FILE]", verifyExamples, stderr)
+	statePath := fs.String("state", "", "the state, a JSON `file` (- for standard input)")
+	contractPath := fs.String("contract", "", "the step contract, a YAML or JSON `file`")
+	patchPath := fs.String("patch", "", "the proposal `file`: a JSON Patch array or {\"patch\": [...], \"note\": \"...\"} (- for standard input)")
+	phase := fs.String("phase", "", "the workflow's current `phase`, checked against the contract's phases")
+	gates := fs.String("gates", runtime.DefaultGates.String(), "comma `list` of scope,acl,phase,schema,invariants, or none (parse and apply always run)")
+	format := fs.String("format", "text", "output `format`: text or json")
+	outPath := fs.String("out", "", "write the state after a commit to this `file`")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if err := required(fs, "state", "contract", "patch"); err != nil {
+		fs.Usage()
+		return failf(stderr, "verify", "%v", err)
+	}
+	if *format != "text" && *format != "json" {
+		return failf(stderr, "verify", "--format %q: want text or json", *format)
+	}
+	if *statePath == "-" && *patchPath == "-" {
+		return failf(stderr, "verify", "--state and --patch cannot both be standard input")
+	}
+	gs, err := runtime.ParseGates(*gates)
+	if err != nil {
+		return failf(stderr, "verify", "--gates: %v", err)
+	}
+	contract, err := loadContract(*contractPath)
+	if err != nil {
+		return failf(stderr, "verify", "%v", err)
+	}
+	if gs.Phase && len(contract.Phases()) > 0 && *phase == "" {
+		return failf(stderr, "verify", "--phase is required: %s lets the step commit only in %q", *contractPath, contract.Phases())
+	}
+	state, err := loadState(*statePath)
+	if err != nil {
+		return failf(stderr, "verify", "%v", err)
+	}
+	proposal, err := readInput(*patchPath, os.Stdin)
+	if err != nil {
+		return failf(stderr, "verify", "%v", err)
+	}
+	d, err := contract.Verify(ctx, state, proposal, runtime.VerifyOptions{Gates: gs, Phase: *phase})
+	if err != nil {
+		return failf(stderr, "verify", "%v", err)
+	}
+	if d.Committed && *outPath != "" {
+		if err := os.WriteFile(*outPath, append(d.State.Bytes(), '\n'), 0o644); err != nil {
+			return failf(stderr, "verify", "%v", err)
+		}
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(verifyOutput{Committed: d.Committed, Decisions: d.Gates, State: d.State}); err != nil {
+			return failf(stderr, "verify", "%v", err)
+		}
+	} else {
+		printDecision(stdout, d)
+	}
+	if !d.Committed {
+		return exitNegative
+	}
+	return exitOK
+}
+
+func printDecision(w io.Writer, d *runtime.Decision) {
+	if d.Committed {
+		fmt.Fprintln(w, "committed")
+	} else {
+		fmt.Fprintln(w, "rejected")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GATE\tRESULT\tCODE\tPOINTER\tMESSAGE")
+	for _, g := range d.Gates {
+		result := "pass"
+		if !g.Passed {
+			result = "FAIL"
+		}
+		ptr := g.Pointer
+		if ptr == "" && !g.Passed {
+			ptr = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Gate, result, g.Code, ptr, g.Message)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,435 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const canary = "ZX91-CANARY-7731-IBAN"
+
+// gateState mixes what a step needs with a planted canary it must never
+// see: the account's IBAN sits beside its balance.
+const gateState = `{
+  "phase": "review",
+  "accounts": [
+    {"id": "acc-1", "owner": "Finch", "balance": 120.50, "iban": "` + canary + `", "flags": ["vip"]},
+    {"id": "acc-2", "owner": "Moss", "balance": 80, "iban": "ZX00-OTHER-0000", "flags": []}
+  ],
+  "report": {"summary": "", "total": 0, "lines": ["a", "b", "c"]},
+  "hidden": {"code": "` + canary + `", "n": 7, "list": [1, 2, 3], "ZX91-KEY-` + canary + `": true},
+  "big": 123456789012345678901
+}`
+
+func gateContract(t testing.TB, mod func(*ContractSpec)) *Contract {
+	t.Helper()
+	spec := ContractSpec{
+		View:   ViewSpec{Include: []string{"/accounts", "/report", "/phase"}, Exclude: []string{"/accounts/*/iban"}},
+		Write:  []string{"/report/summary", "/report/total", "/report/lines/-", "/accounts/*/flags"},
+		Source: []string{"/accounts/*/balance", "/report"},
+		Phases: []string{"review"},
+		Schema: mustJSON(t, `{
+		  "type": "object",
+		  "required": ["accounts", "report"],
+		  "properties": {
+		    "report": {"type": "object", "properties": {"total": {"type": "number", "minimum": 0}}},
+		    "hidden": {"type": "object", "properties": {"code": {"type": "string", "pattern": "^ZX"}}}
+		  }
+		}`),
+		OutputSchema: map[string]any{
+			"/report/summary":   mustJSON(t, `{"type": "string", "maxLength": 200, "pattern": "^[A-Za-z]"}`),
+			"/accounts/*/flags": mustJSON(t, `{"type": "array", "items": {"enum": ["vip", "review", "frozen"]}}`),
+		},
+		Invariants: []InvariantSpec{
+			{Name: "ids unchanged", Rule: `post.accounts.map(a, a.id) == pre.accounts.map(a, a.id)`},
+			{Name: "total not negative", Rule: `post.report.total >= 0`},
+		},
+	}
+	if mod != nil {
+		mod(&spec)
+	}
+	c, err := Compile(spec)
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	return c
+}
+
+type gateCase struct {
+	name     string
+	patch    string
+	gates    GateSet
+	phase    string
+	mod      func(*ContractSpec)
+	gate     string // the failing gate, "" when it must commit
+	code     string
+	pointer  string
+	contains string
+}
+
+func runGateCases(t *testing.T, cases []gateCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := gateContract(t, tc.mod)
+			doc := mustDoc(t, gateState)
+			before := toJSON(doc.Value())
+			rawBefore := append([]byte(nil), doc.Bytes()...)
+			phase := tc.phase
+			if phase == "" {
+				phase = "review"
+			}
+			d, err := c.Verify(context.Background(), doc, []byte(tc.patch), VerifyOptions{Gates: tc.gates, Phase: phase})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if toJSON(doc.Value()) != before || !bytes.Equal(doc.Bytes(), rawBefore) {
+				t.Fatal("the input document was modified")
+			}
+			if tc.gate == "" {
+				if !d.Committed {
+					t.Fatalf("rejected: %+v", d.Rejection())
+				}
+				assertWritesCover(t, doc.Value(), d.State.Value(), d.Footprint)
+				return
+			}
+			r := d.Rejection()
+			if d.Committed || r == nil {
+				t.Fatalf("committed; want %s/%s", tc.gate, tc.code)
+			}
+			if d.State != doc {
+				t.Fatal("a rejection must return the input state")
+			}
+			if r.Gate != tc.gate || r.Code != tc.code {
+				t.Fatalf("first failure %s/%s (%s); want %s/%s", r.Gate, r.Code, r.Message, tc.gate, tc.code)
+			}
+			if tc.pointer != "-" && r.Pointer != tc.pointer {
+				t.Fatalf("pointer %q; want %q", r.Pointer, tc.pointer)
+			}
+			if !strings.Contains(r.Message, tc.contains) {
+				t.Fatalf("message %q does not contain %q", r.Message, tc.contains)
+			}
+		})
+	}
+}
+
+func TestGates(t *testing.T) {
+	all := DefaultGates
+	runGateCases(t, []gateCase{
+		{name: "good patch", gates: all, patch: `{"patch":[{"op":"replace","path":"/report/summary","value":"Balances reviewed"},{"op":"copy","from":"/accounts/0/balance","path":"/report/total"},{"op":"add","path":"/report/lines/-","value":"d"},{"op":"add","path":"/accounts/1/flags/-","value":"review"}],"note":"ok"}`},
+		{name: "write outside W", gates: all, patch: `[{"op":"replace","path":"/accounts/0/owner","value":"X"}]`,
+			gate: GateScope, code: CodeWriteOutside, pointer: "/accounts/0/owner"},
+		{name: "write to a hidden path", gates: all, patch: `[{"op":"remove","path":"/hidden/code"}]`,
+			gate: GateScope, code: CodeWriteOutside, pointer: "/hidden/code"},
+		{name: "copy from a hidden source", gates: all, patch: `[{"op":"copy","from":"/accounts/0/iban","path":"/report/summary"}]`,
+			gate: GateScope, code: CodeSourceOutside, pointer: "/accounts/0/iban"},
+		{name: "test a hidden path", gates: all, patch: `[{"op":"test","path":"/hidden/code","value":"guess"},{"op":"replace","path":"/report/total","value":1}]`,
+			gate: GateScope, code: CodeSourceOutside, pointer: "/hidden/code"},
+		{name: "move from a hidden source", gates: all, patch: `[{"op":"move","from":"/hidden/code","path":"/report/summary"}]`,
+			gate: GateScope, code: CodeWriteOutside, pointer: "/hidden/code"},
+		{name: "move from is a write too", gates: all, mod: func(s *ContractSpec) { s.Source = append(s.Source, "/hidden") },
+			patch: `[{"op":"move","from":"/hidden/code","path":"/report/summary"}]`,
+			gate:  GateScope, code: CodeWriteOutside, pointer: "/hidden/code"},
+		{name: "acl ignores sources", gates: GateSet{ACL: true}, patch: `[{"op":"copy","from":"/hidden/code","path":"/report/summary"}]`},
+		{name: "acl catches the removal a move makes", gates: GateSet{ACL: true}, patch: `[{"op":"move","from":"/hidden/code","path":"/report/summary"}]`,
+			gate: GateACL, code: CodeWriteOutside, pointer: "/hidden/code"},
+		{name: "acl catches writes", gates: GateSet{ACL: true}, patch: `[{"op":"add","path":"/hidden/x","value":1}]`,
+			gate: GateACL, code: CodeWriteOutside, pointer: "/hidden/x"},
+		{name: "append allowed by /-", gates: all, patch: `[{"op":"add","path":"/report/lines/-","value":"z"}]`},
+		{name: "explicit append index needs its own grant", gates: all, patch: `[{"op":"add","path":"/report/lines/3","value":"z"}]`,
+			gate: GateScope, code: CodeWriteOutside, pointer: "/report/lines/3"},
+		{name: "insert shifts later elements", gates: all, mod: func(s *ContractSpec) { s.Write = append(s.Write, "/report/lines/0") },
+			patch: `[{"op":"add","path":"/report/lines/0","value":"first"}]`,
+			gate:  GateScope, code: CodeWriteOutside, pointer: "/report/lines/0", contains: "shifts /report/lines/1"},
+		{name: "removal shifts later elements", gates: all, mod: func(s *ContractSpec) { s.Write = append(s.Write, "/report/lines/1") },
+			patch: `[{"op":"remove","path":"/report/lines/1"}]`,
+			gate:  GateScope, code: CodeWriteOutside, pointer: "/report/lines/1", contains: "shifts /report/lines/2"},
+		{name: "removal of the last element shifts nothing", gates: all, mod: func(s *ContractSpec) { s.Write = append(s.Write, "/report/lines/2") },
+			patch: `[{"op":"remove","path":"/report/lines/2"}]`},
+		{name: "wildcard grant covers shifts", gates: all, mod: func(s *ContractSpec) { s.Write = append(s.Write, "/report/lines/*") },
+			patch: `[{"op":"add","path":"/report/lines/0","value":"first"}]`},
+		{name: "phase not allowed", gates: all, phase: "publish", patch: `[{"op":"replace","path":"/report/total","value":1}]`,
+			gate: GatePhase, code: CodePhaseNotAllowed},
+		{name: "phase gate off", gates: GateSet{Scope: true}, phase: "publish", patch: `[{"op":"replace","path":"/report/total","value":1}]`},
+		{name: "schema violation", gates: all, patch: `[{"op":"replace","path":"/report/total","value":-5}]`,
+			gate: GateSchema, code: CodeSchemaViolation, pointer: "/report/total", contains: "at least 0"},
+		{name: "output schema violation", gates: all, patch: `[{"op":"replace","path":"/report/summary","value":"9 lives"}]`,
+			gate: GateSchema, code: CodeOutputSchema, pointer: "/report/summary", contains: "pattern"},
+		{name: "output schema through a wildcard key", gates: all, patch: `[{"op":"add","path":"/accounts/0/flags/-","value":"deleted"}]`,
+			gate: GateSchema, code: CodeOutputSchema, pointer: "/accounts/0/flags/1"},
+		{name: "output schema only checks written values", gates: all, mod: func(s *ContractSpec) {
+			s.OutputSchema["/report/lines"] = mustJSON(t, `{"maxItems": 1}`)
+		}, patch: `[{"op":"replace","path":"/report/total","value":2}]`},
+		{name: "invariant violated", gates: all, mod: func(s *ContractSpec) { s.Write = append(s.Write, "/accounts/*/id") },
+			patch: `[{"op":"replace","path":"/accounts/1/id","value":"acc-9"}]`,
+			gate:  GateInvariants, code: CodeInvariantViolated, contains: "ids unchanged"},
+		{name: "invariant errors", gates: all, mod: func(s *ContractSpec) {
+			s.Invariants = append(s.Invariants, InvariantSpec{Name: "missing member", Rule: `post.report.nope == 1`})
+		}, patch: `[{"op":"replace","path":"/report/total","value":2}]`,
+			gate: GateInvariants, code: CodeInvariantError, contains: "missing member"},
+		{name: "invariant not boolean", gates: all, mod: func(s *ContractSpec) {
+			s.Invariants = append(s.Invariants, InvariantSpec{Name: "a number", Rule: `post.report.total`})
+		}, patch: `[{"op":"replace","path":"/report/total","value":2}]`,
+			gate: GateInvariants, code: CodeInvariantNotBool},
+		{name: "invariant cost limit", gates: all, mod: func(s *ContractSpec) {
+			s.Limits.MaxInvariantCost = 50
+			s.Invariants = append(s.Invariants, InvariantSpec{Name: "expensive", Rule: `[1,2,3,4,5,6,7,8,9,10].all(i, [1,2,3,4,5,6,7,8,9,10].all(j, i*j > 0))`})
+		}, patch: `[{"op":"replace","path":"/report/total","value":2}]`,
+			gate: GateInvariants, code: CodeInvariantError, contains: "cost"},
+		{name: "invariant over phase", gates: all, mod: func(s *ContractSpec) {
+			s.Invariants = append(s.Invariants, InvariantSpec{Name: "review only", Rule: `phase == "review"`})
+		}, patch: `[{"op":"replace","path":"/report/total","value":2}]`},
+		{name: "does not apply", gates: all, patch: `[{"op":"replace","path":"/report/missing","value":1}]`, mod: func(s *ContractSpec) { s.Write = append(s.Write, "/report") },
+			gate: GateApply, code: CodeDoesNotApply, pointer: "/report/missing"},
+		{name: "test fails", gates: all, patch: `[{"op":"test","path":"/report/total","value":3},{"op":"replace","path":"/report/total","value":1}]`,
+			gate: GateApply, code: CodeTestFailed, pointer: "/report/total"},
+		{name: "test compares numbers by value", gates: all, patch: `[{"op":"test","path":"/report/total","value":0.0},{"op":"test","path":"/accounts/0/balance","value":1.205e2},{"op":"replace","path":"/report/total","value":1}]`},
+		{name: "test of a missing path fails even with null", gates: GateSet{}, patch: `[{"op":"test","path":"/report/nope","value":null}]`,
+			gate: GateApply, code: CodeDoesNotApply, pointer: "/report/nope"},
+		{name: "leading zero index", gates: GateSet{}, patch: `[{"op":"replace","path":"/report/lines/01","value":"x"}]`,
+			gate: GateApply, code: CodeDoesNotApply, pointer: "/report/lines/01", contains: "leading zero"},
+		{name: "negative index", gates: GateSet{}, patch: `[{"op":"replace","path":"/report/lines/-1","value":"x"}]`,
+			gate: GateApply, code: CodeDoesNotApply, pointer: "/report/lines/-1"},
+		{name: "signed index", gates: GateSet{}, patch: `[{"op":"add","path":"/report/lines/+1","value":"x"}]`,
+			gate: GateApply, code: CodeDoesNotApply, pointer: "/report/lines/+1"},
+		{name: "dash only for add", gates: GateSet{}, patch: `[{"op":"remove","path":"/report/lines/-"}]`,
+			gate: GateApply, code: CodeDoesNotApply, pointer: "/report/lines/-"},
+		{name: "dash inside a path into an array", gates: GateSet{}, patch: `[{"op":"add","path":"/accounts/-/flags","value":[]}]`,
+			gate: GateApply, code: CodeDoesNotApply, pointer: "/accounts/-/flags"},
+		{name: "too many operations", gates: all, mod: func(s *ContractSpec) { s.Limits.MaxOps = 2 },
+			patch: `[{"op":"test","path":"/phase","value":"review"},{"op":"test","path":"/phase","value":"review"},{"op":"test","path":"/phase","value":"review"}]`,
+			gate:  GateParse, code: CodeLimitExceeded},
+		{name: "proposal too large", gates: all, mod: func(s *ContractSpec) { s.Limits.MaxProposalBytes = 10 },
+			patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateParse, code: CodeLimitExceeded},
+		{name: "document too large", gates: GateSet{}, mod: func(s *ContractSpec) { s.Limits.MaxDocumentBytes = 600 },
+			patch: `[{"op":"replace","path":"/report/summary","value":"` + strings.Repeat("x", 300) + `"}]`, gate: GateApply, code: CodeLimitExceeded},
+		{name: "copies too large", gates: GateSet{}, mod: func(s *ContractSpec) { s.Limits.MaxCopyBytes = 200 },
+			patch: `[{"op":"copy","from":"/accounts","path":"/c1"},{"op":"copy","from":"/accounts","path":"/c2"}]`, gate: GateApply, code: CodeLimitExceeded, pointer: "/accounts"},
+	})
+}
+
+// TestRejectionsNeverEchoHiddenValues plants a canary in locations outside
+// the view and drives every rejection path at it: no message and no
+// pointer may contain it.
+func TestRejectionsNeverEchoHiddenValues(t *testing.T) {
+	openSource := func(s *ContractSpec) { s.Source = append(s.Source, "/hidden", "/accounts") }
+	cases := []gateCase{
+		{name: "scope: copy hidden", gates: DefaultGates, patch: `[{"op":"copy","from":"/hidden/code","path":"/report/summary"}]`, gate: GateScope, code: CodeSourceOutside, pointer: "-"},
+		{name: "apply: failing test on a hidden path", gates: GateSet{}, patch: `[{"op":"test","path":"/hidden/code","value":"ZX91"}]`, gate: GateApply, code: CodeTestFailed, pointer: "-"},
+		{name: "apply: failing test on a hidden subtree", gates: GateSet{}, patch: `[{"op":"test","path":"/hidden","value":{}}]`, gate: GateApply, code: CodeTestFailed, pointer: "-"},
+		{name: "apply: test allowed by P fails", gates: DefaultGates, mod: openSource, patch: `[{"op":"test","path":"/hidden/code","value":"nope"}]`, gate: GateApply, code: CodeTestFailed, pointer: "-"},
+		{name: "apply: path through a hidden string", gates: GateSet{}, patch: `[{"op":"add","path":"/hidden/code/x","value":1}]`, gate: GateApply, code: CodeDoesNotApply, pointer: "-"},
+		{name: "apply: index into a hidden list", gates: GateSet{}, patch: `[{"op":"replace","path":"/hidden/list/9","value":1}]`, gate: GateApply, code: CodeDoesNotApply, pointer: "-"},
+		{name: "schema: hidden value breaks the pattern", gates: DefaultGates, mod: hiddenSchema(t, `{"properties":{"code":{"pattern":"^Q"}}}`),
+			patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateSchema, code: CodeSchemaViolation, pointer: ""},
+		{name: "schema: hidden value too long", gates: DefaultGates, mod: hiddenSchema(t, `{"properties":{"code":{"maxLength":3}}}`),
+			patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateSchema, code: CodeSchemaViolation, pointer: ""},
+		{name: "schema: hidden value not in enum", gates: DefaultGates, mod: hiddenSchema(t, `{"properties":{"code":{"enum":["a",1]}}}`),
+			patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateSchema, code: CodeSchemaViolation, pointer: ""},
+		{name: "schema: hidden value breaks const", gates: DefaultGates, mod: hiddenSchema(t, `{"properties":{"code":{"const":"other"}}}`),
+			patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateSchema, code: CodeSchemaViolation, pointer: ""},
+		{name: "schema: hidden member names", gates: DefaultGates, mod: hiddenSchema(t, `{"additionalProperties":false,"properties":{"code":true,"n":true,"list":true}}`),
+			patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateSchema, code: CodeSchemaViolation, pointer: ""},
+		{name: "schema: hidden member names against propertyNames", gates: DefaultGates, mod: hiddenSchema(t, `{"propertyNames":{"maxLength":5}}`),
+			patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateSchema, code: CodeSchemaViolation, pointer: ""},
+		{name: "schema: hidden value of the wrong type", gates: DefaultGates, mod: hiddenSchema(t, `{"properties":{"code":{"type":"number"}}}`),
+			patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateSchema, code: CodeSchemaViolation, pointer: ""},
+		{name: "output schema: hidden value copied out", gates: GateSet{ACL: true, Schema: true}, patch: `[{"op":"copy","from":"/hidden/code","path":"/report/summary"}]`, mod: func(s *ContractSpec) {
+			s.OutputSchema["/report/summary"] = mustJSON(t, `{"pattern":"^[a-z]+$"}`)
+		}, gate: GateSchema, code: CodeOutputSchema, pointer: "/report/summary"},
+		{name: "output schema: hidden object copied out", gates: GateSet{ACL: true, Schema: true}, patch: `[{"op":"copy","from":"/hidden","path":"/report/summary"}]`, mod: func(s *ContractSpec) {
+			s.OutputSchema["/report/summary"] = mustJSON(t, `{"additionalProperties":{"type":"string"}}`)
+		}, gate: GateSchema, code: CodeOutputSchema, pointer: "-"},
+		{name: "output schema: hidden value through P", gates: DefaultGates, mod: func(s *ContractSpec) {
+			openSource(s)
+			s.OutputSchema["/report/summary"] = mustJSON(t, `{"const":"fixed"}`)
+		}, patch: `[{"op":"copy","from":"/hidden/code","path":"/report/summary"}]`, gate: GateSchema, code: CodeOutputSchema, pointer: "/report/summary"},
+		{name: "invariant over hidden data", gates: DefaultGates, mod: func(s *ContractSpec) {
+			s.Invariants = append(s.Invariants, InvariantSpec{Name: "code is numeric", Rule: `post.hidden.code == "123"`})
+		}, patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateInvariants, code: CodeInvariantViolated},
+		{name: "invariant error quoting hidden data", gates: DefaultGates, mod: func(s *ContractSpec) {
+			s.Invariants = append(s.Invariants, InvariantSpec{Name: "parse code", Rule: `int(post.hidden.code) > 0`})
+		}, patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateInvariants, code: CodeInvariantError},
+		{name: "invariant error on hidden key", gates: DefaultGates, mod: func(s *ContractSpec) {
+			s.Invariants = append(s.Invariants, InvariantSpec{Name: "lookup", Rule: `post.hidden[post.hidden.code] == 1`})
+		}, patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateInvariants, code: CodeInvariantError},
+		{name: "invariant not bool returning hidden data", gates: DefaultGates, mod: func(s *ContractSpec) {
+			s.Invariants = append(s.Invariants, InvariantSpec{Name: "leaky", Rule: `post.hidden.code`})
+		}, patch: `[{"op":"replace","path":"/report/total","value":1}]`, gate: GateInvariants, code: CodeInvariantNotBool},
+	}
+	for i := range cases {
+		cases[i].contains = ""
+	}
+	runGateCases(t, cases)
+	// And directly: every message and pointer of every decision.
+	for _, tc := range cases {
+		c := gateContract(t, tc.mod)
+		d, err := c.Verify(context.Background(), mustDoc(t, gateState), []byte(tc.patch), VerifyOptions{Gates: tc.gates, Phase: "review"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range d.Gates {
+			for _, part := range []string{canary, "ZX91", "7731", "IBAN"} {
+				if strings.Contains(g.Message, part) || strings.Contains(g.Pointer, part) {
+					t.Errorf("%s: gate %s echoes hidden data %q: %+v", tc.name, g.Gate, part, g)
+				}
+			}
+		}
+	}
+}
+
+// hiddenSchema replaces the schema of /hidden.
+func hiddenSchema(t *testing.T, schema string) func(*ContractSpec) {
+	return func(s *ContractSpec) {
+		s.Schema.(map[string]any)["properties"].(map[string]any)["hidden"] = mustJSON(t, schema)
+	}
+}
+
+func TestNumbersKeepTheirText(t *testing.T) {
+	doc := mustDoc(t, `{"a": 123456789012345678901, "b": [1.10, 2e3, -0.0], "c": {"d": 98765432109876543210}}`)
+	d, err := openContract.Verify(context.Background(), doc, []byte(`[{"op":"add","path":"/e","value":11111111111111111111},{"op":"add","path":"/b/-","value":1.50}]`), VerifyOptions{})
+	if err != nil || !d.Committed {
+		t.Fatalf("%v %+v", err, d.Rejection())
+	}
+	for _, want := range []string{"123456789012345678901", "1.10", "2e3", "-0.0", "98765432109876543210", "11111111111111111111", "1.50"} {
+		if !bytes.Contains(d.State.Bytes(), []byte(want)) {
+			t.Errorf("state %s lost the number text %s", d.State.Bytes(), want)
+		}
+	}
+	// Also through operations our own semantics apply (root replace).
+	d, _ = openContract.Verify(context.Background(), doc, []byte(`[{"op":"replace","path":"","value":{"x":123456789012345678901234}}]`), VerifyOptions{})
+	if !bytes.Contains(d.State.Bytes(), []byte("123456789012345678901234")) {
+		t.Errorf("root replace lost the number text: %s", d.State.Bytes())
+	}
+}
+
+func TestScalarAndArrayStates(t *testing.T) {
+	tests := []struct{ state, patch, want string }{
+		{`"foo"`, `[{"op":"replace","path":"","value":"bar"}]`, `"bar"`},
+		{`42`, `[{"op":"test","path":"","value":42.0},{"op":"replace","path":"","value":[1]}]`, `[1]`},
+		{`[1,2]`, `[{"op":"add","path":"/-","value":3},{"op":"remove","path":"/0"}]`, `[2,3]`},
+		{`{"a":{"b":1}}`, `[{"op":"move","from":"/a","path":""}]`, `{"b":1}`},
+		{`{"a":{"b":1}}`, `[{"op":"copy","from":"/a","path":""}]`, `{"b":1}`},
+		{`{"":{"":5}}`, `[{"op":"add","path":"//","value":2}]`, `{"":{"":2}}`},
+		{`{"a":[1]}`, `[{"op":"copy","from":"","path":"/a/-"}]`, `{"a":[1,{"a":[1]}]}`},
+		{`null`, `[{"op":"add","path":"","value":{"x":null}}]`, `{"x":null}`},
+	}
+	for _, tt := range tests {
+		d, err := openContract.Verify(context.Background(), mustDoc(t, tt.state), []byte(tt.patch), VerifyOptions{})
+		if err != nil || !d.Committed {
+			t.Errorf("%s on %s: %v %+v", tt.patch, tt.state, err, d.Rejection())
+			continue
+		}
+		if got := toJSON(d.State.Value()); got != toJSON(mustJSON(t, tt.want)) {
+			t.Errorf("%s on %s = %s, want %s", tt.patch, tt.state, got, tt.want)
+		}
+	}
+	// Removing the whole document has no result.
+	d, _ := openContract.Verify(context.Background(), mustDoc(t, `{"a":1}`), []byte(`[{"op":"remove","path":""}]`), VerifyOptions{})
+	if d.Committed || d.Rejection().Code != CodeDoesNotApply {
+		t.Errorf("remove of the root: %+v", d.Gates)
+	}
+}
+
+func TestConcurrentVerify(t *testing.T) {
+	c := gateContract(t, nil)
+	doc := mustDoc(t, gateState)
+	patches := []string{
+		`[{"op":"replace","path":"/report/total","value":3}]`,
+		`[{"op":"copy","from":"/hidden/code","path":"/report/summary"}]`,
+		`[{"op":"replace","path":"/report/total","value":-1}]`,
+		`not json`,
+	}
+	want := make([]string, len(patches))
+	for i, p := range patches {
+		d, _ := c.Verify(context.Background(), doc, []byte(p), VerifyOptions{Gates: DefaultGates, Phase: "review"})
+		want[i] = fmt.Sprint(d.Committed, d.Gates)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 400)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				k := (g + i) % len(patches)
+				d, err := c.Verify(context.Background(), doc, []byte(patches[k]), VerifyOptions{Gates: DefaultGates, Phase: "review"})
+				if err != nil {
+					errs <- err.Error()
+					continue
+				}
+				if got := fmt.Sprint(d.Committed, d.Gates); got != want[k] {
+					errs <- got
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if toJSON(doc.Value()) != toJSON(mustJSON(t, gateState)) {
+		t.Error("shared state modified")
+	}
+}
+
+func TestCancelledContext(t *testing.T) {
+	c := gateContract(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Verify(ctx, mustDoc(t, gateState), []byte(`[{"op":"replace","path":"/report/total","value":3}]`), VerifyOptions{Gates: DefaultGates, Phase: "review"}); err == nil {
+		t.Fatal("a cancelled caller context must return an error")
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		mod   func(*ContractSpec)
+		field string
+	}{
+		{"no view", func(s *ContractSpec) { s.View.Include = nil }, "view.include"},
+		{"bad write pattern", func(s *ContractSpec) { s.Write = []string{"report"} }, "write"},
+		{"dash inside pattern", func(s *ContractSpec) { s.Source = []string{"/a/-/b"} }, "source"},
+		{"bad schema", func(s *ContractSpec) { s.Schema = mustJSON(t, `{"type": 5}`) }, "schema"},
+		{"remote ref", func(s *ContractSpec) { s.Schema = mustJSON(t, `{"$ref": "https://example.com/s.json"}`) }, "schema"},
+		{"bad output key", func(s *ContractSpec) { s.OutputSchema = map[string]any{"x": true} }, `output_schema["x"]`},
+		{"rule syntax", func(s *ContractSpec) { s.Invariants = []InvariantSpec{{Name: "x", Rule: "post.("}} }, "invariants[0].rule"},
+		{"rule type", func(s *ContractSpec) { s.Invariants = []InvariantSpec{{Name: "x", Rule: "1 + 2"}} }, "invariants[0].rule"},
+		{"rule name", func(s *ContractSpec) { s.Invariants = []InvariantSpec{{Rule: "true"}} }, "invariants[0].name"},
+		{"duplicate rule", func(s *ContractSpec) { s.Invariants = []InvariantSpec{{Name: "a", Rule: "true"}, {Name: "a", Rule: "true"}} }, "invariants[1].name"},
+		{"duplicate phase", func(s *ContractSpec) { s.Phases = []string{"a", "a"} }, "phases[1]"},
+		{"negative limit", func(s *ContractSpec) { s.Limits.MaxOps = -1 }, "limits"},
+	}
+	for _, tt := range tests {
+		spec := ContractSpec{View: ViewSpec{Include: []string{""}}}
+		tt.mod(&spec)
+		_, err := Compile(spec)
+		ce, ok := err.(*ContractError)
+		if !ok || ce.Field != tt.field {
+			t.Errorf("%s: error %v; want a ContractError on %s", tt.name, err, tt.field)
+		}
+	}
+}
+
+func TestParseGates(t *testing.T) {
+	g, err := ParseGates("scope, acl,invariants")
+	if err != nil || !g.Scope || !g.ACL || g.Phase || g.Schema || !g.Invariants {
+		t.Fatalf("%+v %v", g, err)
+	}
+	if g, err := ParseGates("none"); err != nil || g != (GateSet{}) {
+		t.Fatalf("none: %+v %v", g, err)
+	}
+	for _, bad := range []string{"", "scope,scope", "Scope", "commit"} {
+		if _, err := ParseGates(bad); err == nil {
+			t.Errorf("ParseGates(%q): want an error", bad)
+		}
+	}
+	if DefaultGates.String() != "scope,phase,schema,invariants" {
+		t.Errorf("DefaultGates = %s", DefaultGates)
+	}
+}
