@@ -37,7 +37,16 @@ type trace struct {
 	spans   []span      // shifted array positions
 	sources []locAccess // copy/move "from" and test "path"
 	depends []locAccess // locations the patch needs to exist (array predecessor of an explicit insert)
+	placed  []placement // where each add, replace, copy and move put its value
 	roots   []any       // the document after each operation
+}
+
+// placement is the concrete location where an operation put a value, and
+// whether the value was a literal of the proposal (add, replace) rather
+// than taken from the state (copy, move).
+type placement struct {
+	at      Pointer
+	literal bool
 }
 
 type locAccess struct {
@@ -65,7 +74,7 @@ func simulate(doc any, ops []Operation, maxCopy int64) (any, *trace, error) {
 				err = &applyError{op: i, ptr: op.Path, code: CodeTestFailed, msg: "test failed: the value differs"}
 			}
 		case OpAdd:
-			root, err = t.add(root, i, op.Path, op.Value)
+			root, err = t.add(root, i, op.Path, op.Value, true)
 		case OpReplace:
 			root, err = t.replace(root, i, op.Path, op.Value)
 		case OpRemove:
@@ -84,7 +93,7 @@ func simulate(doc any, ops []Operation, maxCopy int64) (any, *trace, error) {
 					break
 				}
 				copied += n
-				root, err = t.add(root, i, op.Path, v)
+				root, err = t.add(root, i, op.Path, v, false)
 				break
 			}
 			if op.Path.HasPrefix(op.From) && len(op.Path) > len(op.From) {
@@ -95,7 +104,7 @@ func simulate(doc any, ops []Operation, maxCopy int64) (any, *trace, error) {
 				break // RFC 6902 §4.4: moving a location onto itself changes nothing
 			}
 			if root, err = t.remove(root, i, op.From); err == nil {
-				root, err = t.add(root, i, op.Path, v)
+				root, err = t.add(root, i, op.Path, v, false)
 			}
 		default:
 			err = &applyError{op: i, ptr: op.Path, code: CodeMalformed, msg: "unknown op"}
@@ -211,9 +220,10 @@ func notContainer(p Pointer, v any) error {
 }
 
 // add performs RFC 6902 §4.1 and records its writes.
-func (t *trace) add(root any, op int, p Pointer, val any) (any, error) {
+func (t *trace) add(root any, op int, p Pointer, val any, literal bool) (any, error) {
 	if len(p) == 0 {
 		t.writes = append(t.writes, locAccess{op, p})
+		t.placed = append(t.placed, placement{p, literal})
 		return val, nil
 	}
 	last := p.Last()
@@ -223,6 +233,7 @@ func (t *trace) add(root any, op int, p Pointer, val any) (any, error) {
 			m := maps.Clone(c)
 			m[last] = val
 			t.writes = append(t.writes, locAccess{op, p})
+			t.placed = append(t.placed, placement{p, literal})
 			return m, nil
 		case []any:
 			n := len(c)
@@ -242,6 +253,7 @@ func (t *trace) add(root any, op int, p Pointer, val any) (any, error) {
 			a = append(a, val)
 			a = append(a, c[idx:]...)
 			t.spans = append(t.spans, span{op: op, array: p.Parent(), lo: idx, hi: n, dash: dash})
+			t.placed = append(t.placed, placement{p.Parent().Append(strconv.Itoa(idx)), literal})
 			return a, nil
 		default:
 			return nil, notContainer(p, parent)
@@ -286,6 +298,7 @@ func (t *trace) remove(root any, op int, p Pointer) (any, error) {
 // replace performs RFC 6902 §4.3 and records its write.
 func (t *trace) replace(root any, op int, p Pointer, val any) (any, error) {
 	t.writes = append(t.writes, locAccess{op, p})
+	t.placed = append(t.placed, placement{p, true})
 	if len(p) == 0 {
 		return val, nil
 	}
@@ -352,4 +365,20 @@ func PatchFootprint(doc *Document, ops []Operation) (Footprint, error) {
 		return Footprint{}, err
 	}
 	return t.footprint(), nil
+}
+
+// ownLocation reports whether p lies in a value the proposal wrote as a
+// literal (add or replace), with no value taken from the state placed
+// over or under it: every name on the way down came from the actor.
+func (t *trace) ownLocation(p Pointer) bool {
+	own := false
+	for _, pl := range t.placed {
+		if pl.literal && p.HasPrefix(pl.at) {
+			own = true
+		}
+		if !pl.literal && (p.HasPrefix(pl.at) || pl.at.HasPrefix(p)) {
+			return false
+		}
+	}
+	return own
 }

@@ -42,8 +42,10 @@ type schemaFailure struct {
 	msg     string
 }
 
-// validateSchema validates v and returns the first failure (depth-first
-// over the library's error tree), or nil.
+// validateSchema validates v and returns one failure, or nil. Among the
+// leaves of the library's error tree it picks the first by instance
+// location, then keyword location, so the same state always gives the
+// same failure whatever the map iteration order.
 func validateSchema(s *jsonschema.Schema, v any) (*schemaFailure, error) {
 	err := s.Validate(v)
 	if err == nil {
@@ -53,14 +55,26 @@ func validateSchema(s *jsonschema.Schema, v any) (*schemaFailure, error) {
 	if !errors.As(err, &ve) {
 		return nil, err
 	}
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
+	var best *schemaFailure
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		f := &schemaFailure{
+			at:      Pointer(e.InstanceLocation),
+			keyword: "/" + strings.Join(e.ErrorKind.KeywordPath(), "/"),
+			msg:     describeKind(e.ErrorKind),
+		}
+		if best == nil || f.at.Compare(best.at) < 0 || (f.at.Equal(best.at) && f.keyword+f.msg < best.keyword+best.msg) {
+			best = f
+		}
 	}
-	return &schemaFailure{
-		at:      Pointer(ve.InstanceLocation),
-		keyword: "/" + strings.Join(ve.ErrorKind.KeywordPath(), "/"),
-		msg:     describeKind(ve.ErrorKind),
-	}, nil
+	walk(ve)
+	return best, nil
 }
 
 // describeKind says what a schema keyword wants, using only what the

@@ -174,7 +174,7 @@ func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, 
 		return nil, err
 	}
 	if at, ok := crossCheck(post, got, t); !ok {
-		d.fail(GateApply, CodeApplyMismatch, c.shown(at, &fp), "the apply library and RFC 6902 disagree on the result; not committed")
+		d.fail(GateApply, CodeApplyMismatch, c.shown(at, state.value, ops, t), "the apply library and RFC 6902 disagree on the result; not committed")
 		return d, nil
 	}
 	d.pass(GateApply)
@@ -185,7 +185,7 @@ func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, 
 		if stop, err := d.timeUp(parent, ctx, GateSchema); stop {
 			return d, err
 		}
-		d.add(c.schemaGate(got, &fp))
+		d.add(c.schemaGate(state.value, got, ops, t, &fp))
 	}
 	if opts.Gates.Invariants {
 		if stop, err := d.timeUp(parent, ctx, GateInvariants); stop {
@@ -316,23 +316,38 @@ func (c *Contract) phaseGate(phase string) GateResult {
 	return r
 }
 
-// shown returns p's string form when the actor may be told about it: p
-// is visible in the view, or the patch itself wrote it. Otherwise "".
-func (c *Contract) shown(p Pointer, fp *Footprint) string {
-	if c.view.Visible(p) || (fp != nil && fp.Write.Contains(p)) {
+// shown returns p's string form when the actor may be told about it:
+// p is a pointer the proposal itself named, a location inside a literal
+// value the proposal wrote, or a location that exists in the state before
+// the patch and is visible in the view. Any other location may have been
+// named by copied hidden data, so it is withheld (""), as is everything
+// outside the view.
+func (c *Contract) shown(p Pointer, pre any, ops []Operation, t *trace) string {
+	if t != nil && t.ownLocation(p) {
 		return p.String()
+	}
+	for _, op := range ops {
+		if p.Equal(op.Path) || (op.From != nil && p.Equal(op.From)) {
+			return p.String()
+		}
+	}
+	if c.view.Visible(p) {
+		if _, err := getAt(pre, p); err == nil {
+			return p.String()
+		}
 	}
 	return ""
 }
 
-func (c *Contract) schemaGate(post any, fp *Footprint) GateResult {
+func (c *Contract) schemaGate(pre, post any, ops []Operation, t *trace, fp *Footprint) GateResult {
+	shown := func(p Pointer) string { return c.shown(p, pre, ops, t) }
 	if c.schema != nil {
 		f, err := validateSchema(c.schema, post)
 		if err != nil {
 			return GateResult{Gate: GateSchema, Code: CodeSchemaViolation, Message: "the schema could not be evaluated"}
 		}
 		if f != nil {
-			return c.schemaResult(CodeSchemaViolation, "the state after the patch", f, fp)
+			return schemaResult(CodeSchemaViolation, "the state after the patch", f, shown)
 		}
 	}
 	for _, o := range c.outputs {
@@ -347,15 +362,19 @@ func (c *Contract) schemaGate(post any, fp *Footprint) GateResult {
 			}
 			if f != nil {
 				f.at = at.Append(f.at...)
-				return c.schemaResult(CodeOutputSchema, fmt.Sprintf("the value written at %s", at), f, fp)
+				what := "a value the patch wrote"
+				if s := shown(at); s != "" || len(at) == 0 {
+					what = fmt.Sprintf("the value written at %q", s)
+				}
+				return schemaResult(CodeOutputSchema, what, f, shown)
 			}
 		}
 	}
 	return GateResult{Gate: GateSchema, Passed: true, Code: CodeOK}
 }
 
-func (c *Contract) schemaResult(code, what string, f *schemaFailure, fp *Footprint) GateResult {
-	ptr := c.shown(f.at, fp)
+func schemaResult(code, what string, f *schemaFailure, shown func(Pointer) string) GateResult {
+	ptr := shown(f.at)
 	where := "at " + ptr
 	if ptr == "" && len(f.at) > 0 {
 		where = "at a location outside the view"

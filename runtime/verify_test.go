@@ -401,7 +401,9 @@ func TestCompileErrors(t *testing.T) {
 		{"rule syntax", func(s *ContractSpec) { s.Invariants = []InvariantSpec{{Name: "x", Rule: "post.("}} }, "invariants[0].rule"},
 		{"rule type", func(s *ContractSpec) { s.Invariants = []InvariantSpec{{Name: "x", Rule: "1 + 2"}} }, "invariants[0].rule"},
 		{"rule name", func(s *ContractSpec) { s.Invariants = []InvariantSpec{{Rule: "true"}} }, "invariants[0].name"},
-		{"duplicate rule", func(s *ContractSpec) { s.Invariants = []InvariantSpec{{Name: "a", Rule: "true"}, {Name: "a", Rule: "true"}} }, "invariants[1].name"},
+		{"duplicate rule", func(s *ContractSpec) {
+			s.Invariants = []InvariantSpec{{Name: "a", Rule: "true"}, {Name: "a", Rule: "true"}}
+		}, "invariants[1].name"},
 		{"duplicate phase", func(s *ContractSpec) { s.Phases = []string{"a", "a"} }, "phases[1]"},
 		{"negative limit", func(s *ContractSpec) { s.Limits.MaxOps = -1 }, "limits"},
 	}
