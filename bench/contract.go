@@ -48,8 +48,9 @@ func (e *FileError) Unwrap() error { return e.Err }
 var yamlLine = regexp.MustCompile(`line (\d+): `)
 
 // yamlError turns a go.yaml.in/yaml/v3 error into a FileError, moving the
-// first line number the library reports into Line.
-func yamlError(file string, err error) error {
+// first line number the library reports into Line and, when root is
+// given, naming the key whose value sits on that line.
+func yamlError(file string, err error, root *yaml.Node) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
 	msg = strings.TrimSpace(msg)
@@ -57,6 +58,9 @@ func yamlError(file string, err error) error {
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = strings.Replace(msg, m[0], "", 1)
+		if key := keyAtLine(root, line, ""); key != "" && !strings.Contains(msg, "field ") {
+			msg = key + ": " + msg
+		}
 	}
 	return &FileError{File: file, Line: line, Err: errors.New(msg)}
 }
@@ -78,7 +82,7 @@ func LoadContractFile(path string) (*runtime.Contract, error) {
 func ParseContract(name string, b []byte) (*runtime.Contract, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, err, nil)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &FileError{File: name, Err: errors.New("empty contract")}
@@ -87,7 +91,7 @@ func ParseContract(name string, b []byte) (*runtime.Contract, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cf); err != nil {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, err, &root)
 	}
 	spec := runtime.ContractSpec{
 		View: cf.View, Write: cf.Write, Source: cf.Source, Phases: cf.Phases,
@@ -158,6 +162,34 @@ func fieldLine(n *yaml.Node, field string) int {
 		}
 	}
 	return line
+}
+
+// keyAtLine returns the dotted path of the mapping key whose value starts
+// on line, or "".
+func keyAtLine(n *yaml.Node, line int, prefix string) string {
+	if n == nil {
+		return ""
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		return keyAtLine(n.Content[0], line, prefix)
+	}
+	if n.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		path := k.Value
+		if prefix != "" {
+			path = prefix + "." + k.Value
+		}
+		if inner := keyAtLine(v, line, path); inner != "" {
+			return inner
+		}
+		if v.Line == line {
+			return path
+		}
+	}
+	return ""
 }
 
 func mapValue(n *yaml.Node, key string) *yaml.Node {

@@ -246,10 +246,13 @@ func Compile(spec ContractSpec) (*Contract, error) {
 		if err != nil {
 			return Region{}
 		}
-		r, e := NewRegion(ps...)
-		if e != nil {
-			err = &ContractError{Field: field, Err: e}
+		for i, p := range ps {
+			if _, e := NewRegion(p); e != nil {
+				err = &ContractError{Field: fmt.Sprintf("%s[%d]", field, i), Err: e}
+				return Region{}
+			}
 		}
+		r, _ := NewRegion(ps...)
 		return r
 	}
 	if len(spec.View.Include) == 0 {

@@ -393,8 +393,8 @@ func TestCompileErrors(t *testing.T) {
 		field string
 	}{
 		{"no view", func(s *ContractSpec) { s.View.Include = nil }, "view.include"},
-		{"bad write pattern", func(s *ContractSpec) { s.Write = []string{"report"} }, "write"},
-		{"dash inside pattern", func(s *ContractSpec) { s.Source = []string{"/a/-/b"} }, "source"},
+		{"bad write pattern", func(s *ContractSpec) { s.Write = []string{"/ok", "report"} }, "write[1]"},
+		{"dash inside pattern", func(s *ContractSpec) { s.Source = []string{"/a/-/b"} }, "source[0]"},
 		{"bad schema", func(s *ContractSpec) { s.Schema = mustJSON(t, `{"type": 5}`) }, "schema"},
 		{"remote ref", func(s *ContractSpec) { s.Schema = mustJSON(t, `{"$ref": "https://example.com/s.json"}`) }, "schema"},
 		{"bad output key", func(s *ContractSpec) { s.OutputSchema = map[string]any{"x": true} }, `output_schema["x"]`},

@@ -50,6 +50,9 @@ func failf(stderr io.Writer, name, format string, a ...any) int {
 	return exitUsage
 }
 
+// stdin is where "-" reads from; tests replace it.
+var stdin io.Reader = os.Stdin
+
 // readInput reads a file, or standard input when path is "-".
 func readInput(path string, stdin io.Reader) ([]byte, error) {
 	if path == "-" {
@@ -61,7 +64,7 @@ func readInput(path string, stdin io.Reader) ([]byte, error) {
 // loadState reads and strictly decodes a JSON state file; errors name the
 // file, line and column.
 func loadState(path string) (*runtime.Document, error) {
-	b, err := readInput(path, os.Stdin)
+	b, err := readInput(path, stdin)
 	if err != nil {
 		return nil, err
 	}

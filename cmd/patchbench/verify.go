@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/patchbench/patchbench/runtime"
@@ -72,7 +73,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return failf(stderr, "verify", "%v", err)
 	}
-	proposal, err := readInput(*patchPath, os.Stdin)
+	proposal, err := readInput(*patchPath, stdin)
 	if err != nil {
 		return failf(stderr, "verify", "%v", err)
 	}
@@ -118,7 +119,8 @@ func printDecision(w io.Writer, d *runtime.Decision) {
 		if ptr == "" && !g.Passed {
 			ptr = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Gate, result, g.Code, ptr, g.Message)
+		row := strings.Join([]string{g.Gate, result, g.Code, ptr, g.Message}, "\t")
+		fmt.Fprintln(tw, strings.TrimRight(row, "\t"))
 	}
 	tw.Flush()
 }

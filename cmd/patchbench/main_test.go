@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+type cliCase struct {
+	name   string
+	args   []string
+	stdin  string
+	exit   int
+	golden string   // testdata/golden/NAME.stdout, compared in full
+	stderr []string // substrings stderr must contain
+}
+
+func runCLI(t *testing.T, c cliCase) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	stdin = strings.NewReader(c.stdin)
+	defer func() { stdin = os.Stdin }()
+	code := run(context.Background(), c.args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func checkCLI(t *testing.T, cases []cliCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, c)
+			if code != c.exit {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.exit, stdout, stderr)
+			}
+			for _, s := range c.stderr {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr does not contain %q:\n%s", s, stderr)
+				}
+			}
+			if c.golden == "" {
+				return
+			}
+			path := filepath.Join("testdata", "golden", c.golden+".stdout")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), stdout); diff != "" {
+				t.Errorf("stdout mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+const (
+	state    = "testdata/state.json"
+	contract = "testdata/triage.yaml"
+)
+
+func TestView(t *testing.T) {
+	checkCLI(t, []cliCase{
+		{name: "triage view", args: []string{"view", "--state", state, "--contract", contract}, golden: "view-triage"},
+		{name: "from stdin", args: []string{"view", "--state", "-", "--contract", contract}, stdin: `{"ticket":{"id":1},"customer":{"card":"x"}}`, golden: "view-stdin"},
+		{name: "missing flags", args: []string{"view", "--state", state}, exit: 2, stderr: []string{"missing --contract"}},
+		{name: "duplicate member in state", args: []string{"view", "--state", "testdata/dup-state.json", "--contract", contract}, exit: 2,
+			stderr: []string{"testdata/dup-state.json", "line 3", `duplicate member name "ticket"`}},
+		{name: "missing state file", args: []string{"view", "--state", "testdata/nope.json", "--contract", contract}, exit: 2, stderr: []string{"testdata/nope.json", "no such file"}},
+		{name: "unknown contract key", args: []string{"view", "--state", state, "--contract", "testdata/unknown-key.yaml"}, exit: 2,
+			stderr: []string{"testdata/unknown-key.yaml:4:", "sources"}},
+		{name: "bad pattern", args: []string{"view", "--state", state, "--contract", "testdata/bad-pattern.yaml"}, exit: 2,
+			stderr: []string{"testdata/bad-pattern.yaml:5:", "ticket/reply"}},
+		{name: "bad rule", args: []string{"view", "--state", state, "--contract", "testdata/bad-rule.yaml"}, exit: 2,
+			stderr: []string{"testdata/bad-rule.yaml:8:", "invariants[1].rule"}},
+		{name: "help", args: []string{"view", "-h"}, exit: 0, stderr: []string{"Examples:", "patchbench view --state state.json"}},
+	})
+}
+
+func TestVerify(t *testing.T) {
+	base := []string{"verify", "--state", state, "--contract", contract, "--phase", "triage"}
+	with := func(extra ...string) []string { return append(append([]string{}, base...), extra...) }
+	checkCLI(t, []cliCase{
+		{name: "good text", args: with("--patch", "testdata/good.json"), golden: "verify-good"},
+		{name: "good json", args: with("--patch", "testdata/good.json", "--format", "json"), golden: "verify-good-json"},
+		{name: "hidden source", args: with("--patch", "testdata/hidden-source.json"), exit: 1, golden: "verify-hidden-source"},
+		{name: "hidden source json", args: with("--patch", "testdata/hidden-source.json", "--format", "json"), exit: 1, golden: "verify-hidden-source-json"},
+		{name: "hidden source unconstrained", args: with("--patch", "testdata/hidden-source.json", "--gates", "none"), golden: "verify-hidden-source-none"},
+		{name: "hidden source acl", args: with("--patch", "testdata/hidden-source.json", "--gates", "acl,phase"), golden: "verify-hidden-source-acl"},
+		{name: "write outside", args: with("--patch", "testdata/outside.json"), exit: 1, golden: "verify-outside"},
+		{name: "malformed", args: with("--patch", "testdata/malformed.json"), exit: 1, golden: "verify-malformed"},
+		{name: "duplicate members reach the decoder", args: with("--patch", "testdata/dup-patch.json"), exit: 1, golden: "verify-dup-patch"},
+		{name: "wrong phase", args: []string{"verify", "--state", state, "--contract", contract, "--phase", "publish", "--patch", "testdata/good.json"}, exit: 1, golden: "verify-wrong-phase"},
+		{name: "patch from stdin", args: with("--patch", "-", "--gates", "scope"), stdin: `[{"op":"replace","path":"/ticket/status","value":"closed"}]`, golden: "verify-stdin"},
+		{name: "phase required", args: []string{"verify", "--state", state, "--contract", contract, "--patch", "testdata/good.json"}, exit: 2, stderr: []string{"--phase is required", "triage"}},
+		{name: "bad gates", args: with("--patch", "testdata/good.json", "--gates", "scope,commit"), exit: 2, stderr: []string{`unknown gate "commit"`}},
+		{name: "bad format", args: with("--patch", "testdata/good.json", "--format", "yaml"), exit: 2, stderr: []string{`--format "yaml"`}},
+		{name: "missing patch", args: with("--patch", "testdata/nope.json"), exit: 2, stderr: []string{"testdata/nope.json"}},
+		{name: "both stdin", args: []string{"verify", "--state", "-", "--contract", contract, "--patch", "-"}, exit: 2, stderr: []string{"cannot both be standard input"}},
+		{name: "stray argument", args: with("--patch", "testdata/good.json", "extra"), exit: 2, stderr: []string{`unexpected argument "extra"`}},
+		{name: "help", args: []string{"help", "verify"}, exit: 0, stderr: []string{"Examples:", "--gates none"}},
+	})
+}
+
+func TestVerifyOut(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "after.json")
+	_, stderr, code := runCLI(t, cliCase{args: []string{"verify", "--state", state, "--contract", contract, "--phase", "triage", "--patch", "testdata/good.json", "--out", out}})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"status":"pending"`, `12345678901234567890`, `19.90`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("state after does not contain %s: %s", want, b)
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	checkCLI(t, []cliCase{
+		{name: "no command", args: nil, exit: 2, stderr: []string{"Commands:", "verify", "view"}},
+		{name: "unknown command", args: []string{"frobnicate"}, exit: 2, stderr: []string{`unknown command "frobnicate"`}},
+		{name: "help", args: []string{"help"}, exit: 0, golden: "help"},
+	})
+}

@@ -1,0 +1,50 @@
+// Package runtime is the PatchOptic runtime: the verifier that stands
+// between LLM actors and a shared JSON state (paper: "PatchOptic for
+// Shared-State LLM Workflows with Projected Views and Verified Structured
+// Updates", §3; DESIGN.md §4). It has no dependency on the rest of the
+// module.
+//
+// A step of a workflow holds an authority triple (O, W, P): a projection
+// O of the state to the view its actor sees, a write region W of the
+// locations it may change, and a patch-source region P of the locations
+// its patch may read when applied. A [Contract] compiles that triple with
+// the step's phases, JSON Schemas and CEL invariants, once; it then
+// checks any number of proposals, concurrently. One step runs as:
+//
+//  1. Project: [Contract.View] (or [View]) gives O(x), the part of the
+//     state x the actor may see. The view keeps the state's addresses:
+//     objects keep their member names and arrays their positions (hidden
+//     elements become null), so a JSON Pointer into the view means the
+//     same location in the state.
+//  2. Propose: the actor answers with an RFC 6902 JSON Patch, bare or as
+//     {"patch": [...], "note": "..."}. [DecodeProposal] decodes it once,
+//     strictly: duplicate member names, unknown or mis-cased ops and
+//     missing members are malformed.
+//  3. Verify: [Contract.Verify] runs the gates against the full state,
+//     not the view: parse; scope (writes in W, sources in P) or acl
+//     (writes in W only) and phase, which look only at the pointers the
+//     patch names; apply, on a copy, with RFC 6902 semantics; then schema
+//     (the whole state after the patch, and output schemas for written
+//     values) and invariants (CEL rules over pre, post and phase).
+//  4. Commit or reject: the [Decision] commits only when every gate that
+//     ran passed; otherwise the state is exactly as it was. Each gate's
+//     outcome is a [GateResult] with a stable code. No message contains a
+//     value from outside the view, so rejections are feedback, not an
+//     oracle for hidden data.
+//
+// Locations are [Pointer] values (RFC 6901), compared token by token;
+// sets of locations are [Region] values of pointer patterns in which a
+// whole-segment "*" matches any one member name or array index. The
+// static [Footprint] of a step, (R, W, P), supports delegation
+// ([Footprint.RestrictionOf]), composition ([Footprint.Union]) and the
+// [Commutation] certificate that lets two steps of one phase run in
+// either order.
+//
+// Application is done by github.com/evanphx/json-patch/v5 under strict
+// options, behind this package's own reference semantics of RFC 6902: the
+// reference decides applicability and the footprint, applies the
+// operations the library is known to get wrong (test, whole-document
+// targets, empty member names inside a path), and checks the library's
+// result at every written location before anything is committed. Numbers
+// keep their exact text throughout; test compares numbers by value.
+package runtime
