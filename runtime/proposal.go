@@ -1,9 +1,6 @@
 package runtime
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "fmt"
 
 // The six operations of RFC 6902 §4, spelled exactly (member names and
 // op values are case-sensitive).
@@ -161,9 +158,4 @@ func pointerMember(m map[string]any, name string) (Pointer, error) {
 		return nil, fmt.Errorf("%q: %w", name, err)
 	}
 	return p, nil
-}
-
-// marshalPatch encodes operations as a JSON Patch array.
-func marshalPatch(ops []Operation) ([]byte, error) {
-	return json.Marshal(ops)
 }

@@ -435,3 +435,27 @@ func TestParseGates(t *testing.T) {
 		t.Errorf("DefaultGates = %s", DefaultGates)
 	}
 }
+
+// TestWorkTimeLimit: an invariant that would run for minutes is cut off by
+// the work-time limit and rejected as limit_exceeded, not left running.
+func TestWorkTimeLimit(t *testing.T) {
+	items := make([]string, 20000)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	state := `{"list":[` + strings.Join(items, ",") + `],"n":0}`
+	c := MustCompile(ContractSpec{
+		View:       ViewSpec{Include: []string{""}},
+		Write:      []string{"/n"},
+		Invariants: []InvariantSpec{{Name: "quadratic", Rule: `post.list.all(x, post.list.exists(y, y == x + 1) || x == 19999)`}},
+		Limits:     Limits{MaxWorkMS: 50, MaxInvariantCost: 1 << 62},
+	})
+	d, err := c.Verify(context.Background(), mustDoc(t, state), []byte(`[{"op":"replace","path":"/n","value":1}]`), VerifyOptions{Gates: DefaultGates})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := d.Rejection()
+	if d.Committed || r == nil || r.Gate != GateInvariants || r.Code != CodeLimitExceeded {
+		t.Fatalf("decision %+v; want invariants/limit_exceeded", d.Gates)
+	}
+}
