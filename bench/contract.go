@@ -4,9 +4,13 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,8 +29,28 @@ type contractFile struct {
 	Schema       yaml.Node               `yaml:"schema"`
 	OutputSchema map[string]yaml.Node    `yaml:"output_schema"`
 	Invariants   []runtime.InvariantSpec `yaml:"invariants"`
-	Limits       runtime.Limits          `yaml:"limits"`
+	Limits       yaml.Node               `yaml:"limits"`
 }
+
+// knownKeys lists the keys of each decoded type, for unknown-key errors.
+var knownKeys = map[string][]string{
+	"bench.contractFile":    yamlKeys(reflect.TypeFor[contractFile]()),
+	"runtime.ViewSpec":      yamlKeys(reflect.TypeFor[runtime.ViewSpec]()),
+	"runtime.InvariantSpec": yamlKeys(reflect.TypeFor[runtime.InvariantSpec]()),
+	"runtime.Limits":        yamlKeys(reflect.TypeFor[runtime.Limits]()),
+}
+
+func yamlKeys(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+var unknownField = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // FileError is a problem in an input file, with the file name and, when
 // known, the 1-based line.
@@ -62,6 +86,13 @@ func yamlError(file string, err error, root *yaml.Node) error {
 			msg = key + ": " + msg
 		}
 	}
+	if m := unknownField.FindStringSubmatch(msg); m != nil {
+		repl := fmt.Sprintf("unknown key %q", m[1])
+		if keys, ok := knownKeys[m[2]]; ok {
+			repl += " (known keys: " + strings.Join(keys, ", ") + ")"
+		}
+		msg = strings.Replace(msg, m[0], repl, 1)
+	}
 	return &FileError{File: file, Line: line, Err: errors.New(msg)}
 }
 
@@ -80,6 +111,13 @@ func LoadContractFile(path string) (*runtime.Contract, error) {
 // ParseContract is LoadContractFile on bytes already read; name is used in
 // errors.
 func ParseContract(name string, b []byte) (*runtime.Contract, error) {
+	if strings.EqualFold(filepath.Ext(name), ".json") {
+		// YAML accepts more than JSON (trailing commas, comments); a
+		// .json file must be JSON.
+		if _, err := runtime.ParseDocument(b); err != nil {
+			return nil, &FileError{File: name, Err: err}
+		}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
 		return nil, yamlError(name, err, nil)
@@ -93,9 +131,18 @@ func ParseContract(name string, b []byte) (*runtime.Contract, error) {
 	if err := dec.Decode(&cf); err != nil {
 		return nil, yamlError(name, err, &root)
 	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		return nil, &FileError{File: name, Line: extra.Line, Err: errors.New("more than one YAML document; a contract file holds one")}
+	}
 	spec := runtime.ContractSpec{
 		View: cf.View, Write: cf.Write, Source: cf.Source, Phases: cf.Phases,
-		Invariants: cf.Invariants, Limits: cf.Limits,
+		Invariants: cf.Invariants,
+	}
+	if cf.Limits.Kind != 0 {
+		if err := decodeLimits(&cf.Limits, &spec.Limits); err != nil {
+			return nil, &FileError{File: name, Line: cf.Limits.Line, Err: fmt.Errorf("limits: %w", err)}
+		}
 	}
 	if cf.Schema.Kind != 0 {
 		var err error
@@ -123,6 +170,32 @@ func ParseContract(name string, b []byte) (*runtime.Contract, error) {
 		return nil, &FileError{File: name, Line: line, Err: err}
 	}
 	return c, nil
+}
+
+// decodeLimits decodes the limits mapping strictly: integers only, known
+// keys only.
+func decodeLimits(n *yaml.Node, l *runtime.Limits) error {
+	v, err := YAMLToJSON(n)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(l); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("%s must be a non-negative integer", te.Field)
+		}
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			return fmt.Errorf("unknown key %s (known keys: %s)", strings.TrimPrefix(err.Error(), "json: unknown field "), strings.Join(knownKeys["runtime.Limits"], ", "))
+		}
+		return err
+	}
+	return nil
 }
 
 var fieldPart = regexp.MustCompile(`^([a-z_]+)(?:\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\])?`)

@@ -107,12 +107,16 @@ limits: {max_ops: 5, max_work_ms: 2000}
 		line            int
 		contains        string
 	}{
-		{"unknown key", "view: {include: [/a]}\nwirte: [/a]\n", "c.yaml", 2, "wirte"},
+		{"unknown key", "view: {include: [/a]}\nwirte: [/a]\n", "c.yaml", 2, `unknown key "wirte" (known keys: view, write, source,`},
+		{"unknown limit", "view: {include: [/a]}\nlimits: {max_opps: 3}\n", "c.yaml", 2, `unknown key "max_opps"`},
+		{"fractional limit", "view: {include: [/a]}\nlimits: {max_ops: 1.5}\n", "c.yaml", 2, "max_ops must be a non-negative integer"},
+		{"two documents", "view: {include: [/a]}\n---\nwrite: [/b]\n", "c.yaml", 0, "more than one YAML document"},
+		{"JSON with a trailing comma", `{"view": {"include": ["/a"],}}`, "c.json", 0, "line 1, column 29"},
 		{"unknown nested key", "view:\n  include: [/a]\n  hide: [/b]\n", "c.yaml", 3, "hide"},
 		{"wrong type", "view: {include: [/a]}\nwrite: /a\n", "c.yaml", 2, "write"},
 		{"duplicate key", "view: {include: [/a]}\nwrite: [/a]\nwrite: [/b]\n", "c.yaml", 3, "already defined"},
 		{"bad pattern", "view: {include: [/a]}\nwrite:\n  - /a\n  - b\n", "c.yaml", 4, "write[1]"},
-		{"bad schema", "view: {include: [/a]}\nschema:\n  type: 5\n", "c.yaml", 3, "schema"},
+		{"bad schema", "view: {include: [/a]}\nschema:\n  type: 5\n", "c.yaml", 3, "schema: the schema is not valid against metaschema"},
 		{"bad rule", "view: {include: [/a]}\ninvariants:\n  - name: r\n    rule: \"1 +\"\n", "c.yaml", 4, "invariants[0].rule"},
 		{"no view", "write: [/a]\n", "c.yaml", 0, "view.include"},
 		{"empty", "", "c.yaml", 0, "empty contract"},

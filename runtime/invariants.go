@@ -74,10 +74,10 @@ func compileInvariants(specs []InvariantSpec, lim Limits) ([]invariant, error) {
 	return out, nil
 }
 
-// evalInvariant evaluates one rule; it returns the stable code and a
-// message that names the rule but never a value (CEL error text can quote
-// data, so it is not passed on).
-func evalInvariant(ctx context.Context, inv invariant, pre, post any, phase string) (code, msg string) {
+// evalInvariant evaluates one rule; it returns the stable code, a message
+// that names the rule but never a value, and CEL's own error text as the
+// operator-only detail (it can quote data, so it stays out of msg).
+func evalInvariant(ctx context.Context, inv invariant, pre, post any, phase string) (code, msg, detail string) {
 	act := map[string]any{
 		"pre":   jsonAdapter.NativeToValue(pre),
 		"post":  jsonAdapter.NativeToValue(post),
@@ -85,22 +85,23 @@ func evalInvariant(ctx context.Context, inv invariant, pre, post any, phase stri
 	}
 	out, _, err := inv.prg.ContextEval(ctx, act)
 	if err != nil {
-		if strings.Contains(err.Error(), "cost limit exceeded") {
-			return CodeInvariantError, fmt.Sprintf("invariant %q exceeded its cost limit", inv.name)
+		detail = err.Error()
+		if strings.Contains(detail, "cost limit exceeded") {
+			return CodeInvariantError, fmt.Sprintf("invariant %q exceeded its cost limit", inv.name), detail
 		}
 		if ctx.Err() != nil {
-			return CodeLimitExceeded, fmt.Sprintf("invariant %q ran past the work-time limit", inv.name)
+			return CodeLimitExceeded, fmt.Sprintf("invariant %q ran past the work-time limit", inv.name), detail
 		}
-		return CodeInvariantError, fmt.Sprintf("invariant %q could not be evaluated", inv.name)
+		return CodeInvariantError, fmt.Sprintf("invariant %q could not be evaluated", inv.name), detail
 	}
 	b, ok := out.(types.Bool)
 	if !ok {
-		return CodeInvariantNotBool, fmt.Sprintf("invariant %q gave a %s, not a bool", inv.name, out.Type().TypeName())
+		return CodeInvariantNotBool, fmt.Sprintf("invariant %q gave a %s, not a bool", inv.name, out.Type().TypeName()), ""
 	}
 	if !b {
-		return CodeInvariantViolated, fmt.Sprintf("invariant %q does not hold", inv.name)
+		return CodeInvariantViolated, fmt.Sprintf("invariant %q does not hold", inv.name), ""
 	}
-	return CodeOK, ""
+	return CodeOK, "", ""
 }
 
 // jsonAdapter presents decoded JSON to CEL lazily: objects and arrays are

@@ -8,7 +8,8 @@ import (
 )
 
 // applyError is an operation that cannot be applied (RFC 6902 §5). Its
-// message names pointers from the proposal and JSON types, never values.
+// message names pointers from the proposal, never a value, a type or an
+// array length from the state (the location may be outside the view).
 type applyError struct {
 	op   int
 	ptr  Pointer
@@ -152,7 +153,7 @@ func getAt(doc any, p Pointer) (any, error) {
 			}
 			cur = c[idx]
 		default:
-			return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s is a %s, not an object or array", p[:i], typeName(cur))}
+			return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s is not an object or array", p[:i])}
 		}
 	}
 	return cur, nil
@@ -173,7 +174,7 @@ func arrayIndex(tok string, n int, insert bool, at Pointer) (int, error) {
 		limit = n
 	}
 	if idx > limit {
-		return 0, &navError{CodeDoesNotApply, fmt.Sprintf("%s: index %d is out of range for an array of length %d", at, idx, n)}
+		return 0, &navError{CodeDoesNotApply, fmt.Sprintf("%s: index %d is out of range", at, idx)}
 	}
 	return idx, nil
 }
@@ -211,12 +212,12 @@ func update(node any, p Pointer, depth int, f func(parent any) (any, error)) (an
 		a[idx] = nc
 		return a, nil
 	default:
-		return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s is a %s, not an object or array", p[:depth], typeName(node))}
+		return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s is not an object or array", p[:depth])}
 	}
 }
 
-func notContainer(p Pointer, v any) error {
-	return &navError{CodeDoesNotApply, fmt.Sprintf("%s is a %s, not an object or array", p.Parent(), typeName(v))}
+func notContainer(p Pointer, _ any) error {
+	return &navError{CodeDoesNotApply, fmt.Sprintf("%s is not an object or array", p.Parent())}
 }
 
 // add performs RFC 6902 §4.1 and records its writes.

@@ -3,11 +3,16 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
+
+var printer = message.NewPrinter(language.English)
 
 // noLoader refuses every external schema: a contract's schemas are
 // self-contained, and compiling one never reads a file or the network.
@@ -29,7 +34,10 @@ func compileSchema(field string, doc any) (*jsonschema.Schema, error) {
 	}
 	s, err := c.Compile(url)
 	if err != nil {
-		return nil, &ContractError{Field: field, Err: err}
+		// Name the schema by its field, not by the internal URL.
+		msg := strings.ReplaceAll(err.Error(), strconv.Quote(url+"#"), "the schema")
+		msg = strings.ReplaceAll(msg, url, field)
+		return nil, &ContractError{Field: field, Err: errors.New(msg)}
 	}
 	return s, nil
 }
@@ -40,6 +48,7 @@ type schemaFailure struct {
 	at      Pointer
 	keyword string
 	msg     string
+	detail  string // the library's own message; may quote the value
 }
 
 // validateSchema validates v and returns one failure, or nil. Among the
@@ -68,6 +77,7 @@ func validateSchema(s *jsonschema.Schema, v any) (*schemaFailure, error) {
 			at:      Pointer(e.InstanceLocation),
 			keyword: "/" + strings.Join(e.ErrorKind.KeywordPath(), "/"),
 			msg:     describeKind(e.ErrorKind),
+			detail:  e.ErrorKind.LocalizedString(printer),
 		}
 		if best == nil || f.at.Compare(best.at) < 0 || (f.at.Equal(best.at) && f.keyword+f.msg < best.keyword+best.msg) {
 			best = f

@@ -19,6 +19,10 @@ type GateResult struct {
 	Code    string `json:"code"`
 	Pointer string `json:"pointer"`
 	Message string `json:"message"`
+	// Detail is for the policy author, never for the actor: the schema
+	// library's or CEL's own error text, which may quote any value of the
+	// state, hidden ones included. It is not part of the JSON form.
+	Detail string `json:"-"`
 }
 
 // Decision is the verifier's verdict on one proposal (paper §3.2:
@@ -162,6 +166,7 @@ func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, 
 			// did not. Its message may quote the state, so it is not
 			// passed on.
 			d.fail(GateApply, CodeApplyMismatch, "", "the apply library rejected a patch that RFC 6902 allows; not committed")
+			d.Gates[len(d.Gates)-1].Detail = err.Error()
 		}
 		return d, nil
 	}
@@ -382,7 +387,8 @@ func schemaResult(code, what string, f *schemaFailure, shown func(Pointer) strin
 		where = "at the root"
 	}
 	return GateResult{Gate: GateSchema, Code: code, Pointer: ptr,
-		Message: fmt.Sprintf("%s breaks the schema %s: %s (keyword %s)", what, where, f.msg, f.keyword)}
+		Message: fmt.Sprintf("%s breaks the schema %s: %s (keyword %s)", what, where, f.msg, f.keyword),
+		Detail:  fmt.Sprintf("at %q: %s", f.at.String(), f.detail)}
 }
 
 // matches expands a region pattern to the locations it names that exist
@@ -422,12 +428,12 @@ func matches(doc any, pat Pointer) []Pointer {
 
 func (c *Contract) invariantGate(ctx, parent context.Context, pre, post any, phase string) GateResult {
 	for _, inv := range c.invariants {
-		code, msg := evalInvariant(ctx, inv, pre, post, phase)
+		code, msg, detail := evalInvariant(ctx, inv, pre, post, phase)
 		if parent.Err() != nil {
 			return GateResult{Gate: GateInvariants, Code: CodeLimitExceeded, Message: "cancelled"}
 		}
 		if code != CodeOK {
-			return GateResult{Gate: GateInvariants, Code: code, Message: msg}
+			return GateResult{Gate: GateInvariants, Code: code, Message: msg, Detail: detail}
 		}
 	}
 	return GateResult{Gate: GateInvariants, Passed: true, Code: CodeOK}

@@ -12,36 +12,65 @@ import (
 	"github.com/patchbench/patchbench/runtime"
 )
 
-// newFlags makes a FlagSet for a subcommand whose -h output is the usage
-// line, the flags and the examples.
-func newFlags(name, usageLine, examples string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage:\n  %s\n\nFlags:\n", usageLine)
-		fs.PrintDefaults()
-		if examples != "" {
-			fmt.Fprintf(fs.Output(), "\nExamples:\n%s", examples)
-		}
-	}
-	return fs
+// flagSet is a subcommand's flags with its usage line and examples.
+type flagSet struct {
+	*flag.FlagSet
+	usageLine, examples string
+	stdout, stderr      io.Writer
 }
 
-// parseFlags parses args; it returns an exit code and false when the
-// command must stop (help asked: 0; bad flags: 2).
-func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
-	if err := fs.Parse(args); err != nil {
+// newFlags makes the FlagSet of a subcommand. Its -h output (on stdout)
+// is the usage line, the flags and the examples.
+func newFlags(name, usageLine, examples string, stdout, stderr io.Writer) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by parse
+	return &flagSet{FlagSet: fs, usageLine: usageLine, examples: examples, stdout: stdout, stderr: stderr}
+}
+
+func (f *flagSet) printUsage(w io.Writer) {
+	fmt.Fprintf(w, "Usage:\n  %s\n\nFlags (-name and --name both work):\n", f.usageLine)
+	f.SetOutput(w)
+	f.PrintDefaults()
+	f.SetOutput(io.Discard)
+	if f.examples != "" {
+		fmt.Fprintf(w, "\nExamples:\n%s", f.examples)
+	}
+}
+
+// parse parses args; it returns an exit code and false when the command
+// must stop (help asked: usage on stdout, 0; bad flags: 2).
+func (f *flagSet) parse(args []string) (int, bool) {
+	if err := f.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			f.printUsage(f.stdout)
 			return exitOK, false
 		}
-		return exitUsage, false
+		return f.usageError("%v", err), false
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		fs.Usage()
-		return exitUsage, false
+	if f.NArg() > 0 {
+		return f.usageError("unexpected argument %q", f.Arg(0)), false
 	}
 	return 0, true
+}
+
+// usageError reports bad usage with a pointer to -h and returns exitUsage.
+func (f *flagSet) usageError(format string, a ...any) int {
+	fmt.Fprintf(f.stderr, "patchbench %s: %s\nRun \"patchbench %s -h\" for usage.\n", f.Name(), fmt.Sprintf(format, a...), f.Name())
+	return exitUsage
+}
+
+// required checks that each named string flag was given.
+func (f *flagSet) required(names ...string) error {
+	var missing []string
+	for _, n := range names {
+		if fl := f.Lookup(n); fl != nil && fl.Value.String() == "" {
+			missing = append(missing, "--"+n)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // failf prints "patchbench NAME: message" to stderr and returns exitUsage.
@@ -78,18 +107,4 @@ func loadState(path string) (*runtime.Document, error) {
 // loadContract reads a YAML or JSON step contract.
 func loadContract(path string) (*runtime.Contract, error) {
 	return bench.LoadContractFile(path)
-}
-
-// required checks that each named string flag was given.
-func required(fs *flag.FlagSet, names ...string) error {
-	var missing []string
-	for _, n := range names {
-		if f := fs.Lookup(n); f != nil && f.Value.String() == "" {
-			missing = append(missing, "--"+n)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
-	}
-	return nil
 }

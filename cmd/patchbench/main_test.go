@@ -82,12 +82,13 @@ func TestView(t *testing.T) {
 			stderr: []string{"testdata/dup-state.json", "line 3", `duplicate member name "ticket"`}},
 		{name: "missing state file", args: []string{"view", "--state", "testdata/nope.json", "--contract", contract}, exit: 2, stderr: []string{"testdata/nope.json", "no such file"}},
 		{name: "unknown contract key", args: []string{"view", "--state", state, "--contract", "testdata/unknown-key.yaml"}, exit: 2,
-			stderr: []string{"testdata/unknown-key.yaml:4:", "sources"}},
+			stderr: []string{"testdata/unknown-key.yaml:4:", `unknown key "sources" (known keys: view, write, source,`}},
 		{name: "bad pattern", args: []string{"view", "--state", state, "--contract", "testdata/bad-pattern.yaml"}, exit: 2,
 			stderr: []string{"testdata/bad-pattern.yaml:5:", "ticket/reply"}},
 		{name: "bad rule", args: []string{"view", "--state", state, "--contract", "testdata/bad-rule.yaml"}, exit: 2,
 			stderr: []string{"testdata/bad-rule.yaml:8:", "invariants[1].rule"}},
-		{name: "help", args: []string{"view", "-h"}, exit: 0, stderr: []string{"Examples:", "patchbench view --state state.json"}},
+		{name: "help", args: []string{"view", "-h"}, exit: 0, golden: "view-help"},
+		{name: "unknown flag", args: []string{"view", "--bogus"}, exit: 2, stderr: []string{"patchbench view: flag provided but not defined: -bogus", `Run "patchbench view -h"`}},
 	})
 }
 
@@ -112,7 +113,9 @@ func TestVerify(t *testing.T) {
 		{name: "missing patch", args: with("--patch", "testdata/nope.json"), exit: 2, stderr: []string{"testdata/nope.json"}},
 		{name: "both stdin", args: []string{"verify", "--state", "-", "--contract", contract, "--patch", "-"}, exit: 2, stderr: []string{"cannot both be standard input"}},
 		{name: "stray argument", args: with("--patch", "testdata/good.json", "extra"), exit: 2, stderr: []string{`unexpected argument "extra"`}},
-		{name: "help", args: []string{"help", "verify"}, exit: 0, stderr: []string{"Examples:", "--gates none"}},
+		{name: "help", args: []string{"help", "verify"}, exit: 0, golden: "verify-help"},
+		{name: "explain", args: with("--patch", "testdata/schema-fail.json", "--explain"), exit: 1, golden: "verify-explain",
+			stderr: []string{`detail (schema, output_schema_violation): at "/ticket/reply": minLength: got 5, want 10`}},
 	})
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,30 +38,30 @@ type verifyOutput struct {
 // 0 committed, 1 rejected (a malformed proposal is a rejection), 2 bad
 // usage or input.
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("verify", "patchbench verify --state FILE --contract FILE --patch FILE [--phase NAME] [--gates LIST] [--format text|json] [--out FILE]", verifyExamples, stderr)
+	fs := newFlags("verify", "patchbench verify --state FILE --contract FILE --patch FILE [--phase NAME] [--gates LIST] [--format text|json] [--out FILE]", verifyExamples, stdout, stderr)
 	statePath := fs.String("state", "", "the state, a JSON `file` (- for standard input)")
 	contractPath := fs.String("contract", "", "the step contract, a YAML or JSON `file`")
 	patchPath := fs.String("patch", "", "the proposal `file`: a JSON Patch array or {\"patch\": [...], \"note\": \"...\"} (- for standard input)")
 	phase := fs.String("phase", "", "the workflow's current `phase`, checked against the contract's phases")
 	gates := fs.String("gates", runtime.DefaultGates.String(), "comma `list` of scope,acl,phase,schema,invariants, or none (parse and apply always run)")
 	format := fs.String("format", "text", "output `format`: text or json")
-	outPath := fs.String("out", "", "write the state after a commit to this `file`")
-	if code, ok := parseFlags(fs, args); !ok {
+	outPath := fs.String("out", "", "write the state after a commit to this `file` (compact JSON; nothing is written on a rejection)")
+	explain := fs.Bool("explain", false, "also print, on standard error, the schema library's and CEL's own error text for the policy author (it may quote hidden values: never show it to an actor)")
+	if code, ok := fs.parse(args); !ok {
 		return code
 	}
-	if err := required(fs, "state", "contract", "patch"); err != nil {
-		fs.Usage()
-		return failf(stderr, "verify", "%v", err)
+	if err := fs.required("state", "contract", "patch"); err != nil {
+		return fs.usageError("%v", err)
 	}
 	if *format != "text" && *format != "json" {
-		return failf(stderr, "verify", "--format %q: want text or json", *format)
+		return fs.usageError("--format %q: want text or json", *format)
 	}
 	if *statePath == "-" && *patchPath == "-" {
-		return failf(stderr, "verify", "--state and --patch cannot both be standard input")
+		return fs.usageError("--state and --patch cannot both be standard input")
 	}
 	gs, err := runtime.ParseGates(*gates)
 	if err != nil {
-		return failf(stderr, "verify", "--gates: %v", err)
+		return fs.usageError("--gates: %v", err)
 	}
 	contract, err := loadContract(*contractPath)
 	if err != nil {
@@ -96,31 +97,44 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	} else {
 		printDecision(stdout, d)
 	}
+	if *explain {
+		for _, g := range d.Gates {
+			if g.Detail != "" {
+				fmt.Fprintf(stderr, "detail (%s, %s): %s\n", g.Gate, g.Code, g.Detail)
+			}
+		}
+	}
 	if !d.Committed {
 		return exitNegative
 	}
 	return exitOK
 }
 
+// printDecision prints the verdict and a table of the gates that ran.
 func printDecision(w io.Writer, d *runtime.Decision) {
 	if d.Committed {
 		fmt.Fprintln(w, "committed")
 	} else {
 		fmt.Fprintln(w, "rejected")
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GATE\tRESULT\tCODE\tPOINTER\tMESSAGE")
 	for _, g := range d.Gates {
-		result := "pass"
+		result, ptr := "pass", g.Pointer
 		if !g.Passed {
 			result = "FAIL"
+			if ptr == "" {
+				ptr = "-"
+			}
 		}
-		ptr := g.Pointer
-		if ptr == "" && !g.Passed {
-			ptr = "-"
-		}
-		row := strings.Join([]string{g.Gate, result, g.Code, ptr, g.Message}, "\t")
-		fmt.Fprintln(tw, strings.TrimRight(row, "\t"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Gate, result, g.Code, ptr, g.Message)
 	}
 	tw.Flush()
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		fmt.Fprint(w, strings.TrimRight(line, " \n"))
+		if strings.HasSuffix(line, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
 }

@@ -18,15 +18,14 @@ const viewExamples = `  # What the actor of a step sees of the state (JSON, keys
 // runView prints O_s(x): the projection of a state under a contract's
 // view, as indented JSON with sorted keys. Hidden array elements are null.
 func runView(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("view", "patchbench view --state FILE --contract FILE", viewExamples, stderr)
+	fs := newFlags("view", "patchbench view --state FILE --contract FILE", viewExamples, stdout, stderr)
 	statePath := fs.String("state", "", "the state, a JSON `file` (- for standard input)")
 	contractPath := fs.String("contract", "", "the step contract, a YAML or JSON `file`")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := fs.parse(args); !ok {
 		return code
 	}
-	if err := required(fs, "state", "contract"); err != nil {
-		fs.Usage()
-		return failf(stderr, "view", "%v", err)
+	if err := fs.required("state", "contract"); err != nil {
+		return fs.usageError("%v", err)
 	}
 	contract, err := loadContract(*contractPath)
 	if err != nil {
