@@ -1,5 +1,5 @@
 // Package bench holds the PatchBench case and configuration formats and
-// their loaders (DESIGN.md §3).
+// their loaders (PatchBench design §3).
 package bench
 
 import (
@@ -20,7 +20,7 @@ import (
 )
 
 // contractFile is the on-disk form of a step contract: the step-contract
-// keys of a case (DESIGN.md §3), in YAML or JSON.
+// keys of a case (PatchBench design §3), in YAML or JSON.
 type contractFile struct {
 	View         runtime.ViewSpec        `yaml:"view"`
 	Write        []string                `yaml:"write"`

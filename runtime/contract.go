@@ -41,8 +41,8 @@ const (
 	CodeInvariantNotBool  = "invariant_not_boolean"
 )
 
-// GateSet is the set of optional gates a configuration runs (DESIGN.md
-// §3): scope, acl, phase, schema and invariants.
+// GateSet is the set of optional gates a configuration runs (PatchBench
+// design §3): scope, acl, phase, schema and invariants.
 type GateSet struct {
 	Scope, ACL, Phase, Schema, Invariants bool
 }
@@ -190,7 +190,7 @@ type InvariantSpec struct {
 }
 
 // ContractSpec is a step contract as written in a case or a contract file
-// (DESIGN.md §3): the authority triple (view, write, source; paper §3.1),
+// (PatchBench design §3): the authority triple (view, write, source; paper §3.1),
 // the phases in which the step may commit, the schema of the whole state,
 // output schemas for written values keyed by region pattern, invariants
 // and limits. Schema and OutputSchema values are decoded JSON (numbers as

@@ -1,7 +1,8 @@
 // Package runtime is the PatchOptic runtime: the verifier that stands
 // between LLM actors and a shared JSON state (paper: "PatchOptic for
 // Shared-State LLM Workflows with Projected Views and Verified Structured
-// Updates", §3; DESIGN.md §4). It has no dependency on the rest of the
+// Updates", §3; §4 of the PatchBench design notes, DESIGN.md, kept beside
+// the repository in shared/). It has no dependency on the rest of the
 // module.
 //
 // A step of a workflow holds an authority triple (O, W, P): a projection
@@ -39,6 +40,12 @@
 // ([Footprint.RestrictionOf]), composition ([Footprint.Union]) and the
 // [Commutation] certificate that lets two steps of one phase run in
 // either order.
+//
+// Decoded JSON values are nil (null), bool, string, json.Number (a
+// number with its exact text), []any (an array) and map[string]any (an
+// object); a [Document] holds one together with its text. Values are
+// never modified in place: a commit copies the containers on the changed
+// paths and shares the rest.
 //
 // Application is done by github.com/evanphx/json-patch/v5 under strict
 // options, behind this package's own reference semantics of RFC 6902: the

@@ -56,7 +56,7 @@ type Certificate struct {
 	Blocking []Conflict `json:"blocking"`
 }
 
-// Commutation decides the commutation certificate of DESIGN.md §1 and
+// Commutation decides the commutation certificate of PatchBench design §1 and
 // paper §3.4: steps A and B of one phase may be reordered when
 // W_A ⟂ W_B, R_A ⟂ W_B and R_B ⟂ W_A. R is taken as Read ∪ Source,
 // because a patch reads its sources when it is applied; without them the

@@ -36,7 +36,7 @@ func (o Operation) MarshalJSON() ([]byte, error) {
 }
 
 // Proposal is what an actor returns for a step: a JSON Patch and an
-// optional free-text note (DESIGN.md §4).
+// optional free-text note (PatchBench design §4).
 type Proposal struct {
 	Patch []Operation `json:"patch"`
 	Note  string      `json:"note"`

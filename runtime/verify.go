@@ -7,7 +7,7 @@ import (
 )
 
 // GateResult is the outcome of one gate for one proposal: a value, not a
-// Go error (DESIGN.md §4). Code is CodeOK when Passed, otherwise one of the
+// Go error (PatchBench design §4). Code is CodeOK when Passed, otherwise one of the
 // stable Code constants. Pointer is the location the failure concerns, ""
 // for the whole document or when there is none, and is withheld ("") when
 // it lies outside the view and is not one the proposal itself named.
@@ -367,9 +367,9 @@ func (c *Contract) schemaGate(pre, post any, ops []Operation, t *trace, fp *Foot
 			}
 			if f != nil {
 				f.at = at.Append(f.at...)
-				what := "a value the patch wrote"
+				what := "a value the patch changed"
 				if s := shown(at); s != "" || len(at) == 0 {
-					what = fmt.Sprintf("the value written at %q", s)
+					what = fmt.Sprintf("the value at %q, which the patch changed,", s)
 				}
 				return schemaResult(CodeOutputSchema, what, f, shown)
 			}

@@ -1,5 +1,5 @@
 // Command patchbench runs the PatchBench benchmark and the PatchOptic
-// verifier from the command line (DESIGN.md §8).
+// verifier from the command line (PatchBench design §8).
 //
 // Usage:
 //
@@ -26,7 +26,7 @@ func main() {
 	os.Exit(code)
 }
 
-// Exit codes (DESIGN.md §8).
+// Exit codes (PatchBench design §8).
 const (
 	exitOK       = 0 // success
 	exitNegative = 1 // a negative result that was asked for (a rejected patch, a regression)
