@@ -80,5 +80,14 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprint(w, "\nRun \"patchbench <command> -h\" for a command's flags and examples.\n")
+	fmt.Fprint(w, `
+Examples:
+  # What a step's actor sees of the state:
+  patchbench view --state state.json --contract step.yaml
+
+  # Verify a proposal with PatchOptic's gates (exit 0 committed, 1 rejected):
+  patchbench verify --state state.json --contract step.yaml --patch proposal.json --phase review
+
+Run "patchbench <command> -h" for a command's flags and examples.
+`)
 }
