@@ -127,7 +127,13 @@ func crossCheck(ref, got any, t *trace) (Pointer, bool) {
 			return w.ptr, false
 		}
 	}
+	seen := map[string]bool{}
 	for _, s := range t.spans {
+		key := s.array.String()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
 		if !same(s.array) {
 			return s.array, false
 		}

@@ -154,7 +154,7 @@ func BenchmarkVerifyStages(b *testing.B) {
 	c := MustCompile(benchSpec)
 	doc, _ := ParseDocument(benchState(1 << 20))
 	p, _ := DecodeProposal([]byte(benchPatch), 0)
-	post, t, err := simulate(doc.value, p.Patch, 1<<30)
+	post, t, err := simulate(context.Background(), doc.value, p.Patch, 1<<30)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func BenchmarkVerifyStages(b *testing.B) {
 	fp := t.footprint()
 	b.Run("simulate", func(b *testing.B) {
 		for b.Loop() {
-			simulate(doc.value, p.Patch, 1<<30)
+			simulate(context.Background(), doc.value, p.Patch, 1<<30)
 		}
 	})
 	b.Run("library", func(b *testing.B) {

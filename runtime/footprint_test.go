@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"strconv"
@@ -212,8 +213,8 @@ func TestCommutationSoundness(t *testing.T) {
 			continue
 		}
 		a, b := randomPatch(rng, doc), randomPatch(rng, doc)
-		_, ta, errA := simulate(doc, a, 1<<20)
-		_, tb, errB := simulate(doc, b, 1<<20)
+		_, ta, errA := simulate(context.Background(), doc, a, 1<<20)
+		_, tb, errB := simulate(context.Background(), doc, b, 1<<20)
 		if errA != nil || errB != nil {
 			continue
 		}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -39,7 +40,7 @@ type trace struct {
 	sources []locAccess // copy/move "from" and test "path"
 	depends []locAccess // locations the patch needs to exist (array predecessor of an explicit insert)
 	placed  []placement // where each add, replace, copy and move put its value
-	roots   []any       // the document after each operation
+	roots   []any       // the document after each operation the library does not apply (nil elsewhere)
 }
 
 // placement is the concrete location where an operation put a value, and
@@ -58,12 +59,16 @@ type locAccess struct {
 // simulate applies ops to doc, copying containers on changed paths and
 // sharing everything else, and records the footprint. It is the reference
 // semantics of RFC 6902 against which the apply library's result is
-// checked. maxCopy bounds the bytes copy operations may add in total.
-func simulate(doc any, ops []Operation, maxCopy int64) (any, *trace, error) {
-	t := &trace{roots: make([]any, 0, len(ops))}
+// checked. maxCopy bounds the bytes copy operations may add in total;
+// ctx, checked between operations, bounds the time.
+func simulate(ctx context.Context, doc any, ops []Operation, maxCopy int64) (any, *trace, error) {
+	t := &trace{roots: make([]any, len(ops))}
 	var copied int64
 	root := doc
 	for i, op := range ops {
+		if i%64 == 63 && ctx.Err() != nil {
+			return nil, t, &applyError{op: i, ptr: op.Path, code: CodeLimitExceeded, msg: "the patch ran past the work-time limit"}
+		}
 		var err error
 		switch op.Op {
 		case OpTest:
@@ -113,7 +118,9 @@ func simulate(doc any, ops []Operation, maxCopy int64) (any, *trace, error) {
 		if err != nil {
 			return nil, t, err
 		}
-		t.roots = append(t.roots, root)
+		if op.Op != OpTest && !libraryOp(op) {
+			t.roots[i] = root // the apply bridge needs the document here
+		}
 	}
 	return root, t, nil
 }
@@ -328,16 +335,25 @@ func (t *trace) replace(root any, op int, p Pointer, val any) (any, error) {
 	return out, asApplyError(err, op, p)
 }
 
-// footprint turns a trace into a Footprint with concrete pointers: writes
-// and every shifted array position, sources, and reads (sources plus the
-// locations the patch depends on). Shifted runs are expanded, so the size
-// is proportional to the arrays touched.
+// maxSpanExpand is the longest run of shifted array positions a footprint
+// lists one by one; a longer run is summarised as the pattern array/*.
+const maxSpanExpand = 64
+
+// footprint turns a trace into a Footprint: writes and shifted array
+// positions, sources, and reads (sources plus the locations the patch
+// depends on). Pointers are concrete, except that a run of more than
+// maxSpanExpand shifted positions becomes array/* (a sound
+// over-approximation), so the size does not grow with the arrays.
 func (t *trace) footprint() Footprint {
 	var w, s, r []Pointer
 	for _, a := range t.writes {
 		w = append(w, a.ptr)
 	}
 	for _, sp := range t.spans {
+		if sp.hi-sp.lo >= maxSpanExpand {
+			w = append(w, sp.array.Append(Wildcard))
+			continue
+		}
 		for i := sp.lo; i <= sp.hi; i++ {
 			w = append(w, sp.array.Append(strconv.Itoa(i)))
 		}
@@ -358,10 +374,12 @@ func (t *trace) footprint() Footprint {
 // (an append through "-" writes the new last index); copy reads from and
 // writes path; move reads and writes from and writes path; test reads
 // path. Read also holds the element before an explicit array insertion
-// point, whose existence the insertion needs. Pointers are concrete. It
-// returns the error that makes the patch inapplicable, if any.
+// point, whose existence the insertion needs. Pointers are concrete, but
+// a run of more than 64 shifted positions is given as the array's "*"
+// pattern. It returns the error that makes the patch inapplicable, if
+// any.
 func PatchFootprint(doc *Document, ops []Operation) (Footprint, error) {
-	_, t, err := simulate(doc.value, ops, 1<<62)
+	_, t, err := simulate(context.Background(), doc.value, ops, 1<<62)
 	if err != nil {
 		return Footprint{}, err
 	}

@@ -69,31 +69,63 @@ func RegionOf(patterns ...Pointer) Region {
 	return regionOf(ps)
 }
 
-// regionOf normalises ps in place and takes ownership of it.
+// regionOf normalises ps in place and takes ownership of it. Patterns
+// without a wildcard are normalised in O(n log n): sorted token-wise, a
+// location's ancestors come right before it and its descendants right
+// after, so one kept pattern is enough to find those it covers.
 func regionOf(ps []Pointer) Region {
-	slices.SortFunc(ps, func(a, b Pointer) int {
-		// Shorter (broader) patterns first, so subsumption keeps them.
+	var wild, plain []Pointer
+	for _, p := range ps {
+		if slices.Contains(p, Wildcard) {
+			wild = append(wild, p)
+		} else {
+			plain = append(plain, p)
+		}
+	}
+	// Wildcard patterns are few: compare them pairwise, broadest first.
+	slices.SortFunc(wild, func(a, b Pointer) int {
 		if len(a) != len(b) {
 			return len(a) - len(b)
 		}
 		return a.Compare(b)
 	})
-	out := ps[:0]
-	for _, p := range ps {
+	keptWild := wild[:0]
+	for _, p := range wild {
+		if !slices.ContainsFunc(keptWild, func(q Pointer) bool { return patternSubset(p, q) }) {
+			keptWild = append(keptWild, p)
+		}
+	}
+	slices.SortFunc(plain, Pointer.Compare)
+	out := make([]Pointer, 0, len(keptWild)+len(plain))
+	var last Pointer
+	hasLast := false
+	for _, p := range plain {
+		if hasLast && p.HasPrefix(last) {
+			continue
+		}
+		if slices.ContainsFunc(keptWild, func(q Pointer) bool { return patternSubset(p, q) }) {
+			continue
+		}
+		out = append(out, p)
+		last, hasLast = p, true
+	}
+	// A wildcard pattern may lie under a plain one (/a covers /a/*/b):
+	// look its plain prefixes up among the kept plain patterns.
+	plainKept := out
+	for _, w := range keptWild {
 		covered := false
-		for _, q := range out {
-			if patternSubset(p, q) {
-				covered = true
+		for i := 0; i <= len(w) && !covered; i++ {
+			_, covered = slices.BinarySearchFunc(plainKept, w[:i], Pointer.Compare)
+			if i < len(w) && w[i] == Wildcard {
 				break
 			}
 		}
 		if !covered {
-			out = append(out, p)
+			out = append(out, w)
 		}
 	}
-	out = slices.Clip(out)
 	slices.SortFunc(out, Pointer.Compare)
-	return Region{patterns: out}
+	return Region{patterns: slices.Clip(out)}
 }
 
 // Patterns returns the region's normalised patterns. The caller must not

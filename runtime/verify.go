@@ -137,8 +137,11 @@ func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, 
 	}
 
 	// 3. apply
-	post, t, err := simulate(state.value, ops, c.limits.MaxCopyBytes)
+	post, t, err := simulate(ctx, state.value, ops, c.limits.MaxCopyBytes)
 	if err != nil {
+		if parent.Err() != nil {
+			return nil, parent.Err()
+		}
 		ae, ok := err.(*applyError)
 		if !ok {
 			return nil, err

@@ -459,3 +459,29 @@ func TestWorkTimeLimit(t *testing.T) {
 		t.Fatalf("decision %+v; want invariants/limit_exceeded", d.Gates)
 	}
 }
+
+// TestManyShiftingOperations: thousands of insertions at the front of an
+// array keep a compact footprint (long shifted runs become array/*) and
+// do not retain every intermediate document. Found by an adversarial run
+// that took minutes and gigabytes before the fix.
+func TestManyShiftingOperations(t *testing.T) {
+	ops := make([]string, 5000)
+	for i := range ops {
+		ops[i] = fmt.Sprintf(`{"op":"add","path":"/a/0","value":%d}`, i)
+	}
+	c := MustCompile(ContractSpec{View: ViewSpec{Include: []string{""}}, Write: []string{"/a"}, Limits: Limits{MaxOps: 10000}})
+	d, err := c.Verify(context.Background(), mustDoc(t, `{"a":[],"b":1}`), []byte("["+strings.Join(ops, ",")+"]"), VerifyOptions{Gates: DefaultGates})
+	if err != nil || !d.Committed {
+		t.Fatalf("%v %+v", err, d.Rejection())
+	}
+	a := d.State.Value().(map[string]any)["a"].([]any)
+	if len(a) != 5000 || toJSON(a[0]) != "4999" || toJSON(a[4999]) != "0" {
+		t.Fatalf("wrong result: len %d first %v last %v", len(a), a[0], a[4999])
+	}
+	if n := len(d.Footprint.Write.Patterns()); n > 70 {
+		t.Fatalf("write footprint has %d patterns; long shifted runs must be summarised", n)
+	}
+	if !d.Footprint.Write.Contains(MustPointer("/a/4000")) || d.Footprint.Write.Contains(MustPointer("/b")) {
+		t.Fatalf("footprint %v", d.Footprint.Write)
+	}
+}
