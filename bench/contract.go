@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/runtime"
 	"go.yaml.in/yaml/v3"
@@ -82,7 +83,7 @@ func yamlError(file string, err error, root *yaml.Node) error {
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = strings.Replace(msg, m[0], "", 1)
-		if key := keyAtLine(root, line, ""); key != "" && !strings.Contains(msg, "field ") {
+		if key := keyAtLine(root, line, ""); key != "" && strings.HasPrefix(msg, "cannot unmarshal") {
 			msg = key + ": " + msg
 		}
 	}
@@ -118,6 +119,10 @@ func ParseContract(name string, b []byte) (*runtime.Contract, error) {
 			return nil, &FileError{File: name, Err: err}
 		}
 	}
+	if !utf8.Valid(b) {
+		line := 1 + bytes.Count(b[:invalidUTF8At(b)], []byte{'\n'})
+		return nil, &FileError{File: name, Line: line, Err: errors.New("invalid UTF-8")}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
 		return nil, yamlError(name, err, nil)
@@ -139,21 +144,22 @@ func ParseContract(name string, b []byte) (*runtime.Contract, error) {
 		View: cf.View, Write: cf.Write, Source: cf.Source, Phases: cf.Phases,
 		Invariants: cf.Invariants,
 	}
+	conv := newYAMLConverter()
 	if cf.Limits.Kind != 0 {
-		if err := decodeLimits(&cf.Limits, &spec.Limits); err != nil {
+		if err := decodeLimits(conv, &cf.Limits, &spec.Limits); err != nil {
 			return nil, &FileError{File: name, Line: cf.Limits.Line, Err: fmt.Errorf("limits: %w", err)}
 		}
 	}
 	if cf.Schema.Kind != 0 {
 		var err error
-		if spec.Schema, err = YAMLToJSON(&cf.Schema); err != nil {
+		if spec.Schema, err = conv.convert(&cf.Schema); err != nil {
 			return nil, &FileError{File: name, Err: fmt.Errorf("schema: %w", err)}
 		}
 	}
 	if len(cf.OutputSchema) > 0 {
 		spec.OutputSchema = map[string]any{}
 		for k, n := range cf.OutputSchema {
-			v, err := YAMLToJSON(&n)
+			v, err := conv.convert(&n)
 			if err != nil {
 				return nil, &FileError{File: name, Err: fmt.Errorf("output_schema[%q]: %w", k, err)}
 			}
@@ -172,10 +178,23 @@ func ParseContract(name string, b []byte) (*runtime.Contract, error) {
 	return c, nil
 }
 
+// invalidUTF8At returns the offset of the first byte that is not UTF-8.
+func invalidUTF8At(b []byte) int {
+	off := 0
+	for off < len(b) {
+		r, size := utf8.DecodeRune(b[off:])
+		if r == utf8.RuneError && size <= 1 {
+			return off
+		}
+		off += size
+	}
+	return off
+}
+
 // decodeLimits decodes the limits mapping strictly: integers only, known
 // keys only.
-func decodeLimits(n *yaml.Node, l *runtime.Limits) error {
-	v, err := YAMLToJSON(n)
+func decodeLimits(conv *yamlConverter, n *yaml.Node, l *runtime.Limits) error {
+	v, err := conv.convert(n)
 	if err != nil {
 		return err
 	}

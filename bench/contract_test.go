@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -71,6 +72,19 @@ func TestYAMLAliasBomb(t *testing.T) {
 	}
 }
 
+// TestContractAliasBudget: aliases spread over many output_schema
+// entries share one node budget.
+func TestContractAliasBudget(t *testing.T) {
+	src := "view: {include: [/a]}\noutput_schema:\n  /a/0: &a {enum: [" + strings.Repeat("1,", 999) + "1]}\n"
+	for i := 1; i < 1200; i++ {
+		src += "  /a/" + strconv.Itoa(i) + ": {allOf: [*a, *a]}\n"
+	}
+	_, err := ParseContract("bomb.yaml", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "expands to more than") {
+		t.Fatalf("error %v; want the node budget to stop the expansion", err)
+	}
+}
+
 func TestParseContract(t *testing.T) {
 	good := `
 view: {include: [/a], exclude: [/a/secret]}
@@ -111,6 +125,8 @@ limits: {max_ops: 5, max_work_ms: 2000}
 		{"unknown limit", "view: {include: [/a]}\nlimits: {max_opps: 3}\n", "c.yaml", 2, `unknown key "max_opps"`},
 		{"fractional limit", "view: {include: [/a]}\nlimits: {max_ops: 1.5}\n", "c.yaml", 2, "max_ops must be a non-negative integer"},
 		{"two documents", "view: {include: [/a]}\n---\nwrite: [/b]\n", "c.yaml", 0, "more than one YAML document"},
+		{"invalid UTF-8", "view: {include: [/a]}\nwrite: [\"/\xff\"]\n", "c.yaml", 2, "invalid UTF-8"},
+		{"duplicate key in flow style", `{"view": {"include": ["/a"]}, "write": ["/a"], "write": ["/b"]}`, "c.yaml", 1, `mapping key "write" already defined`},
 		{"JSON with a trailing comma", `{"view": {"include": ["/a"],}}`, "c.json", 0, "line 1, column 29"},
 		{"unknown nested key", "view:\n  include: [/a]\n  hide: [/b]\n", "c.yaml", 3, "hide"},
 		{"wrong type", "view: {include: [/a]}\nwrite: /a\n", "c.yaml", 2, "write"},

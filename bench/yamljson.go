@@ -27,6 +27,14 @@ func YAMLToJSON(n *yaml.Node) (any, error) {
 	return yamlToJSON(n, &budget)
 }
 
+// yamlConverter converts several nodes of one file under one node budget,
+// so that aliases spread over many keys cannot multiply it.
+type yamlConverter struct{ budget int }
+
+func newYAMLConverter() *yamlConverter { return &yamlConverter{budget: maxYAMLNodes} }
+
+func (c *yamlConverter) convert(n *yaml.Node) (any, error) { return yamlToJSON(n, &c.budget) }
+
 func yamlToJSON(n *yaml.Node, budget *int) (any, error) {
 	*budget--
 	if *budget < 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 )
@@ -15,20 +16,21 @@ import (
 // (simulate) apply instead: test (it passes a test of a missing path
 // against null and fails on the member name ""), any operation whose path
 // or from is the whole document (it cannot replace a scalar document and
-// treats a move or copy to "" as the member ""), and pointers with an
-// empty member name before the last token (it skips them).
+// treats a move or copy to "" as the member ""), any pointer with an empty
+// member name (it skips or misreads them), and a move onto itself (a
+// no-op it mishandles for empty names).
 func libraryOp(op Operation) bool {
-	if op.Op == OpTest || len(op.Path) == 0 || emptyInner(op.Path) {
+	if op.Op == OpTest || len(op.Path) == 0 || hasEmptyToken(op.Path) {
 		return false
 	}
 	if op.Op == OpMove || op.Op == OpCopy {
-		return len(op.From) > 0 && !emptyInner(op.From)
+		return len(op.From) > 0 && !hasEmptyToken(op.From) && !(op.Op == OpMove && op.From.Equal(op.Path))
 	}
 	return true
 }
 
-func emptyInner(p Pointer) bool {
-	for _, t := range p[:len(p)-1] {
+func hasEmptyToken(p Pointer) bool {
+	for _, t := range p {
 		if t == "" {
 			return true
 		}
@@ -39,8 +41,10 @@ func emptyInner(p Pointer) bool {
 // applyLibrary applies ops to the document text with evanphx/json-patch/v5
 // under strict options (no negative indexes, a copy-size limit, no HTML
 // escaping). Runs of operations the library handles go to it as one
-// patch; after any other operation the text is the reference state
-// recorded in roots. Untouched values keep their exact text.
+// patch, and untouched values keep their exact text; after any other
+// operation the text is the reference state recorded in roots, encoded
+// anew (numbers keep their text; member order and string escapes may
+// change).
 func applyLibrary(raw []byte, ops []Operation, roots []any, lim Limits) ([]byte, error) {
 	opts := jsonpatch.NewApplyOptions()
 	opts.SupportNegativeIndices = false
@@ -111,32 +115,51 @@ func decodeFast(b []byte) (any, error) {
 }
 
 // crossCheck compares the library's result with the reference semantics
-// at every location the patch wrote. It returns the first location where
-// they differ.
-func crossCheck(ref, got any, t *trace) (Pointer, bool) {
-	same := func(p Pointer) bool {
-		a, errA := getAt(ref, p)
-		b, errB := getAt(got, p)
-		if errA != nil || errB != nil {
-			return (errA != nil) == (errB != nil)
+// over the whole document, and checks its nesting depth. It returns the
+// first location where they differ (ok false), or tooDeep when the
+// document nests deeper than maxDepth.
+func crossCheck(ref, got any, maxDepth int) (at Pointer, ok, tooDeep bool) {
+	var walk func(a, b any, depth int) bool
+	path := Pointer{}
+	walk = func(a, b any, depth int) bool {
+		if depth > maxDepth {
+			tooDeep = true
+			return false
 		}
-		return equalJSON(a, b)
+		switch x := a.(type) {
+		case map[string]any:
+			y, isMap := b.(map[string]any)
+			if !isMap || len(x) != len(y) {
+				return false
+			}
+			for k, xv := range x {
+				yv, found := y[k]
+				path = append(path, k)
+				if !found || !walk(xv, yv, depth+1) {
+					return false
+				}
+				path = path[:len(path)-1]
+			}
+			return true
+		case []any:
+			y, isArr := b.([]any)
+			if !isArr || len(x) != len(y) {
+				return false
+			}
+			for i := range x {
+				path = append(path, strconv.Itoa(i))
+				if !walk(x[i], y[i], depth+1) {
+					return false
+				}
+				path = path[:len(path)-1]
+			}
+			return true
+		default:
+			return equalJSON(a, b)
+		}
 	}
-	for _, w := range t.writes {
-		if !same(w.ptr) {
-			return w.ptr, false
-		}
+	if walk(ref, got, 0) {
+		return nil, true, false
 	}
-	seen := map[string]bool{}
-	for _, s := range t.spans {
-		key := s.array.String()
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		if !same(s.array) {
-			return s.array, false
-		}
-	}
-	return nil, true
+	return path.Append(), false, tooDeep
 }

@@ -181,7 +181,7 @@ func BenchmarkVerifyStages(b *testing.B) {
 	})
 	b.Run("crosscheck", func(b *testing.B) {
 		for b.Loop() {
-			crossCheck(post, got, t)
+			crossCheck(post, got, DefaultMaxDepth)
 		}
 	})
 	b.Run("schema", func(b *testing.B) {

@@ -135,6 +135,13 @@ type Limits struct {
 	MaxInvariantCost uint64 `json:"max_invariant_cost" yaml:"max_invariant_cost"`
 }
 
+// Ceilings on limits: deeper nesting would overflow the decoders' stacks,
+// and longer work times overflow a time.Duration.
+const (
+	maxMaxDepth  = 10_000
+	maxMaxWorkMS = 86_400_000
+)
+
 // DefaultLimits are the limits used for zero fields.
 var DefaultLimits = Limits{
 	MaxOps:           1000,
@@ -149,6 +156,12 @@ var DefaultLimits = Limits{
 func (l Limits) withDefaults() (Limits, error) {
 	if l.MaxOps < 0 || l.MaxProposalBytes < 0 || l.MaxDocumentBytes < 0 || l.MaxCopyBytes < 0 || l.MaxDepth < 0 || l.MaxWorkMS < 0 {
 		return l, errors.New("limits must not be negative")
+	}
+	if l.MaxDepth > maxMaxDepth {
+		return l, fmt.Errorf("max_depth %d is above %d", l.MaxDepth, maxMaxDepth)
+	}
+	if l.MaxWorkMS > maxMaxWorkMS {
+		return l, fmt.Errorf("max_work_ms %d is above %d (one day)", l.MaxWorkMS, maxMaxWorkMS)
 	}
 	d := DefaultLimits
 	if l.MaxOps == 0 {
@@ -296,6 +309,11 @@ func Compile(spec ContractSpec) (*Contract, error) {
 		s, e := compileSchema(field, spec.OutputSchema[k])
 		if e != nil {
 			return nil, e
+		}
+		if p.Last() == AppendToken {
+			// "/audit/-" keys the values appended to /audit: any element
+			// the patch changed.
+			p = p.Parent().Append(Wildcard)
 		}
 		c.outputs = append(c.outputs, outputSchema{pattern: p, schema: s})
 	}

@@ -59,6 +59,9 @@ func checkValue(v any, depth int) error {
 		if _, ok := normalizeNumber(string(x)); !ok {
 			return fmt.Errorf("invalid number %q", string(x))
 		}
+		if err := checkNumber(x); err != nil {
+			return err
+		}
 	case []any:
 		for _, e := range x {
 			if err := checkValue(e, depth+1); err != nil {

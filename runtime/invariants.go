@@ -105,9 +105,12 @@ func evalInvariant(ctx context.Context, inv invariant, pre, post any, phase stri
 }
 
 // jsonAdapter presents decoded JSON to CEL lazily: objects and arrays are
-// wrapped, not converted, and a number becomes an int when its text is an
+// wrapped, not converted. A number becomes an int when its text is an
 // integer that fits in int64, a uint when it fits only in uint64, and a
-// double otherwise.
+// double otherwise; an integer beyond uint64, or a number beyond the
+// range of a double (overflow or underflow), becomes a CEL error, so a
+// rule that reads it fails with invariant_error instead of comparing an
+// approximation.
 var jsonAdapter types.Adapter = jsonTypeAdapter{}
 
 type jsonTypeAdapter struct{}
@@ -122,9 +125,17 @@ func (a jsonTypeAdapter) NativeToValue(v any) ref.Val {
 		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
 			return types.Uint(u)
 		}
+		if !strings.ContainsAny(s, ".eE") {
+			return types.NewErr("the integer %s is beyond CEL's int and uint range", s)
+		}
 		f, err := strconv.ParseFloat(s, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return types.NewErr("invalid number")
+		if err != nil {
+			return types.NewErr("the number %s is beyond the range of a CEL double", s)
+		}
+		if f == 0 {
+			if d, ok := normalizeNumber(s); ok && d.digits != "" {
+				return types.NewErr("the number %s is beyond the range of a CEL double", s)
+			}
 		}
 		return types.Double(f)
 	case map[string]any:

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // A JSON value in this package is one of: nil (null), bool, string,
@@ -41,10 +43,23 @@ func syntaxErrorAt(b []byte, off int64, msg string) *SyntaxError {
 }
 
 // decodeStrict decodes exactly one JSON value (RFC 8259) from b, keeping
-// numbers as json.Number. It rejects duplicate member names, nesting
-// deeper than maxDepth containers, and anything after the value but white
-// space. NaN and Infinity are not JSON and are rejected as syntax errors.
+// numbers as json.Number. It rejects text that is not UTF-8, duplicate
+// member names, nesting deeper than maxDepth containers, numbers outside
+// the supported range (checkNumber), and anything after the value but
+// white space. NaN and Infinity are not JSON and are rejected as syntax
+// errors.
 func decodeStrict(b []byte, maxDepth int) (any, error) {
+	if !utf8.Valid(b) {
+		off := 0
+		for off < len(b) {
+			r, size := utf8.DecodeRune(b[off:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			off += size
+		}
+		return nil, syntaxErrorAt(b, int64(off), "invalid UTF-8")
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	sd := strictDecoder{d: d, src: b, maxDepth: maxDepth}
@@ -120,6 +135,11 @@ func (s *strictDecoder) value(depth int) (any, error) {
 		}
 		return obj, nil
 	default:
+		if n, ok := t.(json.Number); ok {
+			if err := checkNumber(n); err != nil {
+				return nil, syntaxErrorAt(s.src, s.d.InputOffset(), err.Error())
+			}
+		}
 		return t, nil // nil, bool, string, json.Number
 	}
 }
@@ -260,6 +280,68 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// Bounds on JSON numbers. RFC 8259 §6 lets implementations limit the
+// range and precision of numbers; these bounds are far beyond any real
+// state and keep exact comparison cheap and the schema library (which
+// parses numbers with math/big) safe.
+const (
+	maxNumberLength   = 1000 // characters of number text
+	maxNumberExponent = 1000 // magnitude of an explicit exponent
+)
+
+// checkNumber reports a number outside the supported range.
+func checkNumber(n json.Number) error {
+	s := string(n)
+	if len(s) > maxNumberLength {
+		return fmt.Errorf("number with %d characters; at most %d are supported", len(s), maxNumberLength)
+	}
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e := strings.TrimLeft(s[i+1:], "+-")
+		e = strings.TrimLeft(e, "0")
+		if len(e) > 4 || (e != "" && mustAtoi(e) > maxNumberExponent) {
+			return fmt.Errorf("number %.40s has an exponent beyond ±%d", s, maxNumberExponent)
+		}
+	}
+	return nil
+}
+
+func mustAtoi(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
+}
+
+// CheckNumbers walks a decoded JSON value and reports the first number
+// outside the supported range (at most 1000 characters, exponent within
+// ±1000), with its location.
+func CheckNumbers(v any) error {
+	var walk func(v any, at Pointer) error
+	walk = func(v any, at Pointer) error {
+		switch x := v.(type) {
+		case json.Number:
+			if err := checkNumber(x); err != nil {
+				return fmt.Errorf("at %q: %w", at.String(), err)
+			}
+		case []any:
+			for i, e := range x {
+				if err := walk(e, at.Append(strconv.Itoa(i))); err != nil {
+					return err
+				}
+			}
+		case map[string]any:
+			for k, e := range x {
+				if err := walk(e, at.Append(k)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(v, Pointer{})
 }
 
 // sizeUpTo returns an upper estimate of the encoded size of v in bytes,

@@ -107,7 +107,10 @@ func simulate(ctx context.Context, doc any, ops []Operation, maxCopy int64) (any
 				break
 			}
 			if op.Path.Equal(op.From) {
-				break // RFC 6902 §4.4: moving a location onto itself changes nothing
+				// RFC 6902 §4.4: moving a location onto itself changes
+				// nothing; it still counts as a write of that location.
+				t.writes = append(t.writes, locAccess{i, op.Path})
+				break
 			}
 			if root, err = t.remove(root, i, op.From); err == nil {
 				root, err = t.add(root, i, op.Path, v, false)
@@ -388,8 +391,15 @@ func PatchFootprint(doc *Document, ops []Operation) (Footprint, error) {
 
 // ownLocation reports whether p lies in a value the proposal wrote as a
 // literal (add or replace), with no value taken from the state placed
-// over or under it: every name on the way down came from the actor.
+// over or under it, and no insertion or removal that shifted elements of
+// an array above it (a shift can slide other data into the literal's
+// position): every name on the way down came from the actor.
 func (t *trace) ownLocation(p Pointer) bool {
+	for _, sp := range t.spans {
+		if sp.lo < sp.hi && len(p) > len(sp.array) && p.HasPrefix(sp.array) {
+			return false
+		}
+	}
 	own := false
 	for _, pl := range t.placed {
 		if pl.literal && p.HasPrefix(pl.at) {

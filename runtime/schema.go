@@ -25,6 +25,9 @@ func (noLoader) Load(url string) (any, error) {
 // compileSchema compiles one JSON Schema (draft 2020-12 unless the schema
 // says otherwise through $schema).
 func compileSchema(field string, doc any) (*jsonschema.Schema, error) {
+	if err := CheckNumbers(doc); err != nil {
+		return nil, &ContractError{Field: field, Err: err}
+	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
@@ -55,8 +58,15 @@ type schemaFailure struct {
 // leaves of the library's error tree it picks the first by instance
 // location, then keyword location, so the same state always gives the
 // same failure whatever the map iteration order.
-func validateSchema(s *jsonschema.Schema, v any) (*schemaFailure, error) {
-	err := s.Validate(v)
+func validateSchema(s *jsonschema.Schema, v any) (f *schemaFailure, err error) {
+	defer func() {
+		// The library must not take the verifier down with it: a panic
+		// inside validation is a schema that could not be evaluated.
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("schema validation panicked: %v", r)
+		}
+	}()
+	err = s.Validate(v)
 	if err == nil {
 		return nil, nil
 	}

@@ -179,9 +179,14 @@ func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, 
 	}
 	got, err := decodeFast(raw)
 	if err != nil {
-		return nil, err
+		// encoding/json refuses nesting past 10000 levels.
+		d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch nests deeper than %d levels", c.limits.MaxDepth))
+		return d, nil
 	}
-	if at, ok := crossCheck(post, got, t); !ok {
+	if at, ok, tooDeep := crossCheck(post, got, c.limits.MaxDepth); tooDeep {
+		d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch nests deeper than %d levels", c.limits.MaxDepth))
+		return d, nil
+	} else if !ok {
 		d.fail(GateApply, CodeApplyMismatch, c.shown(at, state.value, ops, t), "the apply library and RFC 6902 disagree on the result; not committed")
 		return d, nil
 	}
@@ -352,7 +357,7 @@ func (c *Contract) schemaGate(pre, post any, ops []Operation, t *trace, fp *Foot
 	if c.schema != nil {
 		f, err := validateSchema(c.schema, post)
 		if err != nil {
-			return GateResult{Gate: GateSchema, Code: CodeSchemaViolation, Message: "the schema could not be evaluated"}
+			return GateResult{Gate: GateSchema, Code: CodeSchemaViolation, Message: "the schema could not be evaluated", Detail: err.Error()}
 		}
 		if f != nil {
 			return schemaResult(CodeSchemaViolation, "the state after the patch", f, shown)
@@ -366,7 +371,7 @@ func (c *Contract) schemaGate(pre, post any, ops []Operation, t *trace, fp *Foot
 			v, _ := getAt(post, at)
 			f, err := validateSchema(o.schema, v)
 			if err != nil {
-				return GateResult{Gate: GateSchema, Code: CodeOutputSchema, Message: "the output schema could not be evaluated"}
+				return GateResult{Gate: GateSchema, Code: CodeOutputSchema, Message: "the output schema could not be evaluated", Detail: err.Error()}
 			}
 			if f != nil {
 				f.at = at.Append(f.at...)

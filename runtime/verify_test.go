@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -484,4 +485,106 @@ func TestManyShiftingOperations(t *testing.T) {
 	if !d.Footprint.Write.Contains(MustPointer("/a/4000")) || d.Footprint.Write.Contains(MustPointer("/b")) {
 		t.Fatalf("footprint %v", d.Footprint.Write)
 	}
+}
+
+// Regressions found by an adversarial review.
+func TestAdversarialRegressions(t *testing.T) {
+	all := ViewSpec{Include: []string{""}}
+	t.Run("giant exponents are malformed, not a panic", func(t *testing.T) {
+		c := MustCompile(ContractSpec{View: all, Write: []string{"/q"},
+			Schema: mustJSON(t, `{"properties":{"q":{"minimum":1,"multipleOf":0.5}}}`)})
+		for _, n := range []string{"1e1000001", "1e-99999999", strings.Repeat("9", 1001)} {
+			d, err := c.Verify(context.Background(), mustDoc(t, `{"q":1}`), []byte(`[{"op":"replace","path":"/q","value":`+n+`}]`), VerifyOptions{Gates: DefaultGates})
+			if err != nil || d.Committed || d.Rejection().Code != CodeMalformed {
+				t.Errorf("%.20s: %v %+v", n, err, d.Gates)
+			}
+		}
+		if _, err := ParseDocument([]byte(`{"q":1e1000001}`)); err == nil {
+			t.Error("a state with a giant exponent must not parse")
+		}
+		if _, err := Compile(ContractSpec{View: all, Schema: map[string]any{"multipleOf": json.Number("1e-9999")}}); err == nil {
+			t.Error("a schema with a giant exponent must not compile")
+		}
+		d, _ := c.Verify(context.Background(), mustDoc(t, `{"q":1}`), []byte(`[{"op":"replace","path":"/q","value":1e999}]`), VerifyOptions{Gates: DefaultGates})
+		if !d.Committed {
+			t.Errorf("1e999 is within range and a multiple of 0.5: %+v", d.Gates)
+		}
+	})
+	t.Run("shifts do not make copied names the actor's own", func(t *testing.T) {
+		c := MustCompile(ContractSpec{
+			View: ViewSpec{Include: []string{"/ticket"}, Exclude: []string{"/ticket/internal"}}, Write: []string{"/ticket/tags"}, Source: []string{"/ticket"},
+			OutputSchema: map[string]any{"/ticket/tags": mustJSON(t, `{"items":{"type":["string","object"],"properties":{"label":{"type":"string"}},"unevaluatedProperties":false}}`)},
+		})
+		state := mustDoc(t, `{"ticket":{"id":"T-1","tags":["billing"],"internal":{"CANARY_fraud_flag":true}}}`)
+		for _, patch := range []string{
+			`[{"op":"add","path":"/ticket/tags/1","value":"x"},{"op":"copy","from":"/ticket/internal","path":"/ticket/tags/0"},{"op":"add","path":"/ticket/tags/0","value":"y"}]`,
+			`[{"op":"copy","from":"/ticket/internal","path":"/ticket/tags/0"}]`,
+		} {
+			d, _ := c.Verify(context.Background(), state, []byte(patch), VerifyOptions{Gates: GateSet{ACL: true, Schema: true}})
+			r := d.Rejection()
+			if r == nil || r.Code != CodeOutputSchema || strings.Contains(r.Pointer+r.Message, "CANARY") {
+				t.Errorf("%s: %+v", patch, d.Gates)
+			}
+		}
+	})
+	t.Run("move onto itself with empty names is a no-op", func(t *testing.T) {
+		state := mustDoc(t, `{"":{"draft":"hello"},"vault":{"pan":"CANARY"},"x":{"":{"keep":"me"}}}`)
+		for _, patch := range []string{`[{"op":"move","from":"/","path":"/"}]`, `[{"op":"move","from":"/x/","path":"/x/"}]`} {
+			d, err := openContract.Verify(context.Background(), state, []byte(patch), VerifyOptions{})
+			if err != nil || !d.Committed || !equalJSON(d.State.Value(), state.Value()) {
+				t.Errorf("%s: %v %s", patch, err, docText(d.State))
+			}
+		}
+		d, _ := openContract.Verify(context.Background(), mustDoc(t, `{"":1}`), []byte(`[{"op":"copy","from":"/","path":"/b"}]`), VerifyOptions{})
+		if !d.Committed || toJSON(d.State.Value()) != `{"":1,"b":1}` {
+			t.Errorf("copy from the empty member: %+v %s", d.Gates, docText(d.State))
+		}
+	})
+	t.Run("output schema keyed by an append pattern", func(t *testing.T) {
+		c := MustCompile(ContractSpec{View: all, Write: []string{"/audit/-"}, OutputSchema: map[string]any{"/audit/-": mustJSON(t, `{"type":"string"}`)}})
+		d, _ := c.Verify(context.Background(), mustDoc(t, `{"audit":["a"]}`), []byte(`[{"op":"add","path":"/audit/-","value":{"not":"a string"}}]`), VerifyOptions{Gates: DefaultGates})
+		if d.Committed || d.Rejection().Code != CodeOutputSchema {
+			t.Errorf("%+v", d.Gates)
+		}
+		d, _ = c.Verify(context.Background(), mustDoc(t, `{"audit":[1]}`), []byte(`[{"op":"add","path":"/audit/-","value":"ok"}]`), VerifyOptions{Gates: DefaultGates})
+		if !d.Committed {
+			t.Errorf("existing elements are not checked: %+v", d.Gates)
+		}
+	})
+	t.Run("invariants never compare big numbers approximately", func(t *testing.T) {
+		c := MustCompile(ContractSpec{View: all, Write: []string{"/id", "/c"}, Invariants: []InvariantSpec{
+			{Name: "id kept", Rule: "post.id == pre.id"}, {Name: "no refund", Rule: "post.c == 0"}}})
+		d, _ := c.Verify(context.Background(), mustDoc(t, `{"id":98765432109876543210987,"c":0}`), []byte(`[{"op":"replace","path":"/id","value":98765432109876543210000}]`), VerifyOptions{Gates: DefaultGates})
+		if d.Committed || d.Rejection().Code != CodeInvariantError {
+			t.Errorf("big id: %+v", d.Gates)
+		}
+		d, _ = c.Verify(context.Background(), mustDoc(t, `{"id":1,"c":0}`), []byte(`[{"op":"replace","path":"/c","value":1e-400}]`), VerifyOptions{Gates: DefaultGates})
+		if d.Committed || d.Rejection().Code != CodeInvariantError {
+			t.Errorf("underflow: %+v", d.Gates)
+		}
+		d, _ = c.Verify(context.Background(), mustDoc(t, `{"id":1,"c":0}`), []byte(`[{"op":"replace","path":"/c","value":0.0}]`), VerifyOptions{Gates: DefaultGates})
+		if !d.Committed {
+			t.Errorf("0.0 == 0: %+v", d.Gates)
+		}
+	})
+	t.Run("a patch cannot nest the state past the depth limit", func(t *testing.T) {
+		deep := strings.Repeat(`{"a":`, 300) + "1" + strings.Repeat("}", 300)
+		ops := `[{"op":"add","path":"/x","value":` + deep + `},{"op":"copy","from":"/x","path":"/x` + strings.Repeat("/a", 299) + `/b"}]`
+		d, err := openContract.Verify(context.Background(), mustDoc(t, `{}`), []byte(ops), VerifyOptions{})
+		if err != nil || d.Committed || d.Rejection().Code != CodeLimitExceeded {
+			t.Errorf("%v %+v", err, d.Gates)
+		}
+	})
+	t.Run("state text must be UTF-8", func(t *testing.T) {
+		if _, err := ParseDocument([]byte("{\"a\":\"\xff\"}")); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+			t.Errorf("%v", err)
+		}
+	})
+	t.Run("limits have ceilings", func(t *testing.T) {
+		for _, l := range []Limits{{MaxWorkMS: 9300000000000}, {MaxDepth: 100000000}} {
+			if _, err := Compile(ContractSpec{View: all, Limits: l}); err == nil {
+				t.Errorf("%+v accepted", l)
+			}
+		}
+	})
 }

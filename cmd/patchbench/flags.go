@@ -82,20 +82,35 @@ func failf(stderr io.Writer, name, format string, a ...any) int {
 // stdin is where "-" reads from; tests replace it.
 var stdin io.Reader = os.Stdin
 
-// readInput reads a file, or standard input when path is "-".
-func readInput(path string, stdin io.Reader) ([]byte, error) {
-	if path == "-" {
-		return io.ReadAll(stdin)
+// readInput reads a file, or standard input when path is "-", but never
+// more than limit+1 bytes: a caller that gets more than limit bytes knows
+// the input is too large without having read all of it.
+func readInput(path string, limit int64) ([]byte, error) {
+	var r io.Reader = stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
 	}
-	return os.ReadFile(path)
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
 }
 
-// loadState reads and strictly decodes a JSON state file; errors name the
-// file, line and column.
-func loadState(path string) (*runtime.Document, error) {
-	b, err := readInput(path, stdin)
+// loadState reads and strictly decodes a JSON state file of at most
+// limit bytes; errors name the file, line and column.
+func loadState(path string, limit int64) (*runtime.Document, error) {
+	b, err := readInput(path, limit)
 	if err != nil {
 		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: larger than the contract's max_document_bytes (%d bytes)", path, limit)
 	}
 	d, err := runtime.ParseDocument(b)
 	if err != nil {

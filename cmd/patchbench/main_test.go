@@ -143,3 +143,34 @@ func TestUsage(t *testing.T) {
 		{name: "help", args: []string{"help"}, exit: 0, golden: "help"},
 	})
 }
+
+// endless is an io.Reader that never ends, like /dev/zero.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '['
+	}
+	return len(p), nil
+}
+
+// TestBoundedInput: a proposal or state that never ends is cut at the
+// contract's limit, not read until memory runs out.
+func TestBoundedInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		exit int
+		want string
+	}{
+		{[]string{"verify", "--state", state, "--contract", contract, "--phase", "triage", "--patch", "-"}, 1, "limit_exceeded"},
+		{[]string{"view", "--state", "-", "--contract", contract}, 2, "larger than the contract's max_document_bytes"},
+	} {
+		var out, errb bytes.Buffer
+		stdin = endless{}
+		code := run(context.Background(), c.args, &out, &errb)
+		stdin = os.Stdin
+		if code != c.exit || !strings.Contains(out.String()+errb.String(), c.want) {
+			t.Errorf("%v: exit %d\n%s%s", c.args, code, out.String(), errb.String())
+		}
+	}
+}

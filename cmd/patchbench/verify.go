@@ -70,11 +70,11 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if gs.Phase && len(contract.Phases()) > 0 && *phase == "" {
 		return failf(stderr, "verify", "--phase is required: %s lets the step commit only in %q", *contractPath, contract.Phases())
 	}
-	state, err := loadState(*statePath)
+	state, err := loadState(*statePath, contract.Limits().MaxDocumentBytes)
 	if err != nil {
 		return failf(stderr, "verify", "%v", err)
 	}
-	proposal, err := readInput(*patchPath, stdin)
+	proposal, err := readInput(*patchPath, contract.Limits().MaxProposalBytes)
 	if err != nil {
 		return failf(stderr, "verify", "%v", err)
 	}

@@ -31,7 +31,7 @@ func runView(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf(stderr, "view", "%v", err)
 	}
-	state, err := loadState(*statePath)
+	state, err := loadState(*statePath, contract.Limits().MaxDocumentBytes)
 	if err != nil {
 		return failf(stderr, "view", "%v", err)
 	}
