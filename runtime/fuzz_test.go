@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 )
 
@@ -40,18 +41,20 @@ var fuzzContract = MustCompile(ContractSpec{
 	Phases: []string{"draft"},
 	Schema: map[string]any{"type": "object", "required": []any{"doc"}},
 	OutputSchema: map[string]any{
-		"/doc/title": map[string]any{"type": "string", "maxLength": 80.0},
+		"/doc/title": map[string]any{"type": "string", "maxLength": json.Number("80")},
+		"/doc/tags":  map[string]any{"items": map[string]any{"type": []any{"string", "object"}, "additionalProperties": map[string]any{"type": "number"}}},
 	},
 	Invariants: []InvariantSpec{{Name: "list bounded", Rule: "size(post.list) <= 20"}},
 	Limits:     Limits{MaxOps: 64, MaxDocumentBytes: 1 << 16, MaxCopyBytes: 1 << 14},
 })
 
-const fuzzState = `{"phase":"draft","doc":{"title":"T","tags":["a"],"secret":"FUZZ-CANARY-0001","body":"b"},"list":[{"t":"x","done":false},{"t":"y","done":true}],"other":{"k":[1,2]}}`
+const fuzzState = `{"phase":"draft","doc":{"title":"T","tags":["a"],"secret":{"FUZZ-CANARY-KEY":"FUZZ-CANARY-0001"},"body":"b"},"list":[{"t":"x","done":false},{"t":"y","done":true}],"other":{"k":[1,2]}}`
 
 // FuzzVerify sends arbitrary proposal bytes to a fixed contract under
 // every gate set that matters: the verifier never panics, never commits a
 // change outside the write region when scope or acl runs, never changes
-// the state on a rejection, and never echoes the hidden canary.
+// the state on a rejection, and never echoes the hidden canary (a value
+// and a member name) in a message or pointer.
 func FuzzVerify(f *testing.F) {
 	seeds := []string{
 		`[{"op":"replace","path":"/doc/title","value":"New"}]`,
@@ -66,6 +69,8 @@ func FuzzVerify(f *testing.F) {
 		`[{"op":"replace","path":"/list/1/done","value":true},{"op":"test","path":"/list/1/done","value":true}]`,
 		`[{"op":"copy","from":"/doc","path":"/doc/tags/-"},{"op":"copy","from":"/doc","path":"/doc/tags/-"}]`,
 		`not json`,
+		`[{"op":"copy","from":"/doc/secret","path":"/doc/tags/0"}]`,
+		`[{"op":"add","path":"/doc/tags/1","value":"x"},{"op":"copy","from":"/doc/secret","path":"/doc/tags/0"},{"op":"add","path":"/doc/tags/0","value":"y"}]`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s), uint8(0))
