@@ -213,8 +213,12 @@ func TestCommutationSoundness(t *testing.T) {
 			continue
 		}
 		a, b := randomPatch(rng, doc), randomPatch(rng, doc)
+		before := toJSON(doc)
 		_, ta, errA := simulate(context.Background(), doc, a, 1<<20)
 		_, tb, errB := simulate(context.Background(), doc, b, 1<<20)
+		if toJSON(doc) != before {
+			t.Fatalf("simulate modified its input: %s became %s (patches %s, %s)", before, toJSON(doc), toJSON(a), toJSON(b))
+		}
 		if errA != nil || errB != nil {
 			continue
 		}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
+	"reflect"
 	"strconv"
+	"unsafe"
 )
 
 // applyError is an operation that cannot be applied (RFC 6902 §5). Its
@@ -35,12 +36,13 @@ type span struct {
 // trace records what a patch touched, operation by operation, as it was
 // simulated against a document (RFC 6902 semantics).
 type trace struct {
-	writes  []locAccess // single locations (and their subtrees)
-	spans   []span      // shifted array positions
-	sources []locAccess // copy/move "from" and test "path"
-	depends []locAccess // locations the patch needs to exist (array predecessor of an explicit insert)
-	placed  []placement // where each add, replace, copy and move put its value
-	roots   []any       // the document after each operation the library does not apply (nil elsewhere)
+	writes  []locAccess             // single locations (and their subtrees)
+	spans   []span                  // shifted array positions
+	sources []locAccess             // copy/move "from" and test "path"
+	depends []locAccess             // locations the patch needs to exist (array predecessor of an explicit insert)
+	placed  []placement             // where each add, replace, copy and move put its value
+	owned   map[unsafe.Pointer]bool // containers this simulation created (see own)
+	roots   []any                   // the document after each operation the library does not apply (nil elsewhere)
 }
 
 // placement is the concrete location where an operation put a value, and
@@ -99,7 +101,9 @@ func simulate(ctx context.Context, doc any, ops []Operation, maxCopy int64) (any
 					break
 				}
 				copied += n
+				t.disown() // v may now be reachable from two places
 				root, err = t.add(root, i, op.Path, v, false)
+				t.disown()
 				break
 			}
 			if op.Path.HasPrefix(op.From) && len(op.Path) > len(op.From) {
@@ -123,6 +127,7 @@ func simulate(ctx context.Context, doc any, ops []Operation, maxCopy int64) (any
 		}
 		if op.Op != OpTest && !libraryOp(op) {
 			t.roots[i] = root // the apply bridge needs the document here
+			t.disown()        // so later operations must not change it
 		}
 	}
 	return root, t, nil
@@ -189,9 +194,71 @@ func arrayIndex(tok string, n int, insert bool, at Pointer) (int, error) {
 	return idx, nil
 }
 
+// Containers this simulation created are referenced from nowhere else,
+// so later operations of the same patch change them in place instead of
+// copying them again: a patch costs O(operations × depth), not
+// O(operations × container size). Ownership is dropped whenever a
+// container could become shared: after a copy (which places one value at
+// two locations) and after a snapshot kept in roots.
+
+// ownKey identifies a container: the map, or a slice's backing array. An
+// unsafe.Pointer key keeps the container alive, so its address cannot be
+// reused by another while the simulation runs.
+func ownKey(c any) unsafe.Pointer {
+	switch x := c.(type) {
+	case map[string]any:
+		return reflect.ValueOf(x).UnsafePointer()
+	case []any:
+		if cap(x) == 0 {
+			return nil
+		}
+		return unsafe.Pointer(unsafe.SliceData(x))
+	}
+	return nil
+}
+
+func (t *trace) own(c any) {
+	if k := ownKey(c); k != nil {
+		if t.owned == nil {
+			t.owned = map[unsafe.Pointer]bool{}
+		}
+		t.owned[k] = true
+	}
+}
+
+func (t *trace) owns(c any) bool {
+	k := ownKey(c)
+	return k != nil && t.owned[k]
+}
+
+func (t *trace) disown() { clear(t.owned) }
+
+// writableMap returns c itself if this simulation owns it, else an owned
+// copy.
+func (t *trace) writableMap(c map[string]any) map[string]any {
+	if t.owns(c) {
+		return c
+	}
+	m := maps.Clone(c)
+	t.own(m)
+	return m
+}
+
+// writableSlice returns c itself if this simulation owns it, else an
+// owned copy with room for extra more elements.
+func (t *trace) writableSlice(c []any, extra int) []any {
+	if t.owns(c) {
+		return c
+	}
+	a := make([]any, len(c), len(c)+extra)
+	copy(a, c)
+	t.own(a)
+	return a
+}
+
 // update replaces the container holding p's last token with what f
-// returns, copying the containers on the path from the root.
-func update(node any, p Pointer, depth int, f func(parent any) (any, error)) (any, error) {
+// returns, making the containers on the path from the root writable.
+func (t *trace) update(node any, p Pointer, depth int, f func(parent any) (any, error)) (any, error) {
 	if depth == len(p)-1 {
 		return f(node)
 	}
@@ -202,11 +269,11 @@ func update(node any, p Pointer, depth int, f func(parent any) (any, error)) (an
 		if !ok {
 			return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s does not exist", p[:depth+1])}
 		}
-		nc, err := update(child, p, depth+1, f)
+		nc, err := t.update(child, p, depth+1, f)
 		if err != nil {
 			return nil, err
 		}
-		m := maps.Clone(c)
+		m := t.writableMap(c)
 		m[tok] = nc
 		return m, nil
 	case []any:
@@ -214,11 +281,11 @@ func update(node any, p Pointer, depth int, f func(parent any) (any, error)) (an
 		if err != nil {
 			return nil, err
 		}
-		nc, err := update(c[idx], p, depth+1, f)
+		nc, err := t.update(c[idx], p, depth+1, f)
 		if err != nil {
 			return nil, err
 		}
-		a := slices.Clone(c)
+		a := t.writableSlice(c, 0)
 		a[idx] = nc
 		return a, nil
 	default:
@@ -238,10 +305,10 @@ func (t *trace) add(root any, op int, p Pointer, val any, literal bool) (any, er
 		return val, nil
 	}
 	last := p.Last()
-	out, err := update(root, p, 0, func(parent any) (any, error) {
+	out, err := t.update(root, p, 0, func(parent any) (any, error) {
 		switch c := parent.(type) {
 		case map[string]any:
-			m := maps.Clone(c)
+			m := t.writableMap(c)
 			m[last] = val
 			t.writes = append(t.writes, locAccess{op, p})
 			t.placed = append(t.placed, placement{p, literal})
@@ -259,10 +326,11 @@ func (t *trace) add(root any, op int, p Pointer, val any, literal bool) (any, er
 					t.depends = append(t.depends, locAccess{op, p.Parent().Append(strconv.Itoa(idx - 1))})
 				}
 			}
-			a := make([]any, 0, n+1)
-			a = append(a, c[:idx]...)
-			a = append(a, val)
-			a = append(a, c[idx:]...)
+			a := t.writableSlice(c, 1)
+			a = append(a, nil)
+			copy(a[idx+1:], a[idx:])
+			a[idx] = val
+			t.own(a) // append may have moved the backing array
 			t.spans = append(t.spans, span{op: op, array: p.Parent(), lo: idx, hi: n, dash: dash})
 			t.placed = append(t.placed, placement{p.Parent().Append(strconv.Itoa(idx)), literal})
 			return a, nil
@@ -279,13 +347,13 @@ func (t *trace) remove(root any, op int, p Pointer) (any, error) {
 		return nil, &applyError{op: op, ptr: p, code: CodeDoesNotApply, msg: "cannot remove the whole document"}
 	}
 	last := p.Last()
-	out, err := update(root, p, 0, func(parent any) (any, error) {
+	out, err := t.update(root, p, 0, func(parent any) (any, error) {
 		switch c := parent.(type) {
 		case map[string]any:
 			if _, ok := c[last]; !ok {
 				return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s does not exist", p)}
 			}
-			m := maps.Clone(c)
+			m := t.writableMap(c)
 			delete(m, last)
 			t.writes = append(t.writes, locAccess{op, p})
 			return m, nil
@@ -294,9 +362,10 @@ func (t *trace) remove(root any, op int, p Pointer) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			a := make([]any, 0, len(c)-1)
-			a = append(a, c[:idx]...)
-			a = append(a, c[idx+1:]...)
+			a := t.writableSlice(c, 0)
+			copy(a[idx:], a[idx+1:])
+			a[len(a)-1] = nil
+			a = a[:len(a)-1]
 			t.spans = append(t.spans, span{op: op, array: p.Parent(), lo: idx, hi: len(c) - 1})
 			return a, nil
 		default:
@@ -314,13 +383,13 @@ func (t *trace) replace(root any, op int, p Pointer, val any) (any, error) {
 		return val, nil
 	}
 	last := p.Last()
-	out, err := update(root, p, 0, func(parent any) (any, error) {
+	out, err := t.update(root, p, 0, func(parent any) (any, error) {
 		switch c := parent.(type) {
 		case map[string]any:
 			if _, ok := c[last]; !ok {
 				return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s does not exist", p)}
 			}
-			m := maps.Clone(c)
+			m := t.writableMap(c)
 			m[last] = val
 			return m, nil
 		case []any:
@@ -328,7 +397,7 @@ func (t *trace) replace(root any, op int, p Pointer, val any) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			a := slices.Clone(c)
+			a := t.writableSlice(c, 0)
 			a[idx] = val
 			return a, nil
 		default:

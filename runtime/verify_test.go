@@ -588,3 +588,30 @@ func TestAdversarialRegressions(t *testing.T) {
 		}
 	})
 }
+
+// TestInPlaceOwnership: the simulation changes containers it created in
+// place, but never one that is reachable from two places or from the
+// input.
+func TestInPlaceOwnership(t *testing.T) {
+	tests := []struct{ state, patch, want string }{
+		{`{}`, `[{"op":"add","path":"/a","value":{"x":1}},{"op":"copy","from":"/a","path":"/b"},{"op":"replace","path":"/b/x","value":2}]`, `{"a":{"x":1},"b":{"x":2}}`},
+		{`{"a":{"x":[1]}}`, `[{"op":"add","path":"/a/y","value":0},{"op":"copy","from":"/a","path":"/b"},{"op":"add","path":"/a/x/-","value":2},{"op":"remove","path":"/b/y"}]`, `{"a":{"x":[1,2],"y":0},"b":{"x":[1]}}`},
+		{`{"l":[1,2,3]}`, `[{"op":"remove","path":"/l/0"},{"op":"copy","from":"/l","path":"/m"},{"op":"add","path":"/l/0","value":9},{"op":"move","from":"/m/1","path":"/m/0"}]`, `{"l":[9,2,3],"m":[3,2]}`},
+		{`{"a":{}}`, `[{"op":"add","path":"/a/y","value":0},{"op":"copy","from":"/a","path":"/a/b"}]`, `{"a":{"y":0,"b":{"y":0}}}`},
+		{`{"l":[]}`, `[{"op":"add","path":"/l/-","value":1},{"op":"add","path":"/l/0","value":0},{"op":"replace","path":"","value":{"k":[]}},{"op":"add","path":"/k/-","value":5}]`, `{"k":[5]}`},
+	}
+	for _, tt := range tests {
+		doc := mustDoc(t, tt.state)
+		before := toJSON(doc.Value())
+		d, err := openContract.Verify(context.Background(), doc, []byte(tt.patch), VerifyOptions{})
+		if err != nil || !d.Committed {
+			t.Fatalf("%s: %v %+v", tt.patch, err, d.Gates)
+		}
+		if got := toJSON(d.State.Value()); got != toJSON(mustJSON(t, tt.want)) {
+			t.Errorf("%s = %s, want %s", tt.patch, got, tt.want)
+		}
+		if toJSON(doc.Value()) != before {
+			t.Errorf("%s modified the input state", tt.patch)
+		}
+	}
+}
