@@ -7,8 +7,8 @@ import (
 )
 
 // GateResult is the outcome of one gate for one proposal: a value, not a
-// Go error (PatchBench design §4). Code is CodeOK when Passed, otherwise one of the
-// stable Code constants. Pointer is the location the failure concerns, ""
+// Go error (PatchBench design §4). Code is CodeOK when Passed, otherwise
+// one of the stable Code constants. Pointer is the location the failure concerns, ""
 // for the whole document or when there is none, and is withheld ("") when
 // it lies outside the view and is not one the proposal itself named.
 // Message is for the actor and never contains a value from outside the
