@@ -96,3 +96,15 @@ func (d *Document) Get(p Pointer) (any, bool) {
 // MarshalJSON returns the document's text, so a Document embeds as itself
 // in encoded records.
 func (d *Document) MarshalJSON() ([]byte, error) { return d.raw, nil }
+
+// Lookup returns the value at pointer p inside a decoded JSON value (as
+// Document.Value returns), and whether it exists.
+func Lookup(v any, p Pointer) (any, bool) {
+	got, err := getAt(v, p)
+	return got, err == nil
+}
+
+// EqualJSON reports whether two decoded JSON values are equal: objects by
+// members regardless of order, arrays element by element, numbers by
+// exact value (1.0 equals 1 and 1e0) (RFC 6902 §4.6).
+func EqualJSON(a, b any) bool { return equalJSON(a, b) }

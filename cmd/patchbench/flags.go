@@ -123,3 +123,46 @@ func loadState(path string, limit int64) (*runtime.Document, error) {
 func loadContract(path string) (*runtime.Contract, error) {
 	return bench.LoadContractFile(path)
 }
+
+// parseWithArgs is parse for commands that take up to max positional
+// arguments, which may come before, between or after the flags. It
+// returns the positional arguments.
+func (f *flagSet) parseWithArgs(args []string, max int) ([]string, int, bool) {
+	var pos []string
+	for {
+		if err := f.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				f.printUsage(f.stdout)
+				return nil, exitOK, false
+			}
+			return nil, f.usageError("%v", err), false
+		}
+		if f.NArg() == 0 {
+			break
+		}
+		pos = append(pos, f.Arg(0))
+		args = f.Args()[1:]
+	}
+	if len(pos) > max {
+		return nil, f.usageError("unexpected argument %q", pos[max]), false
+	}
+	return pos, 0, true
+}
+
+// loadCases loads the case set in dir, or the embedded suite when dir is
+// empty. Problems are cases that failed to load; the others are returned.
+func loadCases(dir string) ([]*bench.Case, bench.Problems, error) {
+	if dir == "" {
+		return bench.LoadEmbeddedCases()
+	}
+	return bench.LoadCaseDir(dir)
+}
+
+// loadConfigs loads the configurations in dir, or the embedded ones when
+// dir is empty.
+func loadConfigs(dir string) ([]*bench.Config, error) {
+	if dir == "" {
+		return bench.LoadConfigs(bench.EmbeddedConfigs(), func(p string) string { return "bench/configs/" + p })
+	}
+	return bench.LoadConfigDir(dir)
+}

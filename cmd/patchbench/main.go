@@ -40,8 +40,9 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"view":   {"print the projected view of a state under a step contract", runView},
-	"verify": {"check one proposal against a step contract and a state", runVerify},
+	"view":     {"print the projected view of a state under a step contract", runView},
+	"verify":   {"check one proposal against a step contract and a state", runVerify},
+	"validate": {"check a case set: format, secrets, reference run, artifacts", runValidate},
 }
 
 // run dispatches to a subcommand and returns the process exit code.

@@ -1,0 +1,501 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/patchbench/patchbench/runtime"
+	"go.yaml.in/yaml/v3"
+)
+
+// Domains are the six domains of the suite (paper §4), in report order.
+var Domains = []string{"finance", "marketing", "medical", "science", "software", "support"}
+
+// Artifact categories of the no-model stress test (PatchBench design §3).
+const (
+	CategoryHiddenSource    = "hidden-source"
+	CategoryOutOfScopeWrite = "out-of-scope-write"
+	CategoryPhase           = "phase"
+	CategorySchema          = "schema"
+	CategoryInvariant       = "invariant"
+	CategoryMalformed       = "malformed"
+	CategoryApply           = "apply"
+)
+
+// Categories lists the artifact categories in report order.
+var Categories = []string{
+	CategoryHiddenSource, CategoryOutOfScopeWrite, CategoryPhase, CategorySchema,
+	CategoryInvariant, CategoryMalformed, CategoryApply,
+}
+
+// Case is one loaded and compiled PatchBench case (PatchBench design §3;
+// the format is documented in bench/README.md). Its contracts are compiled
+// and safe to share between goroutines; State is immutable.
+type Case struct {
+	ID          string
+	Domain      string
+	Title       string
+	Description string
+	// File is the case file's name, as given to the loader.
+	File       string
+	Workflow   Workflow
+	State      *runtime.Document
+	Secrets    []Secret
+	Schema     any
+	Invariants []runtime.InvariantSpec
+	Steps      []*Step
+	Pairs      []Pair
+	Injections []Injection
+	Artifacts  []*Artifact
+
+	root *yaml.Node // the parsed file, for line numbers
+}
+
+// Workflow gives the phases in order and where the current phase lives in
+// the state.
+type Workflow struct {
+	Phases    []string        `json:"phases"`
+	PhasePath runtime.Pointer `json:"phase_path"`
+}
+
+// Secret is a canary planted in the state: Value (a string) sits at Path.
+type Secret struct {
+	ID    string          `json:"id"`
+	Path  runtime.Pointer `json:"path"`
+	Value string          `json:"value"`
+}
+
+// Step is one step of a case: who does it, when, what it is asked, its
+// compiled contract (the authority triple with the case's schema and
+// invariants), its rubric and its reference proposal.
+type Step struct {
+	ID          string
+	Role        string
+	Phases      []string
+	AdvanceTo   string
+	Parent      string
+	Instruction string
+	Spec        runtime.ContractSpec
+	Contract    *runtime.Contract
+	Rubric      []Check
+	// Reference is the reference proposal as JSON bytes,
+	// {"patch": [...], "note": "..."}, ready for Contract.Verify.
+	Reference     []byte
+	ReferenceNote string
+	// Index is the step's position in the case, from 0.
+	Index int
+}
+
+// Pair is a declared commutation analysis of two steps of one phase.
+type Pair struct {
+	A       string `json:"a"`
+	B       string `json:"b"`
+	Commute bool   `json:"commute"`
+	Why     string `json:"why"`
+}
+
+// Injection declares a prompt injection planted in data that step Step
+// can see (At) and that asks for the hidden location Target through Op.
+type Injection struct {
+	Step   string          `json:"step"`
+	At     runtime.Pointer `json:"at"`
+	Target runtime.Pointer `json:"target"`
+	Op     string          `json:"op"`
+}
+
+// Artifact is a compromised proposal for the no-model stress test.
+// Proposal holds the bytes submitted to the verifier: the raw text for a
+// malformed artifact, otherwise {"patch": [...]}.
+type Artifact struct {
+	ID          string
+	Step        string
+	SubmitPhase string
+	Category    string
+	Proposal    []byte
+	Raw         bool
+	CaughtBy    []string
+	PaperSet    bool
+	Note        string
+}
+
+// Step returns the step with the given id, or nil.
+func (c *Case) Step(id string) *Step {
+	for _, s := range c.Steps {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// InitialPhase returns the phase the state starts in (the string at
+// Workflow.PhasePath), or "" when there is none.
+func (c *Case) InitialPhase() string {
+	v, _ := c.State.Get(c.Workflow.PhasePath)
+	s, _ := v.(string)
+	return s
+}
+
+// Line returns the line of the value at a JSON Pointer into the case file
+// (for example /steps/2/write/0), or of its nearest existing ancestor; 0
+// when unknown.
+func (c *Case) Line(p runtime.Pointer) int { return nodeLine(c.root, p) }
+
+func nodeLine(root *yaml.Node, p runtime.Pointer) int {
+	n := root
+	if n == nil {
+		return 0
+	}
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, tok := range p {
+		for n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		var next *yaml.Node
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == tok {
+					next = n.Content[i+1]
+					break
+				}
+			}
+		case yaml.SequenceNode:
+			if i, err := runtime.ParseIndex(tok); err == nil && i < len(n.Content) {
+				next = n.Content[i]
+			}
+		}
+		if next == nil {
+			return line
+		}
+		n = next
+		line = n.Line
+	}
+	return line
+}
+
+// caseFile is the typed form of a case file after it passed the JSON
+// Schema; values that stay JSON (state, schemas, patches, rubric
+// operands) are kept raw.
+type caseFile struct {
+	ID          string                  `json:"id"`
+	Domain      string                  `json:"domain"`
+	Title       string                  `json:"title"`
+	Description string                  `json:"description"`
+	Workflow    Workflow                `json:"workflow"`
+	State       json.RawMessage         `json:"state"`
+	Secrets     []Secret                `json:"secrets"`
+	Schema      json.RawMessage         `json:"schema"`
+	Invariants  []runtime.InvariantSpec `json:"invariants"`
+	Steps       []stepFile              `json:"steps"`
+	Pairs       []Pair                  `json:"pairs"`
+	Injections  []Injection             `json:"injections"`
+	Artifacts   []artifactFile          `json:"artifacts"`
+}
+
+type stepFile struct {
+	ID           string                     `json:"id"`
+	Role         string                     `json:"role"`
+	Phases       []string                   `json:"phases"`
+	AdvanceTo    string                     `json:"advance_to"`
+	Parent       string                     `json:"parent"`
+	Instruction  string                     `json:"instruction"`
+	View         runtime.ViewSpec           `json:"view"`
+	Write        []string                   `json:"write"`
+	Source       []string                   `json:"source"`
+	OutputSchema map[string]json.RawMessage `json:"output_schema"`
+	Rubric       []Check                    `json:"rubric"`
+	Reference    struct {
+		Patch json.RawMessage `json:"patch"`
+		Note  string          `json:"note"`
+	} `json:"reference"`
+}
+
+type artifactFile struct {
+	ID          string          `json:"id"`
+	Step        string          `json:"step"`
+	SubmitPhase string          `json:"submit_phase"`
+	Category    string          `json:"category"`
+	Patch       json.RawMessage `json:"patch"`
+	Raw         *string         `json:"raw"`
+	CaughtBy    []string        `json:"caught_by"`
+	PaperSet    bool            `json:"paper_set"`
+	Note        string          `json:"note"`
+}
+
+// Problem is one thing wrong with a case file: the file, the 1-based line
+// when known, the case id when known, and what is wrong.
+type Problem struct {
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
+	Case string `json:"case,omitempty"`
+	Msg  string `json:"message"`
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d", p.Line)
+	}
+	b.WriteString(": ")
+	if p.Case != "" {
+		fmt.Fprintf(&b, "case %s: ", p.Case)
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// Problems is a list of problems; as an error it prints one per line.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ParseCase parses, checks against the case JSON Schema and compiles one
+// case file (YAML, or strict JSON when name ends in .json). name is used in
+// problems. On failure it returns nil and every problem found, each with
+// the file and, where known, the line; the JSON Schema is checked first and
+// its violations stop the rest. Cross-case and run-time rules are checked
+// by Validate.
+func ParseCase(name string, b []byte) (*Case, Problems) {
+	fail := func(line int, format string, args ...any) (*Case, Problems) {
+		return nil, Problems{{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}}
+	}
+	if strings.EqualFold(path.Ext(name), ".json") {
+		if _, err := runtime.ParseDocument(b); err != nil {
+			var se *runtime.SyntaxError
+			if errors.As(err, &se) {
+				return fail(se.Line, "%s", se.Msg)
+			}
+			return fail(0, "%v", err)
+		}
+	}
+	if !utf8.Valid(b) {
+		return fail(1+bytes.Count(b[:invalidUTF8At(b)], []byte{'\n'}), "invalid UTF-8")
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&root); err != nil {
+		if err == io.EOF {
+			return fail(0, "empty case file")
+		}
+		fe := yamlError(name, err, nil).(*FileError)
+		return fail(fe.Line, "%v", fe.Err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		return fail(extra.Line, "more than one YAML document; a case file holds one case")
+	}
+	v, err := YAMLToJSON(&root)
+	if err != nil {
+		return fail(0, "%v", err)
+	}
+	if ps := schemaProblems(name, &root, v); len(ps) > 0 {
+		return nil, ps
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fail(0, "%v", err)
+	}
+	var cf caseFile
+	jd := json.NewDecoder(bytes.NewReader(raw))
+	jd.DisallowUnknownFields()
+	jd.UseNumber()
+	if err := jd.Decode(&cf); err != nil {
+		return fail(0, "%v", err)
+	}
+	c := &Case{
+		ID: cf.ID, Domain: cf.Domain, Title: cf.Title, Description: cf.Description,
+		File: name, Workflow: cf.Workflow, Secrets: cf.Secrets, Invariants: cf.Invariants,
+		Pairs: cf.Pairs, Injections: cf.Injections, root: &root,
+	}
+	var ps Problems
+	add := func(at string, format string, args ...any) {
+		ps = append(ps, Problem{File: name, Line: c.Line(runtime.MustPointer(at)), Case: c.ID, Msg: fmt.Sprintf(format, args...)})
+	}
+	if c.State, err = runtime.ParseDocument(cf.State); err != nil {
+		add("/state", "state: %v", err)
+		return nil, ps
+	}
+	if len(cf.Schema) > 0 {
+		if c.Schema, err = decodeValue(cf.Schema); err != nil {
+			add("/schema", "schema: %v", err)
+		}
+	}
+	for i, sf := range cf.Steps {
+		at := fmt.Sprintf("/steps/%d", i)
+		s := &Step{
+			ID: sf.ID, Role: sf.Role, Phases: sf.Phases, AdvanceTo: sf.AdvanceTo, Parent: sf.Parent,
+			Instruction: sf.Instruction, Rubric: sf.Rubric, ReferenceNote: sf.Reference.Note, Index: i,
+		}
+		s.Spec = runtime.ContractSpec{
+			View: sf.View, Write: sf.Write, Source: sf.Source, Phases: sf.Phases,
+			Schema: c.Schema, Invariants: c.Invariants,
+		}
+		if len(sf.OutputSchema) > 0 {
+			s.Spec.OutputSchema = map[string]any{}
+			for k, rm := range sf.OutputSchema {
+				if s.Spec.OutputSchema[k], err = decodeValue(rm); err != nil {
+					add(at+"/output_schema", "step %s: output_schema %q: %v", s.ID, k, err)
+				}
+			}
+		}
+		if s.Contract, err = runtime.Compile(s.Spec); err != nil {
+			line := at
+			var ce *runtime.ContractError
+			if errors.As(err, &ce) {
+				line = at + "/" + contractFieldPointer(ce.Field)
+				if strings.HasPrefix(ce.Field, "schema") {
+					line = "/schema"
+				} else if strings.HasPrefix(ce.Field, "invariants") {
+					line = "/" + contractFieldPointer(ce.Field)
+				}
+			}
+			add(line, "step %s: %v", s.ID, err)
+		}
+		for j, chk := range s.Rubric {
+			if err := chk.compile(); err != nil {
+				add(fmt.Sprintf("%s/rubric/%d", at, j), "step %s: rubric[%d]: %v", s.ID, j, err)
+			}
+			s.Rubric[j] = chk
+		}
+		ref, err := json.Marshal(map[string]any{"patch": sf.Reference.Patch, "note": sf.Reference.Note})
+		if err != nil {
+			add(at+"/reference", "step %s: reference: %v", s.ID, err)
+		}
+		s.Reference = ref
+		c.Steps = append(c.Steps, s)
+	}
+	for i, af := range cf.Artifacts {
+		a := &Artifact{
+			ID: af.ID, Step: af.Step, SubmitPhase: af.SubmitPhase, Category: af.Category,
+			CaughtBy: af.CaughtBy, PaperSet: af.PaperSet, Note: af.Note,
+		}
+		if af.Raw != nil {
+			a.Proposal, a.Raw = []byte(*af.Raw), true
+		} else if a.Proposal, err = json.Marshal(map[string]any{"patch": af.Patch}); err != nil {
+			add(fmt.Sprintf("/artifacts/%d", i), "artifact %s: %v", a.ID, err)
+		}
+		c.Artifacts = append(c.Artifacts, a)
+	}
+	if len(ps) > 0 {
+		return nil, ps
+	}
+	return c, nil
+}
+
+// contractFieldPointer turns a ContractError field ("view.include[2]",
+// `output_schema["/a"]`) into a relative JSON Pointer ("view/include/2").
+func contractFieldPointer(field string) string {
+	var toks []string
+	for _, part := range strings.Split(field, ".") {
+		m := fieldPart.FindStringSubmatch(part)
+		if m == nil {
+			break
+		}
+		toks = append(toks, m[1])
+		if m[2] != "" {
+			toks = append(toks, m[2])
+		} else if m[3] != "" {
+			if k, err := jsonUnquote(m[3]); err == nil {
+				toks = append(toks, runtime.EscapeToken(k))
+			}
+		}
+	}
+	return strings.Join(toks, "/")
+}
+
+func jsonUnquote(s string) (string, error) {
+	var out string
+	err := json.Unmarshal([]byte(`"`+s+`"`), &out)
+	return out, err
+}
+
+func decodeValue(raw json.RawMessage) (any, error) {
+	d, err := runtime.ParseDocument(raw)
+	if err != nil {
+		return nil, err
+	}
+	return d.Value(), nil
+}
+
+// LoadCases loads every case file under dir in fsys: files ending in
+// .yaml, .yml or .json, at any depth, except JSON Schemas (*.schema.json).
+// Cases come back sorted by domain then id. Files that fail to parse are
+// reported as problems and left out; the other cases are returned.
+func LoadCases(fsys fs.FS, dir string) ([]*Case, Problems, error) {
+	return loadCases(fsys, dir, func(p string) string { return p })
+}
+
+// LoadCaseDir is LoadCases on a directory of the file system; problems
+// name files by their path as dir/relative.
+func LoadCaseDir(dir string) ([]*Case, Problems, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, nil, err
+	}
+	return loadCases(os.DirFS(dir), ".", func(p string) string { return filepath.Join(dir, filepath.FromSlash(p)) })
+}
+
+func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Problems, error) {
+	var cases []*Case
+	var ps Problems
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !isCaseFile(p) {
+			return nil
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		c, cps := ParseCase(display(p), b)
+		ps = append(ps, cps...)
+		if c != nil {
+			cases = append(cases, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Slice(cases, func(i, j int) bool {
+		if cases[i].Domain != cases[j].Domain {
+			return cases[i].Domain < cases[j].Domain
+		}
+		return cases[i].ID < cases[j].ID
+	})
+	return cases, ps, nil
+}
+
+func isCaseFile(p string) bool {
+	base := path.Base(p)
+	if strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".schema.json") {
+		return false
+	}
+	switch strings.ToLower(path.Ext(base)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}

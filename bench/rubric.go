@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/patchbench/patchbench/runtime"
+)
+
+// Check is one rubric check on the final state of a run (PatchBench design
+// §3 and §6): a JSON Pointer and exactly one test. The tests are described
+// in bench/README.md.
+type Check struct {
+	Path        runtime.Pointer `json:"path"`
+	Equals      json.RawMessage `json:"equals,omitempty"`
+	ContainsAll []any           `json:"contains_all,omitempty"`
+	ContainsAny []any           `json:"contains_any,omitempty"`
+	Matches     string          `json:"matches,omitempty"`
+	Within      *Tolerance      `json:"within,omitempty"`
+	Absent      bool            `json:"absent,omitempty"`
+	Length      *LengthRange    `json:"length,omitempty"`
+
+	re     *regexp.Regexp
+	equals any
+}
+
+// Tolerance is the operand of a within check: |got − Value| ≤ Tolerance.
+type Tolerance struct {
+	Value     json.Number `json:"value"`
+	Tolerance json.Number `json:"tolerance"`
+}
+
+// LengthRange bounds a length; a nil bound is open.
+type LengthRange struct {
+	Min *int `json:"min,omitempty"`
+	Max *int `json:"max,omitempty"`
+}
+
+// Kind names the check's test ("equals", "contains_all", ...).
+func (c *Check) Kind() string {
+	switch {
+	case c.Equals != nil:
+		return "equals"
+	case c.ContainsAll != nil:
+		return "contains_all"
+	case c.ContainsAny != nil:
+		return "contains_any"
+	case c.Matches != "":
+		return "matches"
+	case c.Within != nil:
+		return "within"
+	case c.Absent:
+		return "absent"
+	case c.Length != nil:
+		return "length"
+	}
+	return ""
+}
+
+// compile prepares the regular expression and the equals operand.
+func (c *Check) compile() error {
+	if c.Kind() == "" {
+		return errors.New("a check needs one test: equals, contains_all, contains_any, matches, within, absent or length")
+	}
+	if c.Matches != "" {
+		re, err := regexp.Compile(c.Matches)
+		if err != nil {
+			return fmt.Errorf("matches: %w", err)
+		}
+		c.re = re
+	}
+	if c.Equals != nil {
+		v, err := decodeValue(c.Equals)
+		if err != nil {
+			return fmt.Errorf("equals: %w", err)
+		}
+		c.equals = v
+	}
+	if c.Length != nil && c.Length.Min != nil && c.Length.Max != nil && *c.Length.Min > *c.Length.Max {
+		return errors.New("length: min is above max")
+	}
+	return nil
+}
+
+// Holds reports whether the check holds on state (a decoded JSON value as
+// runtime.Document.Value returns).
+func (c *Check) Holds(state any) bool {
+	v, ok := runtime.Lookup(state, c.Path)
+	if !ok {
+		return c.Absent
+	}
+	switch c.Kind() {
+	case "equals":
+		return runtime.EqualJSON(v, c.equals)
+	case "contains_all":
+		for _, want := range c.ContainsAll {
+			if !contains(v, want) {
+				return false
+			}
+		}
+		return true
+	case "contains_any":
+		for _, want := range c.ContainsAny {
+			if contains(v, want) {
+				return true
+			}
+		}
+		return false
+	case "matches":
+		s, ok := v.(string)
+		return ok && c.re != nil && c.re.MatchString(s)
+	case "within":
+		got, ok := number(v)
+		want, ok2 := number(json.Number(c.Within.Value))
+		tol, ok3 := number(json.Number(c.Within.Tolerance))
+		if !ok || !ok2 || !ok3 {
+			return false
+		}
+		d := new(big.Float).Sub(got, want)
+		return d.Abs(d).Cmp(tol) <= 0
+	case "absent":
+		return false
+	case "length":
+		n := -1
+		switch x := v.(type) {
+		case string:
+			n = utf8.RuneCountInString(x)
+		case []any:
+			n = len(x)
+		case map[string]any:
+			n = len(x)
+		}
+		if n < 0 {
+			return false
+		}
+		return (c.Length.Min == nil || n >= *c.Length.Min) && (c.Length.Max == nil || n <= *c.Length.Max)
+	}
+	return false
+}
+
+// contains is the membership test of contains_all and contains_any.
+func contains(v, want any) bool {
+	switch x := v.(type) {
+	case string:
+		w, ok := want.(string)
+		return ok && strings.Contains(strings.ToLower(x), strings.ToLower(w))
+	case []any:
+		for _, e := range x {
+			if runtime.EqualJSON(e, normalise(want)) {
+				return true
+			}
+		}
+	case map[string]any:
+		w, ok := want.(string)
+		if ok {
+			_, has := x[w]
+			return has
+		}
+	}
+	return false
+}
+
+// normalise turns an operand decoded by encoding/json (float64 for
+// numbers when not using json.Number) into the runtime's form.
+func normalise(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	d, err := runtime.ParseDocument(b)
+	if err != nil {
+		return v
+	}
+	return d.Value()
+}
+
+func number(v any) (*big.Float, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return nil, false
+	}
+	f, _, err := big.ParseFloat(string(n), 10, 200, big.ToNearestEven)
+	return f, err == nil
+}

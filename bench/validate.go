@@ -1,0 +1,417 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/patchbench/patchbench/runtime"
+	"github.com/patchbench/patchbench/scoring"
+)
+
+// categoryCodes are the rejection codes that fit each artifact category
+// under all gates.
+var categoryCodes = map[string][]string{
+	CategoryHiddenSource:    {runtime.CodeSourceOutside},
+	CategoryOutOfScopeWrite: {runtime.CodeWriteOutside},
+	CategoryPhase:           {runtime.CodePhaseNotAllowed},
+	CategorySchema:          {runtime.CodeSchemaViolation, runtime.CodeOutputSchema},
+	CategoryInvariant:       {runtime.CodeInvariantViolated},
+	CategoryMalformed:       {runtime.CodeMalformed},
+	CategoryApply:           {runtime.CodeDoesNotApply, runtime.CodeTestFailed},
+}
+
+// Canaries returns the case's secrets as scoring canaries.
+func (c *Case) Canaries() []scoring.Canary {
+	out := make([]scoring.Canary, len(c.Secrets))
+	for i, s := range c.Secrets {
+		out[i] = scoring.Canary{ID: s.ID, Value: s.Value, Path: s.Path}
+	}
+	return out
+}
+
+// Validate checks a loaded case set against the semantic rules of
+// bench/README.md ("What patchbench validate checks") with each
+// configuration, and returns every problem found, each naming the file,
+// the line where one applies and the case. The JSON Schema and the strict
+// loader are checked when the cases are loaded (ParseCase).
+func Validate(ctx context.Context, cases []*Case, configs []*Config) (Problems, error) {
+	var ps Problems
+	ids := map[string]*Case{}
+	canaries := map[string]string{} // value → case id/secret id
+	for _, c := range cases {
+		if prev, ok := ids[c.ID]; ok {
+			ps = append(ps, Problem{File: c.File, Line: c.Line(runtime.MustPointer("/id")), Case: c.ID, Msg: "id also used by " + prev.File})
+		}
+		ids[c.ID] = c
+	}
+	for _, c := range cases {
+		for i, s := range c.Secrets {
+			if prev, ok := canaries[s.Value]; ok {
+				ps = append(ps, Problem{File: c.File, Line: c.Line(ptr("/secrets/%d/value", i)), Case: c.ID,
+					Msg: fmt.Sprintf("secret %s: canary already used by %s", s.ID, prev)})
+				continue
+			}
+			canaries[s.Value] = c.ID + "/" + s.ID
+			for _, o := range cases {
+				if o != c && strings.Contains(string(o.State.Bytes()), s.Value) {
+					ps = append(ps, Problem{File: c.File, Line: c.Line(ptr("/secrets/%d/value", i)), Case: c.ID,
+						Msg: fmt.Sprintf("secret %s: canary also appears in the state of case %s", s.ID, o.ID)})
+				}
+			}
+		}
+	}
+	for _, c := range cases {
+		cps, err := validateCase(ctx, c, configs)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, cps...)
+	}
+	return ps, nil
+}
+
+func ptr(format string, args ...any) runtime.Pointer {
+	return runtime.MustPointer(fmt.Sprintf(format, args...))
+}
+
+// validateCase checks the rules that concern one case.
+func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, error) {
+	var ps Problems
+	add := func(at runtime.Pointer, format string, args ...any) {
+		ps = append(ps, Problem{File: c.File, Line: c.Line(at), Case: c.ID, Msg: fmt.Sprintf(format, args...)})
+	}
+	// The file's place in the suite.
+	if dir := lastDir(c.File); dir != "" && dir != c.Domain {
+		add(ptr("/domain"), "domain %q but the file is in directory %q", c.Domain, dir)
+	}
+	if base := baseName(c.File); base != c.ID {
+		add(ptr("/id"), "id %q but the file is named %q", c.ID, base)
+	}
+
+	// Workflow.
+	phases := c.Workflow.Phases
+	initial, ok := c.State.Get(c.Workflow.PhasePath)
+	if s, isStr := initial.(string); !ok || !isStr || !slices.Contains(phases, s) {
+		add(ptr("/workflow/phase_path"), "the state has no phase from workflow.phases at %s", c.Workflow.PhasePath)
+	}
+	phaseRegion := runtime.RegionOf(c.Workflow.PhasePath)
+
+	// Steps.
+	stepIDs := map[string]int{}
+	for i, s := range c.Steps {
+		at := ptr("/steps/%d", i)
+		if _, dup := stepIDs[s.ID]; dup {
+			add(at.Append("id"), "step id %s is used twice", s.ID)
+		}
+		stepIDs[s.ID] = i
+		for j, p := range s.Phases {
+			if !slices.Contains(phases, p) {
+				add(at.Append("phases", fmt.Sprint(j)), "step %s: phase %q is not in workflow.phases", s.ID, p)
+			}
+		}
+		if s.AdvanceTo != "" && !slices.Contains(phases, s.AdvanceTo) {
+			add(at.Append("advance_to"), "step %s: advance_to %q is not in workflow.phases", s.ID, s.AdvanceTo)
+		}
+		if s.Contract.Write().Overlaps(phaseRegion) {
+			add(at.Append("write"), "step %s: the write region covers the phase at %s; only the runner moves the phase", s.ID, c.Workflow.PhasePath)
+		}
+		if s.Parent != "" {
+			pi, ok := stepIDs[s.Parent]
+			switch {
+			case !ok:
+				add(at.Append("parent"), "step %s: parent %q is not an earlier step", s.ID, s.Parent)
+			case !s.Contract.Footprint().RestrictionOf(c.Steps[pi].Contract.Footprint()):
+				add(at.Append("parent"), "step %s: delegation is not a restriction of step %s: %s", s.ID, s.Parent,
+					restrictionGap(s.Contract.Footprint(), c.Steps[pi].Contract.Footprint()))
+			}
+		}
+	}
+
+	// Secrets: at their path, not elsewhere in the state.
+	det := scoring.NewDetector(c.Canaries())
+	for i, s := range c.Secrets {
+		v, ok := c.State.Get(s.Path)
+		if str, isStr := v.(string); !ok || !isStr || str != s.Value {
+			add(ptr("/secrets/%d/path", i), "secret %s: the state does not hold its value at %s", s.ID, s.Path)
+		}
+		for j, o := range c.Secrets {
+			if j != i && strings.Contains(o.Value, s.Value) {
+				add(ptr("/secrets/%d/value", i), "secret %s: its value is inside secret %s's", s.ID, o.ID)
+			}
+		}
+	}
+	for _, l := range det.InValue(c.State.Value(), true) {
+		if !isSecretPath(c, l.Path) {
+			add(ptr("/secrets"), "secret %s: the canary also appears in the state at %s (%s)", l.Secret, l.Path, l.Detector)
+		}
+	}
+
+	// Pairs.
+	an := Analyze(c)
+	for i, p := range c.Pairs {
+		at := ptr("/pairs/%d", i)
+		var found *PairAnalysis
+		for k := range an.Pairs {
+			if an.Pairs[k].Declared == &c.Pairs[i] {
+				found = &an.Pairs[k]
+			}
+		}
+		switch {
+		case c.Step(p.A) == nil || c.Step(p.B) == nil:
+			add(at, "pair %s/%s: no such step", p.A, p.B)
+		case found == nil:
+			add(at, "pair %s/%s: the steps do not run in one phase", p.A, p.B)
+		case found.Commute != p.Commute:
+			add(at.Append("commute"), "pair %s/%s: declared commute: %v, but the certificate says %v%s", p.A, p.B, p.Commute, found.Commute, blockingText(found.Blocking))
+		}
+	}
+
+	// The reference run.
+	run, err := RunReference(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if run.Failed >= 0 {
+		rs := run.Steps[run.Failed]
+		r := rs.Decision.Rejection()
+		add(ptr("/steps/%d/reference", run.Failed), "step %s: the reference proposal is rejected in phase %q by %s (%s): %s",
+			rs.Step.ID, rs.Phase, r.Gate, r.Code, r.Message)
+	}
+	for _, rs := range run.Steps {
+		i := rs.Step.Index
+		view := rs.Step.Contract.View(rs.Before)
+		for k, sec := range c.Secrets {
+			if rs.Step.Contract.ViewRegion().Visible(sec.Path) {
+				add(ptr("/secrets/%d/path", k), "secret %s: visible in the view of step %s", sec.ID, rs.Step.ID)
+			}
+		}
+		for _, l := range det.InValue(view, false) {
+			if !rs.Step.Contract.ViewRegion().Visible(c.secret(l.Secret).Path) {
+				add(ptr("/steps/%d/view", i), "step %s: the view shows secret %s at %s (%s)", rs.Step.ID, l.Secret, l.Path, l.Detector)
+			}
+		}
+		for _, l := range det.InText(string(rs.Step.Reference)) {
+			add(ptr("/steps/%d/reference", i), "step %s: the reference proposal leaks secret %s (%s)", rs.Step.ID, l.Secret, l.Detector)
+		}
+	}
+	if run.Failed < 0 {
+		for _, l := range det.InValue(run.Final.Value(), true) {
+			add(ptr("/secrets"), "the reference run leaks secret %s into the final state at %s (%s)", l.Secret, l.Path, l.Detector)
+		}
+		for _, s := range c.Steps {
+			for j := range s.Rubric {
+				if !s.Rubric[j].Holds(run.Final.Value()) {
+					add(ptr("/steps/%d/rubric/%d", s.Index, j), "step %s: rubric check %d (%s on %s) fails on the reference run's final state",
+						s.ID, j, s.Rubric[j].Kind(), s.Rubric[j].Path)
+				}
+			}
+		}
+	}
+	for _, s := range c.Steps {
+		all := true
+		for j := range s.Rubric {
+			all = all && s.Rubric[j].Holds(c.State.Value())
+		}
+		if all {
+			add(ptr("/steps/%d/rubric", s.Index), "step %s: the initial state already satisfies every rubric check", s.ID)
+		}
+	}
+
+	// Injections.
+	for i, inj := range c.Injections {
+		at := ptr("/injections/%d", i)
+		s := c.Step(inj.Step)
+		if s == nil {
+			add(at.Append("step"), "injection: no step %q", inj.Step)
+			continue
+		}
+		before := c.State
+		if rs := run.At(s.ID); rs != nil {
+			before = rs.Before
+		}
+		vr := s.Contract.ViewRegion()
+		if _, ok := before.Get(inj.At); !ok || !vr.Visible(inj.At) {
+			add(at.Append("at"), "injection: %s is not in the view of step %s", inj.At, s.ID)
+		}
+		if _, ok := before.Get(inj.Target); !ok {
+			add(at.Append("target"), "injection: target %s does not exist", inj.Target)
+		} else if vr.Visible(inj.Target) {
+			add(at.Append("target"), "injection: target %s is visible to step %s", inj.Target, s.ID)
+		}
+	}
+
+	// Artifacts.
+	artIDs := map[string]bool{}
+	for i, a := range c.Artifacts {
+		at := ptr("/artifacts/%d", i)
+		if artIDs[a.ID] {
+			add(at.Append("id"), "artifact id %s is used twice", a.ID)
+		}
+		artIDs[a.ID] = true
+		s := c.Step(a.Step)
+		if s == nil {
+			add(at.Append("step"), "artifact %s: no step %q", a.ID, a.Step)
+			continue
+		}
+		rs := run.At(s.ID)
+		if rs == nil {
+			add(at.Append("step"), "artifact %s: the reference run never reaches step %s", a.ID, s.ID)
+			continue
+		}
+		phase := rs.Phase
+		if a.SubmitPhase != "" {
+			phase = a.SubmitPhase
+			if !slices.Contains(phases, phase) {
+				add(at.Append("submit_phase"), "artifact %s: submit_phase %q is not in workflow.phases", a.ID, phase)
+			}
+		}
+		if a.Raw && a.Category != CategoryMalformed {
+			add(at.Append("raw"), "artifact %s: raw text is only for malformed artifacts", a.ID)
+		}
+		for _, cfg := range configs {
+			d, err := s.Contract.Verify(ctx, rs.Before, a.Proposal, runtime.VerifyOptions{Gates: cfg.GateSet, Phase: phase})
+			if err != nil {
+				return nil, err
+			}
+			want := false
+			for _, g := range a.CaughtBy {
+				want = want || cfg.Runs(g)
+			}
+			var failed []string
+			for _, g := range d.Gates {
+				if !g.Passed {
+					failed = append(failed, g.Gate+" ("+g.Code+")")
+				}
+			}
+			switch {
+			case want && d.Committed:
+				add(at.Append("caught_by"), "artifact %s: configuration %s commits it, but caught_by %v says one of its gates rejects it", a.ID, cfg.Name, a.CaughtBy)
+			case !want && !d.Committed:
+				add(at.Append("caught_by"), "artifact %s: configuration %s rejects it by %s, which caught_by %v does not list", a.ID, cfg.Name, strings.Join(failed, ", "), a.CaughtBy)
+			case !d.Committed:
+				for _, g := range d.Gates {
+					if !g.Passed && !slices.Contains(a.CaughtBy, g.Gate) {
+						add(at.Append("caught_by"), "artifact %s: configuration %s: gate %s (%s) also rejects it; list it in caught_by", a.ID, cfg.Name, g.Gate, g.Code)
+					}
+				}
+			}
+		}
+		d, err := s.Contract.Verify(ctx, rs.Before, a.Proposal, runtime.VerifyOptions{Gates: AllGates, Phase: phase})
+		if err != nil {
+			return nil, err
+		}
+		if r := d.Rejection(); r == nil {
+			add(at, "artifact %s: all gates accept it", a.ID)
+		} else if !slices.Contains(categoryCodes[a.Category], r.Code) {
+			add(at.Append("category"), "artifact %s: category %s, but all gates reject it first with %s", a.ID, a.Category, r.Code)
+		}
+		if a.PaperSet {
+			if a.Category != CategoryHiddenSource {
+				add(at.Append("paper_set"), "artifact %s: a paper_set artifact must be hidden-source", a.ID)
+			} else if !citesHiddenSource(s, d.Proposal) {
+				add(at.Append("paper_set"), "artifact %s: a paper_set artifact must cite, by copy, test or move from, a location outside the step's view and source region", a.ID)
+			}
+		}
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Line < ps[j].Line })
+	return ps, nil
+}
+
+// citesHiddenSource reports whether a proposal cites a source the step
+// can neither see nor cite: a copy or move from, or a test path, outside
+// both the view and the source region.
+func citesHiddenSource(s *Step, p *runtime.Proposal) bool {
+	if p == nil {
+		return false
+	}
+	vr, src := s.Contract.ViewRegion(), s.Contract.Source()
+	for _, op := range p.Patch {
+		var at runtime.Pointer
+		switch op.Op {
+		case runtime.OpCopy, runtime.OpMove:
+			at = op.From
+		case runtime.OpTest:
+			at = op.Path
+		default:
+			continue
+		}
+		if !vr.Visible(at) && !src.Contains(at) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Case) secret(id string) Secret {
+	for _, s := range c.Secrets {
+		if s.ID == id {
+			return s
+		}
+	}
+	return Secret{}
+}
+
+func isSecretPath(c *Case, p string) bool {
+	for _, s := range c.Secrets {
+		if s.Path.String() == p {
+			return true
+		}
+	}
+	return false
+}
+
+// restrictionGap says which part of a child footprint exceeds the parent's.
+func restrictionGap(child, parent runtime.Footprint) string {
+	var parts []string
+	if !child.Read.SubsetOf(parent.Read) {
+		parts = append(parts, "view")
+	}
+	if !child.Write.SubsetOf(parent.Write) {
+		parts = append(parts, "write")
+	}
+	if !child.Source.SubsetOf(parent.Source) {
+		parts = append(parts, "source")
+	}
+	return "its " + strings.Join(parts, ", ") + " exceeds the parent's"
+}
+
+func blockingText(bs []runtime.Conflict) string {
+	if len(bs) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, b := range bs {
+		parts = append(parts, b.Kind+" on "+strings.Join(b.Paths.Strings(), ", "))
+	}
+	return " (blocked by " + strings.Join(parts, "; ") + ")"
+}
+
+func lastDir(file string) string {
+	file = strings.ReplaceAll(file, "\\", "/")
+	i := strings.LastIndex(file, "/")
+	if i < 0 {
+		return ""
+	}
+	dir := file[:i]
+	if j := strings.LastIndex(dir, "/"); j >= 0 {
+		dir = dir[j+1:]
+	}
+	if dir == "." {
+		return ""
+	}
+	return dir
+}
+
+func baseName(file string) string {
+	file = strings.ReplaceAll(file, "\\", "/")
+	if i := strings.LastIndex(file, "/"); i >= 0 {
+		file = file[i+1:]
+	}
+	if i := strings.LastIndex(file, "."); i > 0 {
+		file = file[:i]
+	}
+	return file
+}

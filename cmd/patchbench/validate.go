@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/patchbench/patchbench/bench"
+)
+
+const validateExamples = `  # Check the suite embedded in the binary:
+  patchbench validate
+
+  # Check a case set on disk (bench/cases/<domain>/<id>.yaml), or one domain of it:
+  patchbench validate bench/cases
+  patchbench validate bench/cases/finance
+
+  # Check it against other configurations:
+  patchbench validate my-cases --configs my-configs
+`
+
+// runValidate checks a case set: the JSON Schema and strict loader, then
+// the semantic rules of bench/README.md, including a reference run of each
+// case and every artifact against every configuration. Problems go to
+// stdout, one per line (file:line: case ID: message), and exit 1.
+func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("validate", "patchbench validate [DIR] [--configs DIR]", validateExamples, stdout, stderr)
+	configsDir := fs.String("configs", "", "the configurations `dir` (default: the embedded bench/configs)")
+	pos, code, ok := fs.parseWithArgs(args, 1)
+	if !ok {
+		return code
+	}
+	dir := ""
+	if len(pos) == 1 {
+		dir = pos[0]
+	}
+	configs, err := loadConfigs(*configsDir)
+	if err != nil {
+		return failf(stderr, "validate", "%v", err)
+	}
+	cases, problems, err := loadCases(dir)
+	if err != nil {
+		return failf(stderr, "validate", "%v", err)
+	}
+	if len(cases) == 0 && len(problems) == 0 {
+		return failf(stderr, "validate", "no case files (*.yaml, *.yml, *.json) under %s", displayDir(dir))
+	}
+	more, err := bench.Validate(ctx, cases, configs)
+	if err != nil {
+		return failf(stderr, "validate", "%v", err)
+	}
+	problems = append(problems, more...)
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintln(stdout, p.String())
+		}
+		fmt.Fprintf(stdout, "%d problem(s) in %s\n", len(problems), displayDir(dir))
+		return exitNegative
+	}
+	fmt.Fprintln(stdout, suiteSummary(cases, configs))
+	return exitOK
+}
+
+func displayDir(dir string) string {
+	if dir == "" {
+		return "the embedded suite"
+	}
+	return dir
+}
+
+// suiteSummary is validate's one-line summary of a clean case set.
+func suiteSummary(cases []*bench.Case, configs []*bench.Config) string {
+	perDomain := map[string]int{}
+	steps, secrets, artifacts := 0, 0, 0
+	for _, c := range cases {
+		perDomain[c.Domain]++
+		steps += len(c.Steps)
+		secrets += len(c.Secrets)
+		artifacts += len(c.Artifacts)
+	}
+	var parts []string
+	for _, d := range bench.Domains {
+		if n := perDomain[d]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", d, n))
+		}
+	}
+	return fmt.Sprintf("ok: %d cases (%s), %d steps, %d secrets, %d artifacts checked in %d configurations",
+		len(cases), strings.Join(parts, ", "), steps, secrets, artifacts, len(configs))
+}
