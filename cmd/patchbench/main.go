@@ -40,9 +40,11 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"view":     {"print the projected view of a state under a step contract", runView},
-	"verify":   {"check one proposal against a step contract and a state", runVerify},
-	"validate": {"check a case set: format, secrets, reference run, artifacts", runValidate},
+	"view":      {"print the projected view of a state under a step contract", runView},
+	"verify":    {"check one proposal against a step contract and a state", runVerify},
+	"validate":  {"check a case set: format, secrets, reference run, artifacts", runValidate},
+	"cases":     {"list the cases of a case set", runCases},
+	"footprint": {"footprints, delegations and commutation certificates of the steps", runFootprint},
 }
 
 // run dispatches to a subcommand and returns the process exit code.

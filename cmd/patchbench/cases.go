@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/patchbench/patchbench/bench"
+)
+
+const casesExamples = `  # Every case of the embedded suite:
+  patchbench cases
+
+  # One domain, as JSON:
+  patchbench cases --domain medical --format json
+
+  # A case set on disk:
+  patchbench cases --cases my-cases
+`
+
+// caseRow is one row of "patchbench cases".
+type caseRow struct {
+	ID         string `json:"id"`
+	Domain     string `json:"domain"`
+	Title      string `json:"title"`
+	Steps      int    `json:"steps"`
+	Secrets    int    `json:"secrets"`
+	Artifacts  int    `json:"artifacts"`
+	Injection  bool   `json:"injection"`
+	Delegation bool   `json:"delegation"`
+}
+
+// runCases lists the cases of a case set, one row per case.
+func runCases(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("cases", "patchbench cases [--domain D] [--format text|json] [--cases DIR]", casesExamples, stdout, stderr)
+	domain := fs.String("domain", "", "only the cases of this `domain` ("+strings.Join(bench.Domains, ", ")+")")
+	format := fs.String("format", "text", "output `format`: text or json")
+	casesDir := fs.String("cases", "", "the case set `dir` (default: the embedded suite)")
+	if code, ok := fs.parse(args); !ok {
+		return code
+	}
+	if *format != "text" && *format != "json" {
+		return fs.usageError("--format must be text or json, not %q", *format)
+	}
+	if *domain != "" && !slices.Contains(bench.Domains, *domain) {
+		return fs.usageError("unknown domain %q (domains: %s)", *domain, strings.Join(bench.Domains, ", "))
+	}
+	cases, problems, err := loadCases(*casesDir)
+	if err != nil {
+		return failf(stderr, "cases", "%v", err)
+	}
+	if len(problems) > 0 {
+		return failf(stderr, "cases", "the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems)
+	}
+	rows := []caseRow{}
+	for _, c := range cases {
+		if *domain != "" && c.Domain != *domain {
+			continue
+		}
+		r := caseRow{ID: c.ID, Domain: c.Domain, Title: c.Title, Steps: len(c.Steps), Secrets: len(c.Secrets),
+			Artifacts: len(c.Artifacts), Injection: len(c.Injections) > 0}
+		for _, s := range c.Steps {
+			r.Delegation = r.Delegation || s.Parent != ""
+		}
+		rows = append(rows, r)
+	}
+	if *format == "json" {
+		b, _ := json.MarshalIndent(map[string]any{"cases": rows}, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+		return exitOK
+	}
+	var table [][]string
+	for _, r := range rows {
+		table = append(table, []string{r.ID, r.Domain, r.Title, strconv.Itoa(r.Steps), strconv.Itoa(r.Secrets),
+			strconv.Itoa(r.Artifacts), yesNo(r.Injection), yesNo(r.Delegation)})
+	}
+	writeTable(stdout, []string{"ID", "DOMAIN", "TITLE", "STEPS", "SECRETS", "ARTIFACTS", "INJECTION", "DELEGATION"}, table)
+	fmt.Fprintf(stdout, "%d cases\n", len(rows))
+	return exitOK
+}
