@@ -165,24 +165,26 @@ func nodeLine(root *yaml.Node, p runtime.Pointer) int {
 			n = n.Alias
 		}
 		var next *yaml.Node
+		nextLine := 0
 		switch n.Kind {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				if n.Content[i].Value == tok {
-					next = n.Content[i+1]
+					// A member is reported at its key's line.
+					next, nextLine = n.Content[i+1], n.Content[i].Line
 					break
 				}
 			}
 		case yaml.SequenceNode:
 			if i, err := runtime.ParseIndex(tok); err == nil && i < len(n.Content) {
 				next = n.Content[i]
+				nextLine = next.Line
 			}
 		}
 		if next == nil {
 			return line
 		}
-		n = next
-		line = n.Line
+		n, line = next, nextLine
 	}
 	return line
 }
