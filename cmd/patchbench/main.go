@@ -81,10 +81,15 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprint(w, `
 Examples:
+  # Check the embedded case suite, list its cases, show their footprints:
+  patchbench validate
+  patchbench cases --domain finance
+  patchbench footprint --case fin-payment-run-approval
+
   # What a step's actor sees of the state:
   patchbench view --state state.json --contract step.yaml
 
