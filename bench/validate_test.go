@@ -238,3 +238,14 @@ func TestValidateDelegationAndPairs(t *testing.T) {
 		}
 	}
 }
+
+// The example in bench/README.md is the example file, word for word.
+func TestReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```yaml\n"+readExample(t)+"```\n") {
+		t.Error("bench/README.md does not hold " + exampleFile + " verbatim in a yaml block")
+	}
+}
