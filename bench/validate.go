@@ -14,7 +14,8 @@ import (
 // categoryCodes are the rejection codes that fit each artifact category
 // under all gates.
 var categoryCodes = map[string][]string{
-	CategoryHiddenSource:    {runtime.CodeSourceOutside},
+	// A move whose from is outside W fails scope as a write first.
+	CategoryHiddenSource:    {runtime.CodeSourceOutside, runtime.CodeWriteOutside},
 	CategoryOutOfScopeWrite: {runtime.CodeWriteOutside},
 	CategoryPhase:           {runtime.CodePhaseNotAllowed},
 	CategorySchema:          {runtime.CodeSchemaViolation, runtime.CodeOutputSchema},
@@ -308,10 +309,13 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 		} else if !slices.Contains(categoryCodes[a.Category], r.Code) {
 			add(at.Append("category"), "artifact %s: category %s, but all gates reject it first with %s", a.ID, a.Category, r.Code)
 		}
+		if a.Category == CategoryHiddenSource && !citesSource(s, d.Proposal, false) {
+			add(at.Append("category"), "artifact %s: a hidden-source artifact must cite, by copy, test or move from, a location outside the step's source region", a.ID)
+		}
 		if a.PaperSet {
 			if a.Category != CategoryHiddenSource {
 				add(at.Append("paper_set"), "artifact %s: a paper_set artifact must be hidden-source", a.ID)
-			} else if !citesHiddenSource(s, d.Proposal) {
+			} else if !citesSource(s, d.Proposal, true) {
 				add(at.Append("paper_set"), "artifact %s: a paper_set artifact must cite, by copy, test or move from, a location outside the step's view and source region", a.ID)
 			}
 		}
@@ -320,10 +324,10 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 	return ps, nil
 }
 
-// citesHiddenSource reports whether a proposal cites a source the step
-// can neither see nor cite: a copy or move from, or a test path, outside
-// both the view and the source region.
-func citesHiddenSource(s *Step, p *runtime.Proposal) bool {
+// citesSource reports whether a proposal cites a source the step may not
+// cite: a copy or move from, or a test path, outside the source region
+// and, when hidden is true, outside the view too.
+func citesSource(s *Step, p *runtime.Proposal, hidden bool) bool {
 	if p == nil {
 		return false
 	}
@@ -338,7 +342,7 @@ func citesHiddenSource(s *Step, p *runtime.Proposal) bool {
 		default:
 			continue
 		}
-		if !vr.Visible(at) && !src.Contains(at) {
+		if !src.Contains(at) && !(hidden && vr.Visible(at)) {
 			return true
 		}
 	}
