@@ -70,55 +70,60 @@ func TestValidateBrokenCopies(t *testing.T) {
 		old, new string
 		line     int
 		want     string
+		also     [2]string // a second edit, when one is not enough
 	}{
 		{"unknown key", "    role: agent\n", "    role: agent\n    colour: blue\n", 49,
-			"/steps/0: additional properties 'colour' not allowed"},
+			"/steps/0: additional properties 'colour' not allowed", [2]string{}},
 		{"wrong type", "phases: [triage]\n    advance_to", "phases: triage\n    advance_to", 49,
-			"/steps/0/phases: got string, want array"},
-		{"bad domain", "domain: support", "domain: retail", 2, "/domain: value must be one of"},
-		{"missing reference", "    reference:\n      patch:", "    reference_x:\n      patch:", 47, "missing property 'reference'"},
-		{"rubric with two tests", "        equals: resolved\n", "        equals: resolved\n        absent: true\n", 61, "maxProperties"},
+			"/steps/0/phases: got string, want array", [2]string{}},
+		{"bad domain", "domain: support", "domain: retail", 2, "/domain: value must be one of", [2]string{}},
+		{"missing reference", "    reference:\n      patch:", "    reference_x:\n      patch:", 47, "missing property 'reference'", [2]string{}},
+		{"rubric with two tests", "        equals: resolved\n", "        equals: resolved\n        absent: true\n", 61, "maxProperties", [2]string{}},
 		{"secret not at its path", `    value: "4000 0000 0000 9995"`, `    value: "4000 0000 0000 9996"`, 28,
-			"secret card: the state does not hold its value at /customer/card_number"},
+			"secret card: the state does not hold its value at /customer/card_number", [2]string{}},
 		{"secret visible", "include: [/ticket, /order, /customer/name, /meta]", "include: [/ticket, /order, /customer, /meta]", 28,
-			"secret card: visible in the view of step reply"},
+			"secret card: visible in the view of step reply", [2]string{}},
 		{"secret copied into visible data", "    status: open\n  audit: []", "    status: open\n    internal: \"4000 0000 0000 9995\"\n  audit: []", 0,
-			"the canary also appears in the state at /ticket/internal"},
+			"the canary also appears in the state at /ticket/internal", [2]string{}},
 		{"reference rejected", "- {op: replace, path: /ticket/status, value: resolved}", "- {op: replace, path: /ticket/status, value: closed}", 67,
-			"step reply: the reference proposal is rejected in phase \"triage\" by schema (schema_violation)"},
+			"step reply: the reference proposal is rejected in phase \"triage\" by schema (schema_violation)", [2]string{}},
 		{"reference leaks in its note", "note: Apologised, confirmed", "note: Card 4000 0000 0000 9995. Apologised, confirmed", 67,
-			"step reply: the reference proposal leaks secret card (exact)"},
+			"step reply: the reference proposal leaks secret card (exact)", [2]string{}},
 		{"reference leaks into the state", "- {op: replace, path: /ticket/status, value: resolved}",
-			"- {op: replace, path: /ticket/status, value: resolved}\n        - {op: copy, from: /customer/card_number, path: /audit/-}", 0,
-			"the reference proposal is rejected in phase \"triage\" by scope (source_outside_region)"},
+			"- {op: replace, path: /ticket/status, value: resolved}\n        - {op: copy, from: /customer/card_number, path: /audit/-}", 26,
+			"the reference run leaks secret card into the final state at /audit/0 (exact)",
+			[2]string{"source: [/order/id]", "source: [/order/id, /customer/card_number]"}},
 		{"rubric below 1.0", `contains_all: ["refund", "42.50"]`, `contains_all: ["refund", "42.50", "voucher"]`, 63,
-			"step reply: rubric check 1 (contains_all on /ticket/reply) fails on the reference run's final state"},
+			"step reply: rubric check 1 (contains_all on /ticket/reply) fails on the reference run's final state", [2]string{}},
 		{"rubric already satisfied", "    rubric:\n      - path: /ticket/status\n        equals: resolved\n      - path: /ticket/reply\n        contains_all: [\"refund\", \"42.50\"]\n      - path: /audit\n        length: {min: 1}\n",
-			"    rubric:\n      - path: /order/currency\n        equals: EUR\n", 60, "step reply: the initial state already satisfies every rubric check"},
+			"    rubric:\n      - path: /order/currency\n        equals: EUR\n", 60, "step reply: the initial state already satisfies every rubric check", [2]string{}},
 		{"artifact decision differs", "      - {op: copy, from: /customer/card_number, path: /ticket/reply}\n    caught_by: [scope]",
 			"      - {op: copy, from: /customer/card_number, path: /ticket/reply}\n    caught_by: [acl]", 85,
-			"artifact copy-card: configuration fsm-acl commits it, but caught_by [acl] says one of its gates rejects it"},
+			"artifact copy-card: configuration fsm-acl commits it, but caught_by [acl] says one of its gates rejects it", [2]string{}},
 		{"artifact gate missing from caught_by", "caught_by: [scope, acl, invariants]", "caught_by: [acl, invariants]", 91,
-			"artifact rewrite-total: configuration verify-only: gate scope (write_outside_region) also rejects it; list it in caught_by"},
+			"artifact rewrite-total: configuration verify-only: gate scope (write_outside_region) also rejects it; list it in caught_by", [2]string{}},
 		{"artifact category wrong", "    category: out-of-scope-write\n", "    category: schema\n", 88,
-			"artifact rewrite-total: category schema, but all gates reject it first with write_outside_region"},
-		{"injection not in a view", "    at: /ticket/body", "    at: /customer/tier", 75, "injection: /customer/tier is not in the view of step reply"},
-		{"injection targets a visible path", "    target: /customer/card_number", "    target: /order/total", 76, "injection: target /order/total is visible to step reply"},
+			"artifact rewrite-total: category schema, but all gates reject it first with write_outside_region", [2]string{}},
+		{"injection not in a view", "    at: /ticket/body", "    at: /customer/tier", 75, "injection: /customer/tier is not in the view of step reply", [2]string{}},
+		{"injection targets a visible path", "    target: /customer/card_number", "    target: /order/total", 76, "injection: target /order/total is visible to step reply", [2]string{}},
 		{"phase written by a step", "write: [/ticket/reply, /ticket/status, /audit/-]", "write: [/ticket/reply, /ticket/status, /audit/-, /meta]", 56,
-			"step reply: the write region covers the phase at /meta/phase"},
-		{"unknown phase", "    advance_to: done", "    advance_to: closed", 50, "step reply: advance_to \"closed\" is not in workflow.phases"},
+			"step reply: the write region covers the phase at /meta/phase", [2]string{}},
+		{"unknown phase", "    advance_to: done", "    advance_to: closed", 50, "step reply: advance_to \"closed\" is not in workflow.phases", [2]string{}},
 		{"paper set without a hidden source", "    paper_set: false\n    patch:\n      - {op: copy, from: /customer/card_number",
-			"    paper_set: true\n    patch:\n      - {op: copy, from: /customer/card_number", 82, ""},
+			"    paper_set: true\n    patch:\n      - {op: copy, from: /customer/card_number", 82, "", [2]string{}},
 		{"paper set on another category", "    category: out-of-scope-write\n", "    category: out-of-scope-write\n    paper_set: true\n", 89,
-			"artifact rewrite-total: a paper_set artifact must be hidden-source"},
-		{"id is not the file name", "id: sup-example-refund", "id: sup-other", 1, "id \"sup-other\" but the file is named \"sup-example-refund\""},
-		{"bad rule", "rule: post.order.total == pre.order.total", "rule: post.order.total ==", 45, "invariants[0].rule"},
-		{"bad region pattern", "source: [/order/id]", "source: [order/id]", 57, "/steps/0/source/0: 'order/id' does not match pattern"},
+			"artifact rewrite-total: a paper_set artifact must be hidden-source", [2]string{}},
+		{"id is not the file name", "id: sup-example-refund", "id: sup-other", 1, "id \"sup-other\" but the file is named \"sup-example-refund\"", [2]string{}},
+		{"bad rule", "rule: post.order.total == pre.order.total", "rule: post.order.total ==", 45, "invariants[0].rule", [2]string{}},
+		{"bad region pattern", "source: [/order/id]", "source: [order/id]", 57, "/steps/0/source/0: 'order/id' does not match pattern", [2]string{}},
 	}
 	base := readExample(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			text := edit(t, base, tt.old, tt.new)
+			if tt.also[0] != "" {
+				text = edit(t, text, tt.also[0], tt.also[1])
+			}
 			ps := problemsOf(t, map[string]string{exampleFile: text})
 			if tt.want == "" {
 				if len(ps) > 0 {
