@@ -467,9 +467,10 @@ func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Pr
 		if d.IsDir() || !isCaseFile(p) {
 			return nil
 		}
-		b, err := fs.ReadFile(fsys, p)
+		b, err := readLimited(fsys, p, MaxCaseFileBytes)
 		if err != nil {
-			return err
+			ps = append(ps, Problem{File: display(p), Msg: err.Error()})
+			return nil
 		}
 		c, cps := ParseCase(display(p), b)
 		ps = append(ps, cps...)
@@ -488,6 +489,27 @@ func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Pr
 		return cases[i].ID < cases[j].ID
 	})
 	return cases, ps, nil
+}
+
+// MaxCaseFileBytes bounds the size of one case file (8 MiB); a case's
+// state is meant to be a few KB to a few tens of KB.
+const MaxCaseFileBytes = 8 << 20
+
+// readLimited reads a file of at most limit bytes.
+func readLimited(fsys fs.FS, p string, limit int64) ([]byte, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("larger than %d MiB; a case file holds one case of a few KB", limit>>20)
+	}
+	return b, nil
 }
 
 func isCaseFile(p string) bool {

@@ -104,10 +104,6 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 	stepIDs := map[string]int{}
 	for i, s := range c.Steps {
 		at := ptr("/steps/%d", i)
-		if _, dup := stepIDs[s.ID]; dup {
-			add(at.Append("id"), "step id %s is used twice", s.ID)
-		}
-		stepIDs[s.ID] = i
 		for j, p := range s.Phases {
 			if !slices.Contains(phases, p) {
 				add(at.Append("phases", fmt.Sprint(j)), "step %s: phase %q is not in workflow.phases", s.ID, p)
@@ -128,6 +124,11 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 				add(at.Append("parent"), "step %s: delegation is not a restriction of step %s: %s", s.ID, s.Parent,
 					restrictionGap(s.Contract.Footprint(), c.Steps[pi].Contract.Footprint()))
 			}
+		}
+		if _, dup := stepIDs[s.ID]; dup {
+			add(at.Append("id"), "step id %s is used twice", s.ID)
+		} else {
+			stepIDs[s.ID] = i
 		}
 	}
 
@@ -163,6 +164,8 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 		switch {
 		case c.Step(p.A) == nil || c.Step(p.B) == nil:
 			add(at, "pair %s/%s: no such step", p.A, p.B)
+		case p.A == p.B:
+			add(at, "pair %s/%s: a pair needs two different steps", p.A, p.B)
 		case found == nil:
 			add(at, "pair %s/%s: the steps do not run in one phase", p.A, p.B)
 		case found.Commute != p.Commute:
