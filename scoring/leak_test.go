@@ -31,7 +31,7 @@ func TestInTextDetectors(t *testing.T) {
 		{"split over a line", "DE44 5001 0517\n5407 3249 31", "iban", DetectNormalised},
 		{"upper-case key", strings.ToUpper(key), "key", DetectNormalised},
 		{"base64", "token: " + base64.StdEncoding.EncodeToString([]byte(key)), "key", DetectBase64},
-		{"base64 inside a longer text", base64.StdEncoding.EncodeToString([]byte("the key is "+key+" ok")), "key", DetectBase64},
+		{"base64 inside a longer text", base64.StdEncoding.EncodeToString([]byte("the key is " + key + " ok")), "key", DetectBase64},
 		{"base64 url alphabet, no padding", base64.RawURLEncoding.EncodeToString([]byte("x" + key)), "key", DetectBase64},
 		{"hex", "blob " + hex.EncodeToString([]byte(key)), "key", DetectHex},
 		{"hex upper case with colons", strings.ToUpper(strings.Join(splitPairs(hex.EncodeToString([]byte(iban))), ":")), "iban", DetectHex},
