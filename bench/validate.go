@@ -270,36 +270,45 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 			phase = a.SubmitPhase
 			if !slices.Contains(phases, phase) {
 				add(at.Append("submit_phase"), "artifact %s: submit_phase %q is not in workflow.phases", a.ID, phase)
+				continue
 			}
 		}
 		if a.Raw && a.Category != CategoryMalformed {
 			add(at.Append("raw"), "artifact %s: raw text is only for malformed artifacts", a.ID)
 		}
-		for _, cfg := range configs {
-			d, err := s.Contract.Verify(ctx, rs.Before, a.Proposal, runtime.VerifyOptions{Gates: cfg.GateSet, Phase: phase})
-			if err != nil {
-				return nil, err
-			}
-			want := false
-			for _, g := range a.CaughtBy {
-				want = want || cfg.Runs(g)
-			}
-			var failed []string
-			for _, g := range d.Gates {
-				if !g.Passed {
-					failed = append(failed, g.Gate+" ("+g.Code+")")
-				}
-			}
+		// caught_by is exactly the set of gates that reject the artifact
+		// on their own, so that it predicts the decision of any
+		// configuration, not only of those loaded.
+		alone, err := gatesAlone(ctx, s, rs.Before, a.Proposal, phase)
+		if err != nil {
+			return nil, err
+		}
+		perGate := len(ps)
+		for _, g := range gateOrder {
+			listed := slices.Contains(a.CaughtBy, g)
 			switch {
-			case want && d.Committed:
-				add(at.Append("caught_by"), "artifact %s: configuration %s commits it, but caught_by %v says one of its gates rejects it", a.ID, cfg.Name, a.CaughtBy)
-			case !want && !d.Committed:
-				add(at.Append("caught_by"), "artifact %s: configuration %s rejects it by %s, which caught_by %v does not list", a.ID, cfg.Name, strings.Join(failed, ", "), a.CaughtBy)
-			case !d.Committed:
-				for _, g := range d.Gates {
-					if !g.Passed && !slices.Contains(a.CaughtBy, g.Gate) {
-						add(at.Append("caught_by"), "artifact %s: configuration %s: gate %s (%s) also rejects it; list it in caught_by", a.ID, cfg.Name, g.Gate, g.Code)
-					}
+			case alone[g] != "" && !listed:
+				add(at.Append("caught_by"), "artifact %s: gate %s on its own rejects it (%s); add %s to caught_by", a.ID, g, alone[g], g)
+			case alone[g] == "" && listed:
+				add(at.Append("caught_by"), "artifact %s: caught_by lists %s, but gate %s on its own accepts it", a.ID, g, g)
+			}
+		}
+		if len(ps) == perGate {
+			for _, cfg := range configs {
+				d, err := s.Contract.Verify(ctx, rs.Before, a.Proposal, runtime.VerifyOptions{Gates: cfg.GateSet, Phase: phase})
+				if err != nil {
+					return nil, err
+				}
+				want := false
+				for _, g := range a.CaughtBy {
+					want = want || cfg.Runs(g)
+				}
+				switch {
+				case want && d.Committed:
+					add(at.Append("caught_by"), "artifact %s: configuration %s commits it, but caught_by [%s] says one of its gates rejects it", a.ID, cfg.Name, strings.Join(a.CaughtBy, ", "))
+				case !want && !d.Committed:
+					r := d.Rejection()
+					add(at.Append("caught_by"), "artifact %s: configuration %s rejects it by %s (%s), which caught_by [%s] does not list", a.ID, cfg.Name, r.Gate, r.Code, strings.Join(a.CaughtBy, ", "))
 				}
 			}
 		}
@@ -325,6 +334,46 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Line < ps[j].Line })
 	return ps, nil
+}
+
+// gateOrder lists the gates caught_by may name, in pipeline order.
+var gateOrder = []string{
+	runtime.GateParse, runtime.GateScope, runtime.GateACL, runtime.GatePhase,
+	runtime.GateApply, runtime.GateSchema, runtime.GateInvariants,
+}
+
+// gatesAlone verifies a proposal once with no optional gate and once with
+// each optional gate on its own, and returns, for each gate that rejects
+// it, the rejection code. Parse and apply are judged from the run with no
+// optional gate.
+func gatesAlone(ctx context.Context, s *Step, state *runtime.Document, proposal []byte, phase string) (map[string]string, error) {
+	out := map[string]string{}
+	none, err := s.Contract.Verify(ctx, state, proposal, runtime.VerifyOptions{Phase: phase})
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range none.Gates {
+		if !g.Passed {
+			out[g.Gate] = g.Code
+		}
+	}
+	if out[runtime.GateParse] != "" {
+		return out, nil
+	}
+	for _, name := range []string{runtime.GateScope, runtime.GateACL, runtime.GatePhase, runtime.GateSchema, runtime.GateInvariants} {
+		gs, err := runtime.GatesFromList([]string{name})
+		if err != nil {
+			return nil, err
+		}
+		d, err := s.Contract.Verify(ctx, state, proposal, runtime.VerifyOptions{Gates: gs, Phase: phase})
+		if err != nil {
+			return nil, err
+		}
+		if r := d.Gate(name); r != nil && !r.Passed {
+			out[name] = r.Code
+		}
+	}
+	return out, nil
 }
 
 // citesSource reports whether a proposal cites a source the step may not
