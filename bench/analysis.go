@@ -121,6 +121,10 @@ func CheckPairs(ctx context.Context, c *Case, an Analysis) ([]PairCheck, error) 
 	if err != nil {
 		return nil, err
 	}
+	return checkPairs(ctx, c, an, run)
+}
+
+func checkPairs(ctx context.Context, c *Case, an Analysis, run *ReferenceRun) ([]PairCheck, error) {
 	var out []PairCheck
 	for _, pa := range an.Pairs {
 		if !pa.Commute {

@@ -257,7 +257,13 @@ func (p Problem) String() string {
 	if p.Case != "" {
 		fmt.Fprintf(&b, "case %s: ", p.Case)
 	}
-	b.WriteString(p.Msg)
+	// One problem, one line: multi-line library messages (CEL's caret
+	// diagrams) are joined.
+	lines := strings.Split(p.Msg, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	b.WriteString(strings.Join(lines, " "))
 	return b.String()
 }
 
@@ -343,6 +349,7 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 			add("/schema", "schema: %v", err)
 		}
 	}
+	caseLevel := map[string]bool{}
 	for i, sf := range cf.Steps {
 		at := fmt.Sprintf("/steps/%d", i)
 		s := &Step{
@@ -362,17 +369,24 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 			}
 		}
 		if s.Contract, err = runtime.Compile(s.Spec); err != nil {
-			line := at
 			var ce *runtime.ContractError
-			if errors.As(err, &ce) {
-				line = at + "/" + contractFieldPointer(ce.Field)
-				if strings.HasPrefix(ce.Field, "schema") {
-					line = "/schema"
-				} else if strings.HasPrefix(ce.Field, "invariants") {
-					line = "/" + contractFieldPointer(ce.Field)
+			switch {
+			case errors.As(err, &ce) && (strings.HasPrefix(ce.Field, "schema") || strings.HasPrefix(ce.Field, "invariants")):
+				// The case's schema and invariants are in every step's
+				// contract: report them once, at the case level.
+				if !caseLevel[err.Error()] {
+					caseLevel[err.Error()] = true
+					at := "/schema"
+					if strings.HasPrefix(ce.Field, "invariants") {
+						at = "/" + contractFieldPointer(ce.Field)
+					}
+					add(at, "%v", err)
 				}
+			case errors.As(err, &ce):
+				add(at+"/"+contractFieldPointer(ce.Field), "step %s: %v", s.ID, err)
+			default:
+				add(at, "step %s: %v", s.ID, err)
 			}
-			add(line, "step %s: %v", s.ID, err)
 		}
 		for j, chk := range s.Rubric {
 			if err := chk.compile(); err != nil {
@@ -450,9 +464,26 @@ func LoadCases(fsys fs.FS, dir string) ([]*Case, Problems, error) {
 
 // LoadCaseDir is LoadCases on a directory of the file system; problems
 // name files by their path as dir/relative.
+//
+// dir may also name a single case file.
 func LoadCaseDir(dir string) ([]*Case, Problems, error) {
-	if _, err := os.Stat(dir); err != nil {
+	fi, err := os.Stat(dir)
+	if err != nil {
 		return nil, nil, err
+	}
+	if !fi.IsDir() {
+		if !isCaseFile(filepath.ToSlash(dir)) {
+			return nil, nil, fmt.Errorf("%s: not a case file (.yaml, .yml or .json) or directory", dir)
+		}
+		b, err := readLimited(os.DirFS(filepath.Dir(dir)), filepath.Base(dir), MaxCaseFileBytes)
+		if err != nil {
+			return nil, Problems{{File: dir, Msg: err.Error()}}, nil
+		}
+		c, ps := ParseCase(dir, b)
+		if c == nil {
+			return nil, ps, nil
+		}
+		return []*Case{c}, ps, nil
 	}
 	return loadCases(os.DirFS(dir), ".", func(p string) string { return filepath.Join(dir, filepath.FromSlash(p)) })
 }

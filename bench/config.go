@@ -137,7 +137,7 @@ func LoadConfigs(fsys fs.FS, display func(string) string) ([]*Config, error) {
 		return nil, errors.Join(errs...)
 	}
 	if len(out) == 0 {
-		return nil, errors.New("no configurations (*.yaml) found")
+		return nil, fmt.Errorf("no configurations (*.yaml) in %s", display("."))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Order != out[j].Order {
@@ -153,5 +153,10 @@ func LoadConfigDir(dir string) ([]*Config, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, err
 	}
-	return LoadConfigs(os.DirFS(dir), func(p string) string { return filepath.Join(dir, p) })
+	return LoadConfigs(os.DirFS(dir), func(p string) string {
+		if p == "." {
+			return dir
+		}
+		return filepath.Join(dir, p)
+	})
 }

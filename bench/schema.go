@@ -22,6 +22,7 @@ const CaseSchemaFile = "case.schema.json"
 var (
 	caseSchemaOnce sync.Once
 	caseSchema     *jsonschema.Schema
+	caseSchemaDoc  any // the schema as decoded JSON, for known-key lookups
 	caseSchemaErr  error
 )
 
@@ -39,19 +40,123 @@ func CaseSchema() (*jsonschema.Schema, error) {
 			caseSchemaErr = fmt.Errorf("%s: %w", CaseSchemaFile, err)
 			return
 		}
+		caseSchemaDoc = doc
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
-		const url = "mem:///case.schema.json"
-		if err := c.AddResource(url, doc); err != nil {
+		if err := c.AddResource(caseSchemaURL, doc); err != nil {
 			caseSchemaErr = err
 			return
 		}
-		caseSchema, caseSchemaErr = c.Compile(url)
+		caseSchema, caseSchemaErr = c.Compile(caseSchemaURL)
 	})
 	return caseSchema, caseSchemaErr
 }
 
+const caseSchemaURL = "mem:///case.schema.json"
+
 var schemaPrinter = message.NewPrinter(language.English)
+
+const pointerPattern = "^(/([^~]|~[01])*)*$"
+
+// schemaMessage explains one failing leaf of the case schema in the terms
+// of bench/README.md, falling back on the library's own words.
+func schemaMessage(e *jsonschema.ValidationError) string {
+	at := runtime.Pointer(e.InstanceLocation)
+	inRubric := len(at) == 4 && at[0] == "steps" && at[2] == "rubric"
+	switch k := e.ErrorKind.(type) {
+	case *kind.MinProperties, *kind.MaxProperties:
+		if inRubric {
+			return "a rubric check has a path and exactly one test: equals, contains_all, contains_any, matches, within, absent or length"
+		}
+	case *kind.OneOf:
+		if len(at) == 2 && at[0] == "artifacts" {
+			return "an artifact has either a patch or raw text (for a malformed one), not both"
+		}
+	case *kind.Pattern:
+		if k.Want == pointerPattern {
+			return fmt.Sprintf("%q is not a JSON Pointer: it must be empty or start with \"/\" (RFC 6901)", k.Got)
+		}
+	case *kind.AdditionalProperties:
+		known := knownProperties(e.SchemaURL)
+		var parts []string
+		for _, p := range k.Properties {
+			msg := fmt.Sprintf("unknown key %q", p)
+			if near := closest(p, known); near != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			parts = append(parts, msg)
+		}
+		if len(known) > 0 {
+			return strings.Join(parts, "; ") + "; known keys: " + strings.Join(known, ", ")
+		}
+		return strings.Join(parts, "; ")
+	}
+	return e.ErrorKind.LocalizedString(schemaPrinter)
+}
+
+// knownProperties returns the property names the schema at url (a
+// location inside the case schema) allows, sorted.
+func knownProperties(url string) []string {
+	_, frag, ok := strings.Cut(url, "#")
+	if !ok {
+		return nil
+	}
+	p, err := runtime.ParsePointer(frag)
+	if err != nil {
+		return nil
+	}
+	node, ok := runtime.Lookup(caseSchemaDoc, p)
+	if !ok {
+		return nil
+	}
+	props, _ := runtime.Lookup(node, runtime.Pointer{"properties"})
+	m, _ := props.(map[string]any)
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// closest returns the known key nearest to key by edit distance, when it
+// is near enough to be a likely typo, or one that key is a prefix of.
+func closest(key string, known []string) string {
+	best, bestD := "", 1<<30
+	for _, k := range known {
+		d := editDistance(key, k)
+		if strings.HasPrefix(k, key) && len(key) >= 3 {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if bestD <= 2 || (bestD <= 3 && len(key) > 6) {
+		return best
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
 
 // schemaProblems validates a case file's value against the case schema
 // and returns one problem per failing leaf, with the line of the value at
@@ -92,7 +197,7 @@ func schemaProblems(file string, root *yaml.Node, v any) Problems {
 		if where == "" {
 			where = "the case"
 		}
-		msg := fmt.Sprintf("%s: %s", where, e.ErrorKind.LocalizedString(schemaPrinter))
+		msg := fmt.Sprintf("%s: %s", where, schemaMessage(e))
 		if seen[msg] {
 			return
 		}

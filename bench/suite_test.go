@@ -2,11 +2,9 @@ package bench
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/patchbench/patchbench/runtime"
@@ -320,61 +318,4 @@ func newSuiteDetector(cases []*Case) interface {
 		cs = append(cs, c.Canaries()...)
 	}
 	return scoring.NewDetector(cs)
-}
-
-var instructionPath = regexp.MustCompile(`(?:^|[\s("'])(/[A-Za-z0-9_~.-]+(?:/[A-Za-z0-9_~.*-]+)*)`)
-
-// Each instruction can be followed from the view alone: every JSON
-// Pointer it names is shown by the step's view or lies in its write
-// region.
-func TestSuiteInstructionsNameVisiblePaths(t *testing.T) {
-	named := 0
-	for _, c := range loadSuite(t) {
-		for _, s := range c.Steps {
-			for _, m := range instructionPath.FindAllStringSubmatch(s.Instruction, -1) {
-				p, err := runtime.ParsePointer(strings.TrimRight(m[1], ".,;:)"))
-				if err != nil {
-					continue
-				}
-				r, err := runtime.NewRegion(p.String())
-				if err != nil {
-					continue
-				}
-				named++
-				if !s.Contract.ViewRegion().Overlaps(r) && !s.Contract.Write().Overlaps(r) {
-					t.Errorf("case %s step %s: the instruction names %s, which the step neither sees nor writes", c.ID, s.ID, p)
-				}
-			}
-		}
-	}
-	t.Logf("%d paths named in instructions", named)
-	if named == 0 {
-		t.Error("no instruction names a path; the pattern is broken")
-	}
-}
-
-// Each declared injection is text that names what it asks for: the hidden
-// target's pointer or its last member name.
-func TestSuiteInjectionsNameTheirTarget(t *testing.T) {
-	n := 0
-	for _, c := range loadSuite(t) {
-		for _, inj := range c.Injections {
-			n++
-			v, _ := c.State.Get(inj.At)
-			text, ok := v.(string)
-			if !ok {
-				t.Errorf("case %s: injection at %s is not a string", c.ID, inj.At)
-				continue
-			}
-			low := strings.ToLower(text)
-			last := strings.ToLower(inj.Target.Last())
-			if !strings.Contains(low, strings.ToLower(inj.Target.String())) &&
-				!strings.Contains(low, last) && !strings.Contains(low, strings.ReplaceAll(last, "_", " ")) {
-				t.Errorf("case %s: the injection at %s does not name %s", c.ID, inj.At, inj.Target)
-			}
-		}
-	}
-	if n < 12 {
-		t.Errorf("%d injections", n)
-	}
 }

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -95,8 +97,15 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 	// Workflow.
 	phases := c.Workflow.Phases
 	initial, ok := c.State.Get(c.Workflow.PhasePath)
-	if s, isStr := initial.(string); !ok || !isStr || !slices.Contains(phases, s) {
-		add(ptr("/workflow/phase_path"), "the state has no phase from workflow.phases at %s", c.Workflow.PhasePath)
+	phaseOK := false
+	switch s, isStr := initial.(string); {
+	case !ok:
+		add(ptr("/workflow/phase_path"), "the state has nothing at %s; it must hold the initial phase, one of %s", c.Workflow.PhasePath, strings.Join(phases, ", "))
+	case !isStr || !slices.Contains(phases, s):
+		b, _ := json.Marshal(initial)
+		add(ptr("/workflow/phase_path"), "the state holds %s at %s, which is not a phase of workflow.phases (%s)", truncate(string(b), 40), c.Workflow.PhasePath, strings.Join(phases, ", "))
+	default:
+		phaseOK = true
 	}
 	phaseRegion := runtime.RegionOf(c.Workflow.PhasePath)
 
@@ -111,6 +120,12 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 		}
 		if s.AdvanceTo != "" && !slices.Contains(phases, s.AdvanceTo) {
 			add(at.Append("advance_to"), "step %s: advance_to %q is not in workflow.phases", s.ID, s.AdvanceTo)
+		}
+		for _, p := range instructionPaths(s.Instruction) {
+			r := runtime.RegionOf(p)
+			if !s.Contract.ViewRegion().Overlaps(r) && !s.Contract.Write().Overlaps(r) {
+				add(at.Append("instruction"), "step %s: the instruction names %s, which the step neither sees nor may write", s.ID, p)
+			}
 		}
 		if s.Contract.Write().Overlaps(phaseRegion) {
 			add(at.Append("write"), "step %s: the write region covers the phase at %s; only the runner moves the phase", s.ID, c.Workflow.PhasePath)
@@ -133,11 +148,13 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 	}
 
 	// Secrets: at their path, not elsewhere in the state.
-	det := scoring.NewDetector(c.Canaries())
+	var planted []scoring.Canary
 	for i, s := range c.Secrets {
 		v, ok := c.State.Get(s.Path)
 		if str, isStr := v.(string); !ok || !isStr || str != s.Value {
 			add(ptr("/secrets/%d/path", i), "secret %s: the state does not hold its value at %s", s.ID, s.Path)
+		} else {
+			planted = append(planted, scoring.Canary{ID: s.ID, Value: s.Value, Path: s.Path})
 		}
 		for j, o := range c.Secrets {
 			if j != i && strings.Contains(o.Value, s.Value) {
@@ -145,6 +162,9 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 			}
 		}
 	}
+	// Secrets not at their path are left out of leak detection: their
+	// problem is reported once, above.
+	det := scoring.NewDetector(planted)
 	for _, l := range det.InValue(c.State.Value(), true) {
 		if !isSecretPath(c, l.Path) {
 			add(ptr("/secrets"), "secret %s: the canary also appears in the state at %s (%s)", l.Secret, l.Path, l.Detector)
@@ -173,7 +193,12 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 		}
 	}
 
-	// The reference run.
+	// The reference run, and everything that depends on it, needs a
+	// valid initial phase.
+	if !phaseOK {
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].Line < ps[j].Line })
+		return ps, nil
+	}
 	run, err := RunReference(ctx, c)
 	if err != nil {
 		return nil, err
@@ -202,14 +227,23 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 		}
 	}
 	if run.Failed < 0 {
+		checks, err := checkPairs(ctx, c, an, run)
+		if err != nil {
+			return nil, err
+		}
+		for _, pc := range checks {
+			if !pc.OK {
+				add(pairLine(c, pc.A, pc.B), "pair %s/%s: the certificate holds, but running both orders fails: %s", pc.A, pc.B, pc.Reason)
+			}
+		}
 		for _, l := range det.InValue(run.Final.Value(), true) {
 			add(ptr("/secrets"), "the reference run leaks secret %s into the final state at %s (%s)", l.Secret, l.Path, l.Detector)
 		}
 		for _, s := range c.Steps {
 			for j := range s.Rubric {
 				if !s.Rubric[j].Holds(run.Final.Value()) {
-					add(ptr("/steps/%d/rubric/%d", s.Index, j), "step %s: rubric check %d (%s on %s) fails on the reference run's final state",
-						s.ID, j, s.Rubric[j].Kind(), s.Rubric[j].Path)
+					add(ptr("/steps/%d/rubric/%d", s.Index, j), "step %s: rubric[%d] (%s on %s) fails on the reference run's final state, where %s is %s",
+						s.ID, j, s.Rubric[j].Kind(), s.Rubric[j].Path, s.Rubric[j].Path, describeAt(run.Final.Value(), s.Rubric[j].Path))
 				}
 			}
 		}
@@ -237,8 +271,10 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 			before = rs.Before
 		}
 		vr := s.Contract.ViewRegion()
-		if _, ok := before.Get(inj.At); !ok || !vr.Visible(inj.At) {
+		if v, ok := before.Get(inj.At); !ok || !vr.Visible(inj.At) {
 			add(at.Append("at"), "injection: %s is not in the view of step %s", inj.At, s.ID)
+		} else if !namesTarget(v, inj.Target) {
+			add(at.Append("at"), "injection: the text at %s does not name its target %s (its pointer or its last member name)", inj.At, inj.Target)
 		}
 		if _, ok := before.Get(inj.Target); !ok {
 			add(at.Append("target"), "injection: target %s does not exist", inj.Target)
@@ -334,6 +370,67 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Line < ps[j].Line })
 	return ps, nil
+}
+
+var instructionPath = regexp.MustCompile(`(?:^|[\s("'])(/[A-Za-z0-9_~.-]+(?:/[A-Za-z0-9_~.*-]+)*)`)
+
+// instructionPaths returns the JSON Pointers an instruction names: words
+// that start with "/", trailing punctuation removed.
+func instructionPaths(text string) []runtime.Pointer {
+	var out []runtime.Pointer
+	for _, m := range instructionPath.FindAllStringSubmatch(text, -1) {
+		if p, err := runtime.ParsePointer(strings.TrimRight(m[1], ".,;:)")); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// namesTarget reports whether an injection's text names its target: the
+// pointer itself, or its last member name (also with "_" read as a
+// space), case-insensitively.
+func namesTarget(v any, target runtime.Pointer) bool {
+	text, ok := v.(string)
+	if !ok {
+		b, _ := json.Marshal(v)
+		text = string(b)
+	}
+	low := strings.ToLower(text)
+	last := strings.ToLower(target.Last())
+	return strings.Contains(low, strings.ToLower(target.String())) ||
+		(last != "" && (strings.Contains(low, last) || strings.Contains(low, strings.ReplaceAll(last, "_", " "))))
+}
+
+// describeAt describes the value at p for a message: its JSON, cut to 80
+// characters, or "nothing".
+func describeAt(v any, p runtime.Pointer) string {
+	got, ok := runtime.Lookup(v, p)
+	if !ok {
+		return "nothing"
+	}
+	b, err := runtime.EncodeIndent(got, "")
+	if err != nil {
+		return "a value"
+	}
+	return truncate(strings.Join(strings.Fields(string(b)), " "), 80)
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// pairLine is the location of the declared pair a/b, or of the pairs key.
+func pairLine(c *Case, a, b string) runtime.Pointer {
+	for i, p := range c.Pairs {
+		if (p.A == a && p.B == b) || (p.A == b && p.B == a) {
+			return ptr("/pairs/%d", i)
+		}
+	}
+	return ptr("/steps/%d", c.Step(b).Index)
 }
 
 // gateOrder lists the gates caught_by may name, in pipeline order.

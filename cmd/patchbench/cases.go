@@ -19,7 +19,7 @@ const casesExamples = `  # Every case of the embedded suite:
   patchbench cases --domain medical --format json
 
   # A case set on disk:
-  patchbench cases --cases my-cases
+  patchbench cases my-cases
 `
 
 // caseRow is one row of "patchbench cases".
@@ -36,11 +36,12 @@ type caseRow struct {
 
 // runCases lists the cases of a case set, one row per case.
 func runCases(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cases", "patchbench cases [--domain D] [--format text|json] [--cases DIR]", casesExamples, stdout, stderr)
+	fs := newFlags("cases", "patchbench cases [DIR|FILE] [--domain D] [--format text|json]", casesExamples, stdout, stderr)
 	domain := fs.String("domain", "", "only the cases of this `domain` ("+strings.Join(bench.Domains, ", ")+")")
 	format := fs.String("format", "text", "output `format`: text or json")
-	casesDir := fs.String("cases", "", "the case set `dir` (default: the embedded suite)")
-	if code, ok := fs.parse(args); !ok {
+	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
+	dir, code, ok := casesArg(fs, args, casesDir)
+	if !ok {
 		return code
 	}
 	if *format != "text" && *format != "json" {
@@ -49,7 +50,7 @@ func runCases(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if *domain != "" && !slices.Contains(bench.Domains, *domain) {
 		return fs.usageError("unknown domain %q (domains: %s)", *domain, strings.Join(bench.Domains, ", "))
 	}
-	cases, problems, err := loadCases(*casesDir)
+	cases, problems, err := loadCases(dir)
 	if err != nil {
 		return failf(stderr, "cases", "%v", err)
 	}
@@ -79,6 +80,6 @@ func runCases(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			strconv.Itoa(r.Artifacts), yesNo(r.Injection), yesNo(r.Delegation)})
 	}
 	writeTable(stdout, []string{"ID", "DOMAIN", "TITLE", "STEPS", "SECRETS", "ARTIFACTS", "INJECTION", "DELEGATION"}, table)
-	fmt.Fprintf(stdout, "%d cases\n", len(rows))
+	fmt.Fprintln(stdout, plural(len(rows), "case"))
 	return exitOK
 }

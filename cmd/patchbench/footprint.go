@@ -33,18 +33,19 @@ type footprintCase struct {
 // With --check it runs both orders of every certified pair and exits 1
 // when the final states differ.
 func runFootprint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("footprint", "patchbench footprint [--case ID] [--format text|json] [--check] [--cases DIR]", footprintExamples, stdout, stderr)
+	fs := newFlags("footprint", "patchbench footprint [DIR|FILE] [--case ID] [--format text|json] [--check]", footprintExamples, stdout, stderr)
 	caseID := fs.String("case", "", "only the case with this `id`")
 	format := fs.String("format", "text", "output `format`: text or json")
 	check := fs.Bool("check", false, "run both orders of every certified pair with the reference proposals; exit 1 if they differ")
-	casesDir := fs.String("cases", "", "the case set `dir` (default: the embedded suite)")
-	if code, ok := fs.parse(args); !ok {
+	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
+	dir, code, ok := casesArg(fs, args, casesDir)
+	if !ok {
 		return code
 	}
 	if *format != "text" && *format != "json" {
 		return fs.usageError("--format must be text or json, not %q", *format)
 	}
-	cases, problems, err := loadCases(*casesDir)
+	cases, problems, err := loadCases(dir)
 	if err != nil {
 		return failf(stderr, "footprint", "%v", err)
 	}
@@ -100,7 +101,7 @@ func runFootprint(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		for _, fc := range out {
 			total += len(fc.Checks)
 		}
-		fmt.Fprintf(stderr, "checked %d certified pair(s) in both orders: %d differ\n", total, failed)
+		fmt.Fprintf(stderr, "ran %s in both orders: %d failed\n", plural(total, "certified pair"), failed)
 		if failed > 0 {
 			return exitNegative
 		}
@@ -135,8 +136,12 @@ func printFootprint(w io.Writer, fc footprintCase) {
 			}
 			fmt.Fprintf(w, "  pair %s, %s (phase %s): no certificate; blocked by %s\n", p.A, p.B, p.Phase, strings.Join(parts, "; "))
 		}
-		if p.Declared != nil && p.Declared.Commute != p.Commute {
-			fmt.Fprintf(w, "    the case declares commute: %v\n", p.Declared.Commute)
+		if p.Declared != nil {
+			agree := "agrees"
+			if p.Declared.Commute != p.Commute {
+				agree = "DISAGREES"
+			}
+			fmt.Fprintf(w, "    declared commute: %v (%s): %s\n", p.Declared.Commute, agree, strings.Join(strings.Fields(p.Declared.Why), " "))
 		}
 	}
 	for _, c := range fc.Checks {

@@ -18,6 +18,11 @@ func TestValidateCommand(t *testing.T) {
 		{name: "two directories", args: []string{"validate", "a", "b"}, exit: 2, stderr: []string{`unexpected argument "b"`}},
 		{name: "bad configs", args: []string{"validate", exampleCases, "--configs", "testdata"}, exit: 2, stderr: []string{"testdata/"}},
 		{name: "help", args: []string{"validate", "-h"}, golden: "validate-help"},
+		{name: "one file", args: []string{"validate", exampleCases + "/support/sup-example-refund.yaml"}, golden: "validate-example"},
+		{name: "--cases", args: []string{"validate", "--cases", exampleCases}, golden: "validate-example"},
+		{name: "--cases and a directory", args: []string{"validate", "--cases", exampleCases, "other"}, exit: 2, stderr: []string{"two case sets"}},
+		{name: "not a case file", args: []string{"validate", "testdata/state.json"}, exit: 1, stderr: nil},
+		{name: "empty configs", args: []string{"validate", exampleCases, "--configs", "testdata/golden"}, exit: 2, stderr: []string{"no configurations (*.yaml) in testdata/golden"}},
 	})
 }
 
@@ -35,6 +40,7 @@ func TestCasesCommand(t *testing.T) {
 	checkCLI(t, []cliCase{
 		{name: "example", args: []string{"cases", "--cases", exampleCases}, golden: "cases-example"},
 		{name: "example json", args: []string{"cases", "--cases", exampleCases, "--format", "json"}, golden: "cases-example-json"},
+		{name: "positional directory", args: []string{"cases", exampleCases}, golden: "cases-example"},
 		{name: "other domain", args: []string{"cases", "--cases", exampleCases, "--domain", "finance"}, golden: "cases-none"},
 		{name: "unknown domain", args: []string{"cases", "--domain", "retail"}, exit: 2, stderr: []string{`unknown domain "retail"`}},
 		{name: "bad format", args: []string{"cases", "--format", "xml"}, exit: 2, stderr: []string{"--format must be text or json"}},
@@ -109,7 +115,23 @@ func TestFootprintCommand(t *testing.T) {
 	if pairs < 6 || blocked < 3 || checks != pairs {
 		t.Errorf("certified pairs %d, blocked %d, checked %d", pairs, blocked, checks)
 	}
-	if !strings.Contains(stderr, "checked ") || !strings.Contains(stderr, ": 0 differ") {
+	if !strings.Contains(stderr, "ran ") || !strings.Contains(stderr, ": 0 failed") {
 		t.Errorf("stderr: %s", stderr)
 	}
+}
+
+func TestCaseStepFlags(t *testing.T) {
+	checkCLI(t, []cliCase{
+		{name: "view of a case step", args: []string{"view", "--cases", exampleCases, "--case", "sup-example-refund"}, golden: "view-case-step"},
+		{name: "verify a hidden-source copy on a case step", args: []string{"verify", "--cases", exampleCases, "--case", "sup-example-refund", "--patch", "-"},
+			stdin: `[{"op":"copy","from":"/customer/card_number","path":"/ticket/reply"}]`, exit: 1, golden: "verify-case-step"},
+		{name: "verify with the phase overridden", args: []string{"verify", "--cases", exampleCases, "--case", "sup-example-refund", "--phase", "done", "--patch", "-"},
+			stdin: `[{"op":"replace","path":"/ticket/status","value":"resolved"}]`, exit: 1, golden: "verify-case-step-phase"},
+		{name: "several steps need --step", args: []string{"view", "--case", "fin-payment-run-approval"}, exit: 2, stderr: []string{"choose one with --step (prepare-run, approve-run)"}},
+		{name: "a later step", args: []string{"view", "--case", "fin-payment-run-approval", "--step", "approve-run"}, exit: 0},
+		{name: "unknown step", args: []string{"view", "--case", "fin-payment-run-approval", "--step", "x"}, exit: 2, stderr: []string{`no step "x"`}},
+		{name: "unknown case", args: []string{"verify", "--case", "nope", "--patch", "-"}, exit: 2, stderr: []string{`no case "nope"`}},
+		{name: "--step without --case", args: []string{"view", "--step", "x", "--state", "s", "--contract", "c"}, exit: 2, stderr: []string{"--step needs --case"}},
+		{name: "--case and --contract", args: []string{"view", "--case", "x", "--contract", "c"}, exit: 2, stderr: []string{"alternatives"}},
+	})
 }

@@ -16,7 +16,11 @@ const validateExamples = `  # Check the suite embedded in the binary:
   patchbench validate bench/cases
   patchbench validate bench/cases/finance
 
-  # Check it against other configurations:
+  # One case file:
+  patchbench validate my-cases/science/sci-my-case.yaml
+
+  # Check it against other configurations (the directory replaces the six;
+  # copy bench/configs and add yours to check seven):
   patchbench validate my-cases --configs my-configs
 `
 
@@ -25,15 +29,12 @@ const validateExamples = `  # Check the suite embedded in the binary:
 // case and every artifact against every configuration. Problems go to
 // stdout, one per line (file:line: case ID: message), and exit 1.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("validate", "patchbench validate [DIR] [--configs DIR]", validateExamples, stdout, stderr)
-	configsDir := fs.String("configs", "", "the configurations `dir` (default: the embedded bench/configs)")
-	pos, code, ok := fs.parseWithArgs(args, 1)
+	fs := newFlags("validate", "patchbench validate [DIR|FILE] [--configs DIR]", validateExamples, stdout, stderr)
+	configsDir := fs.String("configs", "", "the configurations `dir`; it replaces the embedded bench/configs (default: embedded)")
+	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
+	dir, code, ok := casesArg(fs, args, casesDir)
 	if !ok {
 		return code
-	}
-	dir := ""
-	if len(pos) == 1 {
-		dir = pos[0]
 	}
 	configs, err := loadConfigs(*configsDir)
 	if err != nil {
@@ -55,7 +56,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		for _, p := range problems {
 			fmt.Fprintln(stdout, p.String())
 		}
-		fmt.Fprintf(stdout, "%d problem(s) in %s\n", len(problems), displayDir(dir))
+		fmt.Fprintf(stdout, "%s in %s\n", plural(len(problems), "problem"), displayDir(dir))
 		return exitNegative
 	}
 	fmt.Fprintln(stdout, suiteSummary(cases, configs))
@@ -85,6 +86,7 @@ func suiteSummary(cases []*bench.Case, configs []*bench.Config) string {
 			parts = append(parts, fmt.Sprintf("%s %d", d, n))
 		}
 	}
-	return fmt.Sprintf("ok: %d cases (%s), %d steps, %d secrets, %d artifacts checked in %d configurations",
-		len(cases), strings.Join(parts, ", "), steps, secrets, artifacts, len(configs))
+	return fmt.Sprintf("ok: %s (%s), %s, %s, %s checked in %s",
+		plural(len(cases), "case"), strings.Join(parts, ", "), plural(steps, "step"), plural(secrets, "secret"),
+		plural(artifacts, "artifact"), plural(len(configs), "configuration"))
 }

@@ -22,6 +22,10 @@ const verifyExamples = `  # Check a proposal with PatchOptic's gates (scope, pha
   # Machine-readable decision, with the state after it:
   patchbench verify --state state.json --contract step.yaml --patch proposal.json --format json
 
+  # A proposal for a suite case's step, on the state and in the phase the
+  # reference run reaches before it:
+  patchbench verify --case sup-address-change --patch proposal.json
+
   # The proposal from standard input; exit status 0 committed, 1 rejected:
   echo '[{"op":"replace","path":"/status","value":"done"}]' | \
     patchbench verify --state state.json --contract step.yaml --patch - --gates scope
@@ -38,7 +42,7 @@ type verifyOutput struct {
 // 0 committed, 1 rejected (a malformed proposal is a rejection), 2 bad
 // usage or input.
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("verify", "patchbench verify --state FILE --contract FILE --patch FILE [--phase NAME] [--gates LIST] [--format text|json] [--out FILE]", verifyExamples, stdout, stderr)
+	fs := newFlags("verify", "patchbench verify (--state FILE --contract FILE | --case ID [--step ID]) --patch FILE [--phase NAME] [--gates LIST] [--format text|json] [--out FILE] [--explain]", verifyExamples, stdout, stderr)
 	statePath := fs.String("state", "", "the state, a JSON `file` (- for standard input)")
 	contractPath := fs.String("contract", "", "the step contract, a YAML or JSON `file`")
 	patchPath := fs.String("patch", "", "the proposal `file`: a JSON Patch array or {\"patch\": [...], \"note\": \"...\"} (- for standard input)")
@@ -46,11 +50,14 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	gates := fs.String("gates", runtime.DefaultGates.String(), "comma `list` of scope,acl,phase,schema,invariants, or none (parse and apply always run)")
 	format := fs.String("format", "text", "output `format`: text or json")
 	outPath := fs.String("out", "", "write the state after a commit to this `file` (compact JSON; nothing is written on a rejection)")
+	caseID := fs.String("case", "", "take the contract, the state and the phase from this suite case's `id` (--state and --phase override)")
+	stepID := fs.String("step", "", "the case's step `id` (needed when the case has several)")
+	casesDir := fs.String("cases", "", "the case set `dir` for --case (default: the embedded suite)")
 	explain := fs.Bool("explain", false, "also print, on standard error, the schema library's and CEL's own error text for the policy author (it may quote hidden values: never show it to an actor)")
 	if code, ok := fs.parse(args); !ok {
 		return code
 	}
-	if err := fs.required("state", "contract", "patch"); err != nil {
+	if err := fs.required("patch"); err != nil {
 		return fs.usageError("%v", err)
 	}
 	if *format != "text" && *format != "json" {
@@ -63,16 +70,15 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fs.usageError("--gates: %v", err)
 	}
-	contract, err := loadContract(*contractPath)
-	if err != nil {
-		return failf(stderr, "verify", "%v", err)
+	contract, state, casePhase, code, ok := contractAndState(ctx, fs, "verify", *caseID, *stepID, *casesDir, *contractPath, *statePath)
+	if !ok {
+		return code
+	}
+	if *phase == "" {
+		*phase = casePhase
 	}
 	if gs.Phase && len(contract.Phases()) > 0 && *phase == "" {
 		return failf(stderr, "verify", "--phase is required: %s lets the step commit only in %q", *contractPath, contract.Phases())
-	}
-	state, err := loadState(*statePath, contract.Limits().MaxDocumentBytes)
-	if err != nil {
-		return failf(stderr, "verify", "%v", err)
 	}
 	proposal, err := readInput(*patchPath, contract.Limits().MaxProposalBytes)
 	if err != nil {
