@@ -315,7 +315,8 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 	}
 	v, err := YAMLToJSON(&root)
 	if err != nil {
-		return fail(0, "%v", err)
+		fe := yamlError(name, err, nil).(*FileError)
+		return fail(fe.Line, "%v", fe.Err)
 	}
 	if ps := schemaProblems(name, &root, v); len(ps) > 0 {
 		return nil, ps

@@ -12,7 +12,11 @@ import (
 // root (the directory holding go.mod), or $PATCHBENCH_CONFORMANCE.
 func conformanceDir(t testing.TB) string {
 	t.Helper()
+	const hint = "the RFC 6902 and JSON Pointer suites; README.md, Requirements, says where they come from"
 	if d := os.Getenv("PATCHBENCH_CONFORMANCE"); d != "" {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("PATCHBENCH_CONFORMANCE=%s: %v (%s)", d, err, hint)
+		}
 		return d
 	}
 	dir, err := os.Getwd()
@@ -31,7 +35,7 @@ func conformanceDir(t testing.TB) string {
 	}
 	c := filepath.Join(dir, "..", "shared", "conformance")
 	if _, err := os.Stat(c); err != nil {
-		t.Fatalf("conformance suites not found at %s (set PATCHBENCH_CONFORMANCE): %v", c, err)
+		t.Fatalf("conformance suites not found at %s (set PATCHBENCH_CONFORMANCE; %s): %v", c, hint, err)
 	}
 	return c
 }
