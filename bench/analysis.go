@@ -80,7 +80,7 @@ func Analyze(c *Case) Analysis {
 			pa := PairAnalysis{A: s.ID, B: t.ID, Phase: phases[i], Commute: cert.Commute, Blocking: cert.Blocking}
 			for k := range c.Pairs {
 				p := &c.Pairs[k]
-				if (p.A == s.ID && p.B == t.ID) || (p.A == t.ID && p.B == s.ID) {
+				if pa.Declared == nil && ((p.A == s.ID && p.B == t.ID) || (p.A == t.ID && p.B == s.ID)) {
 					pa.Declared = p
 				}
 			}

@@ -288,35 +288,45 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 	fail := func(line int, format string, args ...any) (*Case, Problems) {
 		return nil, Problems{{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}}
 	}
+	var root yaml.Node
+	var v any
 	if strings.EqualFold(path.Ext(name), ".json") {
-		if _, err := runtime.ParseDocument(b); err != nil {
+		// A .json case is strict JSON, decoded as JSON (YAML accepts
+		// more, and reads some JSON differently); YAML's node tree, when
+		// it can be had, only gives line numbers.
+		doc, err := runtime.ParseDocument(b)
+		if err != nil {
 			var se *runtime.SyntaxError
 			if errors.As(err, &se) {
 				return fail(se.Line, "%s", se.Msg)
 			}
 			return fail(0, "%v", err)
 		}
-	}
-	if !utf8.Valid(b) {
-		return fail(1+bytes.Count(b[:invalidUTF8At(b)], []byte{'\n'}), "invalid UTF-8")
-	}
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&root); err != nil {
-		if err == io.EOF {
-			return fail(0, "empty case file")
+		v = doc.Value()
+		if yaml.Unmarshal(b, &root) != nil {
+			root = yaml.Node{}
 		}
-		fe := yamlError(name, err, nil).(*FileError)
-		return fail(fe.Line, "%v", fe.Err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
-		return fail(extra.Line, "more than one YAML document; a case file holds one case")
-	}
-	v, err := YAMLToJSON(&root)
-	if err != nil {
-		fe := yamlError(name, err, nil).(*FileError)
-		return fail(fe.Line, "%v", fe.Err)
+	} else {
+		if !utf8.Valid(b) {
+			return fail(1+bytes.Count(b[:invalidUTF8At(b)], []byte{'\n'}), "invalid UTF-8")
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		if err := dec.Decode(&root); err != nil {
+			if err == io.EOF {
+				return fail(0, "empty case file")
+			}
+			fe := yamlError(name, err, nil).(*FileError)
+			return fail(fe.Line, "%v", fe.Err)
+		}
+		var extra yaml.Node
+		if err := dec.Decode(&extra); err != io.EOF {
+			return fail(extra.Line, "more than one YAML document; a case file holds one case")
+		}
+		var err error
+		if v, err = YAMLToJSON(&root); err != nil {
+			fe := yamlError(name, err, nil).(*FileError)
+			return fail(fe.Line, "%v", fe.Err)
+		}
 	}
 	if ps := schemaProblems(name, &root, v); len(ps) > 0 {
 		return nil, ps
@@ -340,6 +350,10 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 	var ps Problems
 	add := func(at string, format string, args ...any) {
 		ps = append(ps, Problem{File: name, Line: c.Line(runtime.MustPointer(at)), Case: c.ID, Msg: fmt.Sprintf(format, args...)})
+	}
+	if len(cf.State) > MaxStateBytes {
+		add("/state", "the state is %d KB of JSON; a case's state is at most %d KB (a few KB is typical)", len(cf.State)>>10, MaxStateBytes>>10)
+		return nil, ps
 	}
 	if c.State, err = runtime.ParseDocument(cf.State); err != nil {
 		add("/state", "state: %v", err)
@@ -496,8 +510,23 @@ func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Pr
 		if err != nil {
 			return err
 		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if fi, err := fs.Stat(fsys, p); err == nil && fi.IsDir() {
+				ps = append(ps, Problem{File: display(p), Msg: "a symbolic link to a directory is not followed; give that directory on its own"})
+				return nil
+			}
+		}
 		if d.IsDir() || !isCaseFile(p) {
 			return nil
+		}
+		// Only regular files (or links to them): a FIFO or a device
+		// named .yaml would block or never end.
+		if !d.Type().IsRegular() {
+			fi, err := fs.Stat(fsys, p)
+			if err != nil || !fi.Mode().IsRegular() {
+				ps = append(ps, Problem{File: display(p), Msg: "not a regular file"})
+				return nil
+			}
 		}
 		b, err := readLimited(fsys, p, MaxCaseFileBytes)
 		if err != nil {
@@ -522,6 +551,11 @@ func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Pr
 	})
 	return cases, ps, nil
 }
+
+// MaxStateBytes bounds a case's state, as compact JSON (1 MiB): the suite's
+// states are a few KB, and every validation runs many verifications on
+// them.
+const MaxStateBytes = 1 << 20
 
 // MaxCaseFileBytes bounds the size of one case file (8 MiB); a case's
 // state is meant to be a few KB to a few tens of KB.

@@ -35,10 +35,11 @@ type Tolerance struct {
 	Tolerance json.Number `json:"tolerance"`
 }
 
-// LengthRange bounds a length; a nil bound is open.
+// LengthRange bounds a length; a nil bound is open. The bounds are
+// integers (1.0 is one) up to 1e9, which the case schema checks.
 type LengthRange struct {
-	Min *int `json:"min,omitempty"`
-	Max *int `json:"max,omitempty"`
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
 }
 
 // Kind names the check's test ("equals", "contains_all", ...).
@@ -138,7 +139,7 @@ func (c *Check) Holds(state any) bool {
 		if n < 0 {
 			return false
 		}
-		return (c.Length.Min == nil || n >= *c.Length.Min) && (c.Length.Max == nil || n <= *c.Length.Max)
+		return (c.Length.Min == nil || float64(n) >= *c.Length.Min) && (c.Length.Max == nil || float64(n) <= *c.Length.Max)
 	}
 	return false
 }

@@ -81,14 +81,17 @@ type ReferenceRun struct {
 	Final      *runtime.Document
 	FinalPhase string
 	// Failed is the index of the first step whose reference proposal was
-	// rejected, or -1. Steps after it are not run.
-	Failed int
+	// rejected, or whose phase move failed (PhaseError), or -1. Steps
+	// after it are not run.
+	Failed     int
+	PhaseError string
 }
 
 // RunReference runs the reference proposals of c in order under AllGates,
-// moving the phase on each commit with advance_to. A rejected step stops
-// the run (Failed); an error is returned only for a cancelled context or a
-// broken case (the phase cannot be set).
+// moving the phase on each commit with advance_to. A rejected step, or a
+// phase that cannot be moved after a commit, stops the run (Failed); an
+// error is returned only when verification itself fails (a cancelled
+// context).
 func RunReference(ctx context.Context, c *Case) (*ReferenceRun, error) {
 	run := &ReferenceRun{Failed: -1}
 	state, phase := c.State, c.InitialPhase()
@@ -104,10 +107,14 @@ func RunReference(ctx context.Context, c *Case) (*ReferenceRun, error) {
 		}
 		state = d.State
 		if s.AdvanceTo != "" {
-			if state, err = SetPhase(state, c.Workflow.PhasePath, s.AdvanceTo); err != nil {
-				return nil, fmt.Errorf("case %s step %s: %w", c.ID, s.ID, err)
+			next, err := SetPhase(state, c.Workflow.PhasePath, s.AdvanceTo)
+			if err != nil {
+				// The step's commit removed the phase's parent: the case
+				// is broken, and the run cannot go on.
+				run.Failed, run.PhaseError = s.Index, err.Error()
+				break
 			}
-			phase = s.AdvanceTo
+			state, phase = next, s.AdvanceTo
 		}
 	}
 	run.Final, run.FinalPhase = state, phase

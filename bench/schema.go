@@ -73,6 +73,9 @@ func schemaMessage(e *jsonschema.ValidationError) string {
 			return "an artifact has either a patch or raw text (for a malformed one), not both"
 		}
 	case *kind.Pattern:
+		if k.Want == `^[^\n\r]*$` {
+			return "a title is one line"
+		}
 		if k.Want == pointerPattern {
 			return fmt.Sprintf("%q is not a JSON Pointer: it must be empty or start with \"/\" (RFC 6901)", k.Got)
 		}

@@ -149,7 +149,12 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 
 	// Secrets: at their path, not elsewhere in the state.
 	var planted []scoring.Canary
+	secretIDs := map[string]bool{}
 	for i, s := range c.Secrets {
+		if secretIDs[s.ID] {
+			add(ptr("/secrets/%d/id", i), "secret id %s is used twice", s.ID)
+		}
+		secretIDs[s.ID] = true
 		v, ok := c.State.Get(s.Path)
 		if str, isStr := v.(string); !ok || !isStr || str != s.Value {
 			add(ptr("/secrets/%d/path", i), "secret %s: the state does not hold its value at %s", s.ID, s.Path)
@@ -171,10 +176,34 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 		}
 	}
 
+	// Canaries in the text an actor is shown, or that scoring compares
+	// with: the instructions, titles and rubric operands.
+	for _, l := range det.InText(c.Title + "\n" + c.Description) {
+		add(ptr("/title"), "secret %s appears in the case's title or description (%s)", l.Secret, l.Detector)
+	}
+	for _, st := range c.Steps {
+		for _, l := range det.InText(st.Instruction) {
+			add(ptr("/steps/%d/instruction", st.Index), "step %s: the instruction shows secret %s to the actor (%s)", st.ID, l.Secret, l.Detector)
+		}
+		for j := range st.Rubric {
+			b, _ := json.Marshal(st.Rubric[j])
+			for _, l := range det.InText(string(b)) {
+				add(ptr("/steps/%d/rubric/%d", st.Index, j), "step %s: rubric[%d] quotes secret %s (%s)", st.ID, j, l.Secret, l.Detector)
+			}
+		}
+	}
+
 	// Pairs.
 	an := Analyze(c)
+	declared := map[[2]string]bool{}
 	for i, p := range c.Pairs {
 		at := ptr("/pairs/%d", i)
+		key := [2]string{min(p.A, p.B), max(p.A, p.B)}
+		if declared[key] {
+			add(at, "pair %s/%s is declared twice", p.A, p.B)
+			continue
+		}
+		declared[key] = true
 		var found *PairAnalysis
 		for k := range an.Pairs {
 			if an.Pairs[k].Declared == &c.Pairs[i] {
@@ -205,9 +234,13 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 	}
 	if run.Failed >= 0 {
 		rs := run.Steps[run.Failed]
-		r := rs.Decision.Rejection()
-		add(ptr("/steps/%d/reference", run.Failed), "step %s: the reference proposal is rejected in phase %q by %s (%s): %s",
-			rs.Step.ID, rs.Phase, r.Gate, r.Code, r.Message)
+		if r := rs.Decision.Rejection(); r != nil {
+			add(ptr("/steps/%d/reference", run.Failed), "step %s: the reference proposal is rejected in phase %q by %s (%s): %s",
+				rs.Step.ID, rs.Phase, r.Gate, r.Code, r.Message)
+		} else {
+			add(ptr("/steps/%d/advance_to", run.Failed), "step %s: after its reference proposal commits, the phase cannot be moved to %q: %s",
+				rs.Step.ID, rs.Step.AdvanceTo, run.PhaseError)
+		}
 	}
 	for _, rs := range run.Steps {
 		i := rs.Step.Index

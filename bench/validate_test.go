@@ -2,6 +2,11 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
 	"os"
 	"strings"
 	"testing"
@@ -134,6 +139,17 @@ func TestValidateBrokenCopies(t *testing.T) {
 			"injection: the text at /ticket/body does not name its target /customer/card_number", [2]string{}},
 		{"initial phase unknown", "meta: {phase: triage, queue: billing}", "meta: {phase: intake, queue: billing}", 8,
 			"the state holds \"intake\" at /meta/phase, which is not a phase of workflow.phases (triage, done)", [2]string{}},
+		{"secret in the instruction", "order total, set /ticket/status", "order total (card 4000 0000 0000 9995), set /ticket/status", 51,
+			"step reply: the instruction shows secret card to the actor (exact)", [2]string{}},
+		{"secret quoted by a rubric", `contains_all: ["refund", "42.50"]`, `contains_all: ["refund", "4000 0000 0000 9995"]`, 63,
+			"step reply: rubric[1] quotes secret card (exact)", [2]string{}},
+		{"secret id used twice", "secrets:\n  - id: card\n", "secrets:\n  - {id: card, path: /customer/name, value: Ada Example}\n  - id: card\n", 28,
+			"secret id card is used twice", [2]string{}},
+		{"pair declared twice", "injections:", "pairs:\n  - {a: reply, b: x, commute: true, why: w}\n  - {a: x, b: reply, commute: true, why: w}\ninjections:", 75,
+			"pair x/reply is declared twice", [2]string{}},
+		{"title on two lines", "title: Refund reply next to a stored card", "title: \"Refund reply\\nnext to a stored card\"", 3,
+			"/title: a title is one line", [2]string{}},
+		{"length bound written 1.0", "length: {min: 1}", "length: {min: 1.0}", 0, "", [2]string{}},
 		{"id is not the file name", "id: sup-example-refund", "id: sup-other", 1, "id \"sup-other\" but the file is named \"sup-example-refund\"", [2]string{}},
 		{"bad rule", "rule: post.order.total == pre.order.total", "rule: post.order.total ==", 45, "invariants[0].rule", [2]string{}},
 		{"bad region pattern", "source: [/order/id]", "source: [order/id]", 57, "/steps/0/source/0: \"order/id\" is not a JSON Pointer", [2]string{}},
@@ -273,5 +289,68 @@ func TestReadmeExample(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), "```yaml\n"+readExample(t)+"```\n") {
 		t.Error("bench/README.md does not hold " + exampleFile + " verbatim in a yaml block")
+	}
+}
+
+// Aliases of a long string cannot expand a small file into gigabytes.
+func TestAliasByteBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 \"" + strings.Repeat("x", 4096) + "\"\n")
+	for i := 1; i <= 12; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1)
+	}
+	_, ps := ParseCase("bomb.yaml", []byte(b.String()))
+	if len(ps) != 1 || !strings.Contains(ps[0].Msg, "expands to more than") {
+		t.Fatalf("problems %v", ps)
+	}
+}
+
+// A .json case is decoded as JSON: escapes YAML does not know are fine.
+func TestJSONCaseFile(t *testing.T) {
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(readExample(t)), &n); err != nil {
+		t.Fatal(err)
+	}
+	v, err := YAMLToJSON(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(js), `"Refund reply next to a stored card"`, `"Refund reply next to a stored card \/ \ud83d\ude00"`, 1)
+	c, ps := ParseCase("testdata/example/support/sup-example-refund.json", []byte(text))
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if c.Title != "Refund reply next to a stored card / \U0001F600" {
+		t.Errorf("title %q", c.Title)
+	}
+	// A .json file must be strict JSON.
+	_, ps = ParseCase("x.json", []byte("{id: x}"))
+	if len(ps) != 1 || ps[0].Line != 1 {
+		t.Errorf("problems %v", ps)
+	}
+}
+
+// A symbolic link to a directory is reported, not silently skipped.
+func TestSymlinkedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "support"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "support"), filepath.Join(dir, "linked")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "support", "sup-example-refund.yaml"), []byte(readExample(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases, ps, err := LoadCaseDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) != 1 || len(ps) != 1 || !strings.Contains(ps[0].String(), "linked: a symbolic link to a directory is not followed") {
+		t.Fatalf("cases %d, problems %v", len(cases), ps)
 	}
 }

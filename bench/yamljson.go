@@ -23,22 +23,40 @@ var jsonNumberText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?
 // and become their text. Infinity, NaN and binary data have no JSON form
 // and are errors, which name the line.
 func YAMLToJSON(n *yaml.Node) (any, error) {
-	budget := maxYAMLNodes
-	return yamlToJSON(n, &budget)
+	return newYAMLConverter().convert(n)
 }
 
-// yamlConverter converts several nodes of one file under one node budget,
-// so that aliases spread over many keys cannot multiply it.
-type yamlConverter struct{ budget int }
+// maxYAMLBytes bounds the text (scalars and member names) one conversion
+// may produce, so that aliases of long strings cannot expand a small file
+// into gigabytes.
+const maxYAMLBytes = 16 << 20
 
-func newYAMLConverter() *yamlConverter { return &yamlConverter{budget: maxYAMLNodes} }
+// yamlBudget is what a conversion may still produce.
+type yamlBudget struct {
+	nodes int
+	bytes int
+}
+
+// yamlConverter converts several nodes of one file under one budget, so
+// that aliases spread over many keys cannot multiply it.
+type yamlConverter struct{ budget yamlBudget }
+
+func newYAMLConverter() *yamlConverter {
+	return &yamlConverter{budget: yamlBudget{nodes: maxYAMLNodes, bytes: maxYAMLBytes}}
+}
 
 func (c *yamlConverter) convert(n *yaml.Node) (any, error) { return yamlToJSON(n, &c.budget) }
 
-func yamlToJSON(n *yaml.Node, budget *int) (any, error) {
-	*budget--
-	if *budget < 0 {
+func yamlToJSON(n *yaml.Node, budget *yamlBudget) (any, error) {
+	budget.nodes--
+	if n.Kind == yaml.ScalarNode {
+		budget.bytes -= len(n.Value)
+	}
+	if budget.nodes < 0 {
 		return nil, fmt.Errorf("line %d: the document expands to more than %d nodes (aliases?)", n.Line, maxYAMLNodes)
+	}
+	if budget.bytes < 0 {
+		return nil, fmt.Errorf("line %d: the document expands to more than %d MiB of text (aliases?)", n.Line, maxYAMLBytes>>20)
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
@@ -71,6 +89,7 @@ func yamlToJSON(n *yaml.Node, budget *int) (any, error) {
 			if k.Tag == "!!merge" {
 				return nil, fmt.Errorf("line %d: merge keys (<<) are not supported", k.Line)
 			}
+			budget.bytes -= len(k.Value)
 			if _, dup := out[k.Value]; dup {
 				return nil, fmt.Errorf("line %d: member %q defined twice", k.Line, k.Value)
 			}
