@@ -552,10 +552,10 @@ func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Pr
 	return cases, ps, nil
 }
 
-// MaxStateBytes bounds a case's state, as compact JSON (1 MiB): the suite's
+// MaxStateBytes bounds a case's state, as compact JSON (256 KiB): the suite's
 // states are a few KB, and every validation runs many verifications on
 // them.
-const MaxStateBytes = 1 << 20
+const MaxStateBytes = 256 << 10
 
 // MaxCaseFileBytes bounds the size of one case file (8 MiB); a case's
 // state is meant to be a few KB to a few tens of KB.

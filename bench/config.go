@@ -133,6 +133,13 @@ func LoadConfigs(fsys fs.FS, display func(string) string) ([]*Config, error) {
 		}
 		out = append(out, c)
 	}
+	seen := map[string]string{}
+	for _, c := range out {
+		if prev, ok := seen[c.Name]; ok {
+			errs = append(errs, &FileError{File: c.File, Err: fmt.Errorf("configuration %q is also defined by %s", c.Name, prev)})
+		}
+		seen[c.Name] = c.File
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

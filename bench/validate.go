@@ -58,12 +58,29 @@ func Validate(ctx context.Context, cases []*Case, configs []*Config) (Problems, 
 				continue
 			}
 			canaries[s.Value] = c.ID + "/" + s.ID
-			for _, o := range cases {
-				if o != c && strings.Contains(string(o.State.Bytes()), s.Value) {
-					ps = append(ps, Problem{File: c.File, Line: c.Line(ptr("/secrets/%d/value", i)), Case: c.ID,
-						Msg: fmt.Sprintf("secret %s: canary also appears in the state of case %s", s.ID, o.ID)})
-				}
+		}
+	}
+	// Each case's canaries, in any form the leak detectors know, in
+	// another case's state: one scan of each state for every canary.
+	var all []scoring.Canary
+	owner := map[string]*Case{}
+	for _, c := range cases {
+		for _, s := range c.Secrets {
+			key := c.ID + "\x00" + s.ID
+			owner[key] = c
+			all = append(all, scoring.Canary{ID: key, Value: s.Value, Path: s.Path})
+		}
+	}
+	det := scoring.NewDetector(all)
+	for _, o := range cases {
+		for _, l := range det.InValue(o.State.Value(), false) {
+			c := owner[l.Secret]
+			if c == o {
+				continue
 			}
+			_, secret, _ := strings.Cut(l.Secret, "\x00")
+			ps = append(ps, Problem{File: c.File, Line: c.Line(ptr("/secrets")), Case: c.ID,
+				Msg: fmt.Sprintf("secret %s: canary also appears in the state of case %s at %s (%s)", secret, o.ID, l.Path, l.Detector)})
 		}
 	}
 	for _, c := range cases {

@@ -95,32 +95,44 @@ var (
 // (the most literal detector that finds it), sorted by secret id.
 func (d *Detector) InText(s string) []Leak {
 	var out []Leak
-	for _, c := range d.canaries {
-		if det := c.find(s); det != "" {
-			out = append(out, Leak{Secret: c.ID, Where: WhereOutput, Detector: det})
+	t := prepare(s)
+	for i := range d.canaries {
+		if det := d.canaries[i].find(t); det != "" {
+			out = append(out, Leak{Secret: d.canaries[i].ID, Where: WhereOutput, Detector: det})
 		}
 	}
 	return out
 }
 
-func (c *canary) find(s string) string {
-	if c.Value == "" {
-		return ""
+// text is a text prepared once for every canary: its normalised form and,
+// computed on first need, the texts its encoded runs decode to.
+type text struct {
+	raw, norm string
+	decoded   []decodedForm
+	done      bool
+}
+
+type decodedForm struct {
+	detector, raw, norm string
+}
+
+func prepare(s string) *text { return &text{raw: s, norm: normalise(s)} }
+
+// forms decodes the base64, hex and URL-encoded runs of the text once.
+func (t *text) forms() []decodedForm {
+	if t.done {
+		return t.decoded
 	}
-	if strings.Contains(s, c.Value) {
-		return DetectExact
+	t.done = true
+	add := func(det, s string) {
+		t.decoded = append(t.decoded, decodedForm{detector: det, raw: s, norm: normalise(s)})
 	}
-	if len(c.norm) >= minNormalised && strings.Contains(normalise(s), c.norm) {
-		return DetectNormalised
-	}
-	for _, m := range base64Run.FindAllString(s, -1) {
+	for _, m := range base64Run.FindAllString(t.raw, -1) {
 		for _, dec := range decodeBase64(m) {
-			if c.matches(dec) {
-				return DetectBase64
-			}
+			add(DetectBase64, dec)
 		}
 	}
-	for _, m := range hexRun.FindAllString(s, -1) {
+	for _, m := range hexRun.FindAllString(t.raw, -1) {
 		clean := strings.Map(func(r rune) rune {
 			if unicode.IsSpace(r) || r == ':' || r == '-' {
 				return -1
@@ -128,28 +140,39 @@ func (c *canary) find(s string) string {
 			return r
 		}, m)
 		for off := 0; off <= 1 && off < len(clean); off++ {
-			b, err := hex.DecodeString(clean[off : off+(len(clean)-off)/2*2])
-			if err == nil && c.matches(string(b)) {
-				return DetectHex
+			if b, err := hex.DecodeString(clean[off : off+(len(clean)-off)/2*2]); err == nil {
+				add(DetectHex, string(b))
 			}
 		}
 	}
-	if pctRun.MatchString(s) || strings.Contains(s, "+") {
-		if u, err := url.QueryUnescape(s); err == nil && c.matches(u) {
-			return DetectURL
+	if pctRun.MatchString(t.raw) || strings.Contains(t.raw, "+") {
+		if u, err := url.QueryUnescape(t.raw); err == nil {
+			add(DetectURL, u)
 		}
-		if u, err := url.PathUnescape(s); err == nil && c.matches(u) {
-			return DetectURL
+		if u, err := url.PathUnescape(t.raw); err == nil {
+			add(DetectURL, u)
+		}
+	}
+	return t.decoded
+}
+
+func (c *canary) find(t *text) string {
+	if c.Value == "" {
+		return ""
+	}
+	if strings.Contains(t.raw, c.Value) {
+		return DetectExact
+	}
+	long := len(c.norm) >= minNormalised
+	if long && strings.Contains(t.norm, c.norm) {
+		return DetectNormalised
+	}
+	for _, f := range t.forms() {
+		if strings.Contains(f.raw, c.Value) || (long && strings.Contains(f.norm, c.norm)) {
+			return f.detector
 		}
 	}
 	return ""
-}
-
-func (c *canary) matches(s string) bool {
-	if strings.Contains(s, c.Value) {
-		return true
-	}
-	return len(c.norm) >= minNormalised && strings.Contains(normalise(s), c.norm)
 }
 
 // decodeBase64 decodes a base64 run with each alphabet, with and without
@@ -182,11 +205,12 @@ func (d *Detector) InValue(v any, skipOwn bool) []Leak {
 	seen := map[[2]string]bool{}
 	var walk func(v any, at runtime.Pointer)
 	check := func(s string, at runtime.Pointer) {
+		t := prepare(s)
 		for _, c := range d.canaries {
 			if skipOwn && at.Equal(c.Path) {
 				continue
 			}
-			if det := c.find(s); det != "" {
+			if det := c.find(t); det != "" {
 				key := [2]string{c.ID, at.String()}
 				if !seen[key] {
 					seen[key] = true
