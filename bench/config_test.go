@@ -80,3 +80,14 @@ func TestSeventhConfiguration(t *testing.T) {
 		t.Fatalf("the example under seven configurations: %v %v", err, ps)
 	}
 }
+
+func TestDuplicateConfigurationName(t *testing.T) {
+	fsys := fstest.MapFS{
+		"patchoptic.yaml": {Data: []byte("name: patchoptic\nlabel: A\nview: projected\ngates: [scope]\n")},
+		"patchoptic.yml":  {Data: []byte("name: patchoptic\nlabel: B\nview: projected\ngates: [scope]\n")},
+	}
+	_, err := LoadConfigs(fsys, nil)
+	if err == nil || !strings.Contains(err.Error(), `configuration "patchoptic" is also defined by`) {
+		t.Fatalf("error %v", err)
+	}
+}

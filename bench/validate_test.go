@@ -354,3 +354,21 @@ func TestSymlinkedDirectory(t *testing.T) {
 		t.Fatalf("cases %d, problems %v", len(cases), ps)
 	}
 }
+
+// A canary planted as another case's ordinary data is found whatever the
+// JSON encoding does to it (HTML characters are escaped in the state's
+// bytes).
+func TestValidateCanaryInAnotherCase(t *testing.T) {
+	a := strings.ReplaceAll(readExample(t), "4000 0000 0000 9995", "4000<0000>0000 9995")
+	b := strings.ReplaceAll(readExample(t), "sup-example-refund", "sup-example-other")
+	b = strings.ReplaceAll(b, "4000 0000 0000 9995", "5111 2222 3333 4444")
+	b = strings.Replace(b, "tier: gold", `tier: "4000<0000>0000 9995"`, 1)
+	ps := problemsOf(t, map[string]string{
+		exampleFile: a,
+		"testdata/example/support/sup-example-other.yaml": b,
+	})
+	want := "secret card: canary also appears in the state of case sup-example-other at /customer/tier (exact)"
+	if len(ps) != 1 || ps[0].Msg != want || ps[0].Case != "sup-example-refund" {
+		t.Fatalf("want one problem %q, got:\n%v", want, ps)
+	}
+}
