@@ -573,7 +573,7 @@ func readLimited(fsys fs.FS, p string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("larger than %d MiB; a case file holds one case of a few KB", limit>>20)
+		return nil, fmt.Errorf("larger than %d KiB", limit>>10)
 	}
 	return b, nil
 }

@@ -122,9 +122,10 @@ func LoadConfigs(fsys fs.FS, display func(string) string) ([]*Config, error) {
 		if e.IsDir() || (ext != ".yaml" && ext != ".yml") {
 			continue
 		}
-		b, err := fs.ReadFile(fsys, e.Name())
+		b, err := readConfig(fsys, e)
 		if err != nil {
-			return nil, err
+			errs = append(errs, &FileError{File: display(e.Name()), Err: err})
+			continue
 		}
 		c, err := ParseConfig(display(e.Name()), b)
 		if err != nil {
@@ -166,4 +167,22 @@ func LoadConfigDir(dir string) ([]*Config, error) {
 		}
 		return filepath.Join(dir, p)
 	})
+}
+
+// readConfig reads a configuration file: a regular file (or a link to
+// one) of at most 64 KiB.
+func readConfig(fsys fs.FS, e fs.DirEntry) ([]byte, error) {
+	fi, err := fs.Stat(fsys, e.Name())
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	const limit = 64 << 10
+	b, err := readLimited(fsys, e.Name(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("a configuration is a few lines: %w", err)
+	}
+	return b, nil
 }

@@ -139,6 +139,12 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 			add(at.Append("advance_to"), "step %s: advance_to %q is not in workflow.phases", s.ID, s.AdvanceTo)
 		}
 		for _, p := range instructionPaths(s.Instruction) {
+			// Only words that point into the state ("/ticket/reply"),
+			// not prose that happens to hold a slash ("km /h").
+			top, _ := c.State.Value().(map[string]any)
+			if _, has := top[p[0]]; !has {
+				continue
+			}
 			r := runtime.RegionOf(p)
 			if !s.Contract.ViewRegion().Overlaps(r) && !s.Contract.Write().Overlaps(r) {
 				add(at.Append("instruction"), "step %s: the instruction names %s, which the step neither sees nor may write", s.ID, p)

@@ -150,6 +150,7 @@ func TestValidateBrokenCopies(t *testing.T) {
 		{"title on two lines", "title: Refund reply next to a stored card", "title: \"Refund reply\\nnext to a stored card\"", 3,
 			"/title: a title is one line", [2]string{}},
 		{"length bound written 1.0", "length: {min: 1}", "length: {min: 1.0}", 0, "", [2]string{}},
+		{"a slash in prose is not a path", "order total, set /ticket/status", "order total (speeds in km /h), set /ticket/status", 0, "", [2]string{}},
 		{"id is not the file name", "id: sup-example-refund", "id: sup-other", 1, "id \"sup-other\" but the file is named \"sup-example-refund\"", [2]string{}},
 		{"bad rule", "rule: post.order.total == pre.order.total", "rule: post.order.total ==", 45, "invariants[0].rule", [2]string{}},
 		{"bad region pattern", "source: [/order/id]", "source: [order/id]", 57, "/steps/0/source/0: \"order/id\" is not a JSON Pointer", [2]string{}},
