@@ -92,7 +92,8 @@ func Analyze(c *Case) Analysis {
 			continue
 		}
 		d := Delegation{Child: s.ID, Parent: s.Parent}
-		if p := c.Step(s.Parent); p != nil {
+		// The parent must be an earlier step; a step is not its own.
+		if p := c.Step(s.Parent); p != nil && p.Index < s.Index {
 			d.OK = s.Contract.Footprint().RestrictionOf(p.Contract.Footprint())
 		}
 		a.Delegations = append(a.Delegations, d)

@@ -294,6 +294,9 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 		// A .json case is strict JSON, decoded as JSON (YAML accepts
 		// more, and reads some JSON differently); YAML's node tree, when
 		// it can be had, only gives line numbers.
+		if bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
+			return fail(1, "the file starts with a byte-order mark; JSON is UTF-8 without one (RFC 8259 §8.1)")
+		}
 		doc, err := runtime.ParseDocument(b)
 		if err != nil {
 			var se *runtime.SyntaxError
@@ -319,7 +322,12 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 			return fail(fe.Line, "%v", fe.Err)
 		}
 		var extra yaml.Node
-		if err := dec.Decode(&extra); err != io.EOF {
+		switch err := dec.Decode(&extra); {
+		case err == io.EOF:
+		case err != nil:
+			fe := yamlError(name, err, nil).(*FileError)
+			return fail(fe.Line, "a second YAML document, which does not parse: %v; a case file holds one case", fe.Err)
+		default:
 			return fail(extra.Line, "more than one YAML document; a case file holds one case")
 		}
 		var err error
@@ -356,6 +364,12 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 		return nil, ps
 	}
 	if c.State, err = runtime.ParseDocument(cf.State); err != nil {
+		// The position would be in the loader's re-encoded JSON, not in
+		// the file: keep the reason only.
+		var se *runtime.SyntaxError
+		if errors.As(err, &se) {
+			err = errors.New(se.Msg)
+		}
 		add("/state", "state: %v", err)
 		return nil, ps
 	}
@@ -438,7 +452,7 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 // `output_schema["/a"]`) into a relative JSON Pointer ("view/include/2").
 func contractFieldPointer(field string) string {
 	var toks []string
-	for _, part := range strings.Split(field, ".") {
+	for _, part := range splitField(field) {
 		m := fieldPart.FindStringSubmatch(part)
 		if m == nil {
 			break
@@ -453,6 +467,29 @@ func contractFieldPointer(field string) string {
 		}
 	}
 	return strings.Join(toks, "/")
+}
+
+// splitField splits a contract field path on the dots outside quotes:
+// `output_schema["/a.b"].x` is [`output_schema["/a.b"]`, "x"].
+func splitField(field string) []string {
+	var parts []string
+	start, quoted := 0, false
+	for i := 0; i < len(field); i++ {
+		switch field[i] {
+		case '\\':
+			if quoted {
+				i++
+			}
+		case '"':
+			quoted = !quoted
+		case '.':
+			if !quoted {
+				parts = append(parts, field[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, field[start:])
 }
 
 func jsonUnquote(s string) (string, error) {
@@ -487,6 +524,9 @@ func LoadCaseDir(dir string) ([]*Case, Problems, error) {
 		return nil, nil, err
 	}
 	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			return nil, nil, fmt.Errorf("%s: not a regular file", dir)
+		}
 		if !isCaseFile(filepath.ToSlash(dir)) {
 			return nil, nil, fmt.Errorf("%s: not a case file (.yaml, .yml or .json) or directory", dir)
 		}
@@ -523,7 +563,11 @@ func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Pr
 		// named .yaml would block or never end.
 		if !d.Type().IsRegular() {
 			fi, err := fs.Stat(fsys, p)
-			if err != nil || !fi.Mode().IsRegular() {
+			switch {
+			case err != nil:
+				ps = append(ps, Problem{File: display(p), Msg: "cannot follow the symbolic link: " + err.Error()})
+				return nil
+			case !fi.Mode().IsRegular():
 				ps = append(ps, Problem{File: display(p), Msg: "not a regular file"})
 				return nil
 			}

@@ -29,6 +29,10 @@ func TestYAMLToJSON(t *testing.T) {
 		{"a: &x {k: 1}\nb: *x", `{"a":{"k":1},"b":{"k":1}}`},
 		{`[1, 2]`, `[1,2]`},
 		{`"scalar"`, `"scalar"`},
+		{`big: 1e400`, `{"big":1e400}`},
+		{`q: "1e400"`, `{"q":"1e400"}`},
+		{`t: !!str 1e400`, `{"t":"1e400"}`},
+		{`huge: 1` + strings.Repeat("0", 400), `{"huge":1` + strings.Repeat("0", 400) + `}`},
 	}
 	for _, tt := range tests {
 		var n yaml.Node

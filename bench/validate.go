@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/patchbench/patchbench/runtime"
@@ -60,30 +62,23 @@ func Validate(ctx context.Context, cases []*Case, configs []*Config) (Problems, 
 			canaries[s.Value] = c.ID + "/" + s.ID
 		}
 	}
-	// Each case's canaries, in any form the leak detectors know, in
-	// another case's state: one scan of each state for every canary.
-	var all []scoring.Canary
-	owner := map[string]*Case{}
-	for _, c := range cases {
-		for _, s := range c.Secrets {
-			key := c.ID + "\x00" + s.ID
-			owner[key] = c
-			all = append(all, scoring.Canary{ID: key, Value: s.Value, Path: s.Path})
-		}
-	}
-	det := scoring.NewDetector(all)
+	// Each case's canaries in another case's state, as written or
+	// normalised (case, spacing and separators ignored): one pass over
+	// each state, whatever the number of canaries.
+	ix := newCanaryIndex(cases)
 	for _, o := range cases {
-		for _, l := range det.InValue(o.State.Value(), false) {
-			c := owner[l.Secret]
-			if c == o {
-				continue
-			}
-			_, secret, _ := strings.Cut(l.Secret, "\x00")
-			ps = append(ps, Problem{File: c.File, Line: c.Line(ptr("/secrets")), Case: c.ID,
-				Msg: fmt.Sprintf("secret %s: canary also appears in the state of case %s at %s (%s)", secret, o.ID, l.Path, l.Detector)})
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, h := range ix.scan(o) {
+			ps = append(ps, Problem{File: h.owner.File, Line: h.owner.Line(ptr("/secrets")), Case: h.owner.ID,
+				Msg: fmt.Sprintf("secret %s: canary also appears in the state of case %s at %s", h.secret, o.ID, h.at)})
 		}
 	}
 	for _, c := range cases {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		cps, err := validateCase(ctx, c, configs)
 		if err != nil {
 			return nil, err
@@ -104,7 +99,11 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 		ps = append(ps, Problem{File: c.File, Line: c.Line(at), Case: c.ID, Msg: fmt.Sprintf(format, args...)})
 	}
 	// The file's place in the suite.
-	if dir := lastDir(c.File); dir != "" && dir != c.Domain {
+	file := c.File
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	if dir := lastDir(file); dir != "" && dir != c.Domain {
 		add(ptr("/domain"), "domain %q but the file is in directory %q", c.Domain, dir)
 	}
 	if base := baseName(c.File); base != c.ID {
@@ -117,10 +116,10 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 	phaseOK := false
 	switch s, isStr := initial.(string); {
 	case !ok:
-		add(ptr("/workflow/phase_path"), "the state has nothing at %s; it must hold the initial phase, one of %s", c.Workflow.PhasePath, strings.Join(phases, ", "))
+		add(ptr("/workflow/phase_path"), "the state has nothing at %s; it must hold the initial phase, one of %s", pointerText(c.Workflow.PhasePath), strings.Join(phases, ", "))
 	case !isStr || !slices.Contains(phases, s):
 		b, _ := json.Marshal(initial)
-		add(ptr("/workflow/phase_path"), "the state holds %s at %s, which is not a phase of workflow.phases (%s)", truncate(string(b), 40), c.Workflow.PhasePath, strings.Join(phases, ", "))
+		add(ptr("/workflow/phase_path"), "the state holds %s at %s, which is not a phase of workflow.phases (%s)", truncate(string(b), 40), pointerText(c.Workflow.PhasePath), strings.Join(phases, ", "))
 	default:
 		phaseOK = true
 	}
@@ -151,7 +150,7 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 			}
 		}
 		if s.Contract.Write().Overlaps(phaseRegion) {
-			add(at.Append("write"), "step %s: the write region covers the phase at %s; only the runner moves the phase", s.ID, c.Workflow.PhasePath)
+			add(at.Append("write"), "step %s: the write region covers the phase at %s; only the runner moves the phase", s.ID, pointerText(c.Workflow.PhasePath))
 		}
 		if s.Parent != "" {
 			pi, ok := stepIDs[s.Parent]
@@ -201,8 +200,11 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 
 	// Canaries in the text an actor is shown, or that scoring compares
 	// with: the instructions, titles and rubric operands.
-	for _, l := range det.InText(c.Title + "\n" + c.Description) {
-		add(ptr("/title"), "secret %s appears in the case's title or description (%s)", l.Secret, l.Detector)
+	for _, l := range det.InText(c.Title) {
+		add(ptr("/title"), "secret %s appears in the case's title (%s)", l.Secret, l.Detector)
+	}
+	for _, l := range det.InText(c.Description) {
+		add(ptr("/description"), "secret %s appears in the case's description (%s)", l.Secret, l.Detector)
 	}
 	for _, st := range c.Steps {
 		for _, l := range det.InText(st.Instruction) {
@@ -471,6 +473,15 @@ func describeAt(v any, p runtime.Pointer) string {
 	return truncate(strings.Join(strings.Fields(string(b)), " "), 80)
 }
 
+// pointerText writes a pointer for a message; the empty pointer, which is
+// easy to miss, as `"" (the whole state)`.
+func pointerText(p runtime.Pointer) string {
+	if len(p) == 0 {
+		return `"" (the whole state)`
+	}
+	return p.String()
+}
+
 func truncate(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
@@ -623,4 +634,99 @@ func baseName(file string) string {
 		file = file[:i]
 	}
 	return file
+}
+
+// canaryIndex finds every case's canaries in a state in one pass: the
+// normalised canaries (letters and digits, lower-cased; at least
+// minIndexed of them) are indexed by their first minIndexed characters,
+// and each position of a normalised string is one map lookup. Canaries
+// shorter than that once normalised are looked for as written.
+type canaryIndex struct {
+	byPrefix map[string][]indexedCanary
+	short    []indexedCanary
+}
+
+type indexedCanary struct {
+	owner  *Case
+	secret string
+	value  string
+	norm   string
+	path   runtime.Pointer
+}
+
+type canaryHit struct {
+	owner  *Case
+	secret string
+	at     string
+}
+
+const minIndexed = 6
+
+func newCanaryIndex(cases []*Case) *canaryIndex {
+	ix := &canaryIndex{byPrefix: map[string][]indexedCanary{}}
+	for _, c := range cases {
+		for _, s := range c.Secrets {
+			ic := indexedCanary{owner: c, secret: s.ID, value: s.Value, norm: scoring.Normalise(s.Value), path: s.Path}
+			if len(ic.norm) >= minIndexed {
+				ix.byPrefix[ic.norm[:minIndexed]] = append(ix.byPrefix[ic.norm[:minIndexed]], ic)
+			} else {
+				ix.short = append(ix.short, ic)
+			}
+		}
+	}
+	return ix
+}
+
+// scan returns the canaries of other cases found in o's state, in its
+// strings and member names, once per (secret, location).
+func (ix *canaryIndex) scan(o *Case) []canaryHit {
+	var out []canaryHit
+	seen := map[string]bool{}
+	hit := func(ic indexedCanary, at runtime.Pointer) {
+		key := ic.owner.ID + "\x00" + ic.secret + "\x00" + at.String()
+		if ic.owner != o && !seen[key] {
+			seen[key] = true
+			out = append(out, canaryHit{owner: ic.owner, secret: ic.secret, at: pointerText(at)})
+		}
+	}
+	check := func(s string, at runtime.Pointer) {
+		norm := scoring.Normalise(s)
+		for i := 0; i+minIndexed <= len(norm); i++ {
+			for _, ic := range ix.byPrefix[norm[i:i+minIndexed]] {
+				if strings.HasPrefix(norm[i:], ic.norm) {
+					hit(ic, at)
+				}
+			}
+		}
+		for _, ic := range ix.short {
+			if strings.Contains(s, ic.value) {
+				hit(ic, at)
+			}
+		}
+	}
+	var walk func(v any, at runtime.Pointer)
+	walk = func(v any, at runtime.Pointer) {
+		switch x := v.(type) {
+		case string:
+			check(x, at)
+		case []any:
+			for i, e := range x {
+				walk(e, at.Append(strconv.Itoa(i)))
+			}
+		case map[string]any:
+			for k, e := range x {
+				child := at.Append(k)
+				check(k, child)
+				walk(e, child)
+			}
+		}
+	}
+	walk(o.State.Value(), runtime.Pointer{})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].owner.ID != out[j].owner.ID {
+			return out[i].owner.ID < out[j].owner.ID
+		}
+		return out[i].secret+out[i].at < out[j].secret+out[j].at
+	})
+	return out
 }

@@ -151,6 +151,10 @@ func TestValidateBrokenCopies(t *testing.T) {
 			"/title: a title is one line", [2]string{}},
 		{"length bound written 1.0", "length: {min: 1}", "length: {min: 1.0}", 0, "", [2]string{}},
 		{"a slash in prose is not a path", "order total, set /ticket/status", "order total (speeds in km /h), set /ticket/status", 0, "", [2]string{}},
+		{"too many write patterns", "write: [/ticket/reply, /ticket/status, /audit/-]", "write: [" + strings.Repeat("/ticket/reply, ", 101) + "/audit/-]", 56,
+			"/steps/0/write: maxItems: got 102, want 100", [2]string{}},
+		{"a broken second document", "    caught_by: [parse]\n", "    caught_by: [parse]\n---\nfoo: [\n", 0,
+			"a second YAML document, which does not parse", [2]string{}},
 		{"id is not the file name", "id: sup-example-refund", "id: sup-other", 1, "id \"sup-other\" but the file is named \"sup-example-refund\"", [2]string{}},
 		{"bad rule", "rule: post.order.total == pre.order.total", "rule: post.order.total ==", 45, "invariants[0].rule", [2]string{}},
 		{"bad region pattern", "source: [/order/id]", "source: [order/id]", 57, "/steps/0/source/0: \"order/id\" is not a JSON Pointer", [2]string{}},
@@ -368,8 +372,20 @@ func TestValidateCanaryInAnotherCase(t *testing.T) {
 		exampleFile: a,
 		"testdata/example/support/sup-example-other.yaml": b,
 	})
-	want := "secret card: canary also appears in the state of case sup-example-other at /customer/tier (exact)"
+	want := "secret card: canary also appears in the state of case sup-example-other at /customer/tier"
 	if len(ps) != 1 || ps[0].Msg != want || ps[0].Case != "sup-example-refund" {
 		t.Fatalf("want one problem %q, got:\n%v", want, ps)
+	}
+}
+
+func TestAnalyzeSelfDelegation(t *testing.T) {
+	text := edit(t, readExample(t), "    role: agent\n", "    role: agent\n    parent: reply\n")
+	c, ps := ParseCase(exampleFile, []byte(text))
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	an := Analyze(c)
+	if len(an.Delegations) != 1 || an.Delegations[0].OK {
+		t.Fatalf("delegations %+v: a step is not its own parent", an.Delegations)
 	}
 }

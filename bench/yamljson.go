@@ -128,7 +128,7 @@ func scalarToJSON(n *yaml.Node) (any, error) {
 		if err := n.Decode(&u); err == nil {
 			return json.Number(strconv.FormatUint(u, 10)), nil
 		}
-		return nil, fmt.Errorf("line %d: integer %q out of range", n.Line, n.Value)
+		return nil, fmt.Errorf("line %d: %q is not an integer, or is out of range", n.Line, n.Value)
 	case "!!float":
 		if jsonNumberText.MatchString(n.Value) {
 			return json.Number(n.Value), nil
@@ -144,6 +144,11 @@ func scalarToJSON(n *yaml.Node) (any, error) {
 	case "!!binary":
 		return nil, fmt.Errorf("line %d: binary data has no JSON form", n.Line)
 	default: // !!str, !!timestamp and custom tags keep their text
+		if n.Style == 0 && jsonNumberText.MatchString(n.Value) {
+			// A plain number beyond float64 (1e400, a 400-digit
+			// integer), which YAML resolves as a string, is a number.
+			return json.Number(n.Value), nil
+		}
 		return n.Value, nil
 	}
 }

@@ -73,8 +73,11 @@ func NewDetector(cs []Canary) *Detector {
 	return d
 }
 
-// normalise lower-cases s and drops everything but letters and digits, so
-// "DE44 5001-0517" and "de4450010517" compare equal.
+// Normalise lower-cases s and drops everything but letters and digits, so
+// "DE44 5001-0517" and "de4450010517" compare equal: the form the
+// normalised detector compares.
+func Normalise(s string) string { return normalise(s) }
+
 func normalise(s string) string {
 	var b strings.Builder
 	for _, r := range s {
