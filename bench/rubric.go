@@ -188,3 +188,23 @@ func number(v any) (*big.Float, bool) {
 	f, _, err := big.ParseFloat(string(n), 10, 200, big.ToNearestEven)
 	return f, err == nil
 }
+
+// ContentScore is the content score of a run (PatchBench design §6): the
+// fraction of all the steps' rubric checks that hold on the final state,
+// where the checks of a step that never committed fail. committed maps
+// step ids to whether the step committed. A case with no checks scores 0.
+func (c *Case) ContentScore(final any, committed map[string]bool) float64 {
+	held, total := 0, 0
+	for _, s := range c.Steps {
+		for j := range s.Rubric {
+			total++
+			if committed[s.ID] && s.Rubric[j].Holds(final) {
+				held++
+			}
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return float64(held) / float64(total)
+}

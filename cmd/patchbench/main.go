@@ -51,6 +51,7 @@ var commands = map[string]command{
 	"validate":  {"check a case set: format, secrets, reference run, artifacts", runValidate},
 	"cases":     {"list the cases of a case set", runCases},
 	"footprint": {"footprints, delegations and commutation certificates of the steps", runFootprint},
+	"run":       {"run the benchmark: cases x configurations x actors x rounds, then the tables", runRun},
 }
 
 // run dispatches to a subcommand and returns the process exit code.

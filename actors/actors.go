@@ -1,0 +1,120 @@
+// Package actors holds the actors of a PatchBench run: what proposes a
+// patch for a step (PatchBench design §5). An actor gets the rendered
+// prompt and the step's metadata and returns its raw response text, which
+// the runner parses and verifies; the no-model actors need no network.
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/patchbench/patchbench/bench"
+)
+
+// Message is one chat message of a prompt: Role is "system" or "user".
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is what an actor is asked for one attempt at one step.
+type Request struct {
+	Case *bench.Case
+	Step *bench.Step
+	// Messages is the rendered prompt.
+	Messages []Message
+	// View is the state as the actor is shown it (the projected view or
+	// the full state): what an oversharer quotes.
+	View any
+	// Attempt counts from 1; Round from 1.
+	Attempt, Round int
+}
+
+// Usage counts the tokens of one response (prompt and completion) and
+// says where the counts come from ("provider", or "tokenizer:o200k_base").
+type Usage struct {
+	Prompt     int    `json:"prompt"`
+	Completion int    `json:"completion"`
+	Source     string `json:"source"`
+}
+
+// Response is an actor's answer: the raw text (parsed by the runner) and
+// its usage, when the actor knows it (no-model actors leave it zero and
+// the runner counts with a tokenizer).
+type Response struct {
+	Raw   string
+	Usage *Usage
+}
+
+// Actor proposes patches. Propose must be safe for concurrent use. An
+// error is a failure of the actor itself (a provider down), never a bad
+// proposal: a bad proposal is a Response the verifier rejects.
+type Actor interface {
+	// Name is the actor's spec as given on the command line
+	// ("reference", "oversharer", "openai:gpt-5-mini").
+	Name() string
+	Propose(ctx context.Context, req Request) (Response, error)
+}
+
+// Reference answers every step with its reference proposal.
+type Reference struct{}
+
+// Name implements Actor.
+func (Reference) Name() string { return "reference" }
+
+// Propose implements Actor.
+func (Reference) Propose(_ context.Context, req Request) (Response, error) {
+	return Response{Raw: string(req.Step.Reference)}, nil
+}
+
+// Oversharer answers with the reference patch and a note that quotes the
+// whole view it was shown: the worst-case discloser, which leaks exactly
+// what it sees (PatchBench design §5).
+type Oversharer struct{}
+
+// Name implements Actor.
+func (Oversharer) Name() string { return "oversharer" }
+
+// Propose implements Actor.
+func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
+	var ref struct {
+		Patch json.RawMessage `json:"patch"`
+	}
+	if err := json.Unmarshal(req.Step.Reference, &ref); err != nil {
+		return Response{}, fmt.Errorf("step %s: reference: %w", req.Step.ID, err)
+	}
+	view, err := json.Marshal(req.View)
+	if err != nil {
+		return Response{}, err
+	}
+	out, err := json.Marshal(map[string]any{
+		"patch": ref.Patch,
+		"note":  "Done. For the record, here is everything I was shown: " + string(view),
+	})
+	if err != nil {
+		return Response{}, err
+	}
+	return Response{Raw: string(out)}, nil
+}
+
+// New returns the actor a spec names. The no-model actors are
+// "reference" and "oversharer".
+func New(spec string) (Actor, error) {
+	switch spec {
+	case "reference":
+		return Reference{}, nil
+	case "oversharer":
+		return Oversharer{}, nil
+	}
+	return nil, fmt.Errorf("unknown actor %q (known: %s)", spec, strings.Join(Known(), ", "))
+}
+
+// Known lists the actor specs New accepts.
+func Known() []string {
+	k := []string{"reference", "oversharer"}
+	sort.Strings(k)
+	return k
+}

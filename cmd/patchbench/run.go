@@ -1,0 +1,346 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runner"
+)
+
+const runExamples = `  # The benchmark on the embedded cases, every configuration, the no-model actors:
+  patchbench run
+
+  # Three rounds of one domain with the reference actor, into a chosen directory:
+  patchbench run --domain finance --actor reference --rounds 3 --out results/fin
+
+  # Run again to resume an interrupted run; redo the runs that ended in an error:
+  patchbench run --out results/fin --retry-errors
+
+  # Half of the runs on this machine, the other half elsewhere:
+  patchbench run --shard 1/2
+`
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*s = append(*s, p)
+		}
+	}
+	return nil
+}
+
+// Manifest is manifest.json: what a run directory holds and how it was
+// made (PatchBench design §7).
+type Manifest struct {
+	Module        string   `json:"module"`
+	Version       string   `json:"version"`
+	GitRevision   string   `json:"git_revision,omitempty"`
+	CaseSet       string   `json:"case_set"`
+	CaseDigest    string   `json:"case_digest"`
+	Cases         int      `json:"cases"`
+	Configs       []string `json:"configs"`
+	Actors        []string `json:"actors"`
+	Rounds        int      `json:"rounds"`
+	Seed          int64    `json:"seed"`
+	MaxAttempts   int      `json:"max_attempts"`
+	PassThreshold float64  `json:"pass_threshold"`
+	Tokenizer     string   `json:"tokenizer"`
+	PromptVersion string   `json:"prompt_version"`
+	Shard         string   `json:"shard,omitempty"`
+	Started       string   `json:"started"`
+	Finished      string   `json:"finished,omitempty"`
+	Interrupted   bool     `json:"interrupted,omitempty"`
+}
+
+// key is what makes two manifests the same run: everything but times.
+func (m Manifest) key() string {
+	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision = "", "", false, "", ""
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("run", "patchbench run [flags]", runExamples, stdout, stderr)
+	casesDir := fs.String("cases", "", "the case set `dir` (default: the embedded suite)")
+	configsDir := fs.String("configs", "", "the configurations `dir` (default: the embedded six)")
+	var actorSpecs, configNames stringList
+	fs.Var(&actorSpecs, "actor", "an actor `spec` (repeatable; default reference and oversharer): "+strings.Join(actors.Known(), ", "))
+	fs.Var(&configNames, "config", "only these configuration `names` (repeatable or comma list)")
+	rounds := fs.Int("rounds", 1, "`n` rounds of every run")
+	concurrency := fs.Int("concurrency", 4, "`n` runs at a time")
+	out := fs.String("out", "", "the run `dir` (default results/<run-id>, the same for the same settings, so a rerun resumes)")
+	seed := fs.Int64("seed", 1, "the `seed` recorded for actors that sample")
+	caseID := fs.String("case", "", "only the case with this `id`")
+	domain := fs.String("domain", "", "only the cases of this `domain`")
+	shard := fs.String("shard", "", "run only shard `i/n` (0 ≤ i < n) of the runs, chosen by a hash of each run's key")
+	retryErrors := fs.Bool("retry-errors", false, "redo the runs recorded with status error")
+	maxAttempts := fs.Int("max-attempts", 1, "`n` proposals per step; after a rejection the actor sees the verifier's redacted feedback")
+	tok := fs.String("tokenizer", "o200k_base", "the tiktoken `encoding` that counts tokens for actors that report none")
+	threshold := fs.Float64("pass-threshold", 0.8, "the content `score` a semantic pass needs")
+	format := fs.String("format", "text", "table `format`: text or json (the summary)")
+	if code, ok := fs.parse(args); !ok {
+		return code
+	}
+	if *format != "text" && *format != "json" {
+		return fs.usageError("--format must be text or json, not %q", *format)
+	}
+	if *rounds < 1 || *concurrency < 1 || *maxAttempts < 1 {
+		return fs.usageError("--rounds, --concurrency and --max-attempts must be at least 1")
+	}
+	if *threshold < 0 || *threshold > 1 {
+		return fs.usageError("--pass-threshold must be in [0, 1]")
+	}
+	var sh runner.Shard
+	if *shard != "" {
+		i, n, ok := strings.Cut(*shard, "/")
+		si, err1 := strconv.Atoi(i)
+		sn, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || sn < 1 || si < 0 || si >= sn {
+			return fs.usageError("--shard %q: want i/n with 0 ≤ i < n", *shard)
+		}
+		sh = runner.Shard{Index: si, Of: sn}
+	}
+	if len(actorSpecs) == 0 {
+		actorSpecs = stringList{"reference", "oversharer"}
+	}
+	var acts []actors.Actor
+	for _, spec := range actorSpecs {
+		a, err := actors.New(spec)
+		if err != nil {
+			return fs.usageError("--actor: %v", err)
+		}
+		acts = append(acts, a)
+	}
+	configs, err := loadConfigs(*configsDir)
+	if err != nil {
+		return failf(stderr, "run", "%v", err)
+	}
+	if len(configNames) > 0 {
+		var keep []*bench.Config
+		for _, n := range configNames {
+			i := slices.IndexFunc(configs, func(c *bench.Config) bool { return c.Name == n })
+			if i < 0 {
+				return fs.usageError("--config: no configuration %q", n)
+			}
+			keep = append(keep, configs[i])
+		}
+		configs = keep
+	}
+	cases, problems, err := loadCases(*casesDir)
+	if err != nil {
+		return failf(stderr, "run", "%v", err)
+	}
+	if len(problems) > 0 {
+		return failf(stderr, "run", "the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems)
+	}
+	var chosen []*bench.Case
+	for _, c := range cases {
+		if (*caseID == "" || c.ID == *caseID) && (*domain == "" || c.Domain == *domain) {
+			chosen = append(chosen, c)
+		}
+	}
+	if len(chosen) == 0 {
+		return fs.usageError("no case matches --case %q --domain %q", *caseID, *domain)
+	}
+	m := Manifest{
+		Module: "github.com/patchbench/patchbench", CaseSet: displayDir(*casesDir), CaseDigest: caseDigest(chosen),
+		Cases: len(chosen), Rounds: *rounds, Seed: *seed, MaxAttempts: *maxAttempts, PassThreshold: *threshold,
+		Tokenizer: *tok, PromptVersion: runner.PromptVersion, Shard: *shard,
+		Started: time.Now().UTC().Format(time.RFC3339),
+	}
+	for _, c := range configs {
+		m.Configs = append(m.Configs, c.Name)
+	}
+	for _, a := range acts {
+		m.Actors = append(m.Actors, a.Name())
+	}
+	m.Version, m.GitRevision = buildVersion()
+	dir := *out
+	if dir == "" {
+		sum := sha256.Sum256([]byte(m.key()))
+		dir = filepath.Join("results", "run-"+hex.EncodeToString(sum[:])[:10])
+	}
+	if err := checkManifest(dir, m); err != nil {
+		return failf(stderr, "run", "%v", err)
+	}
+	recs, truncateAt, err := runner.ReadRuns(filepath.Join(dir, runner.RunsFile))
+	if err != nil {
+		return failf(stderr, "run", "%v", err)
+	}
+	skip := map[string]bool{}
+	for _, r := range recs {
+		if r.Status != runner.StatusError || !*retryErrors {
+			skip[r.RunID] = true
+		}
+	}
+	sink, err := runner.OpenSink(dir, truncateAt)
+	if err != nil {
+		return failf(stderr, "run", "%v", err)
+	}
+	if err := runner.WriteJSON(dir, runner.ManifestFile, m); err != nil {
+		sink.Close()
+		return failf(stderr, "run", "%v", err)
+	}
+	opts := runner.Options{
+		Cases: chosen, Configs: configs, Actors: acts, Rounds: *rounds, Concurrency: *concurrency,
+		MaxAttempts: *maxAttempts, PassThreshold: *threshold, Tokenizer: *tok, Shard: sh,
+	}
+	if isTerminal(stderr) {
+		opts.Progress = func(done, total int) {
+			fmt.Fprintf(stderr, "\rpatchbench run: %d/%d runs", done, total)
+			if done == total {
+				fmt.Fprintln(stderr)
+			}
+		}
+	}
+	runErr := runner.Run(ctx, opts, skip, sink)
+	sink.Close()
+	m.Finished = time.Now().UTC().Format(time.RFC3339)
+	m.Interrupted = runErr != nil
+	if err := runner.WriteJSON(dir, runner.ManifestFile, m); err != nil {
+		return failf(stderr, "run", "%v", err)
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return failf(stderr, "run", "%v", runErr)
+	}
+	recs, _, err = runner.ReadRuns(filepath.Join(dir, runner.RunsFile))
+	if err != nil {
+		return failf(stderr, "run", "%v", err)
+	}
+	recs = latest(recs)
+	summary := runner.Summarize(recs, configs, m.Actors)
+	if err := runner.WriteJSON(dir, runner.SummaryFile, summary); err != nil {
+		return failf(stderr, "run", "%v", err)
+	}
+	if *format == "json" {
+		b, _ := json.MarshalIndent(summary, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		printMainTable(stdout, summary)
+	}
+	if runErr != nil {
+		fmt.Fprintf(stderr, "patchbench run: interrupted; %d runs are in %s; run the same command again to resume\n", len(recs), dir)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "run directory: %s (%d runs)\n", dir, len(recs))
+	return exitOK
+}
+
+// latest keeps the last record of each run id (a retried error run is
+// recorded again).
+func latest(recs []*runner.Record) []*runner.Record {
+	last := map[string]int{}
+	for i, r := range recs {
+		last[r.RunID] = i
+	}
+	var out []*runner.Record
+	for i, r := range recs {
+		if last[r.RunID] == i {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkManifest refuses a run directory that holds a different run.
+func checkManifest(dir string, m Manifest) error {
+	b, err := os.ReadFile(filepath.Join(dir, runner.ManifestFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var old Manifest
+	if err := json.Unmarshal(b, &old); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, runner.ManifestFile), err)
+	}
+	if old.key() != m.key() {
+		return fmt.Errorf("%s holds a run with other settings (cases, configurations, actors, rounds, seed, attempts, threshold, tokenizer or prompt); choose another --out", dir)
+	}
+	return nil
+}
+
+// caseDigest is a SHA-256 over the cases' ids, states, steps' contracts,
+// instructions and references: it changes when a case does.
+func caseDigest(cases []*bench.Case) string {
+	h := sha256.New()
+	for _, c := range cases {
+		fmt.Fprintf(h, "%s\x00%s\x00", c.ID, c.State.Bytes())
+		for _, s := range c.Steps {
+			spec, _ := json.Marshal(s.Spec)
+			fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", s.ID, spec, s.Instruction, s.Reference)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// buildVersion returns the module version and VCS revision the binary was
+// built from, when known.
+func buildVersion() (string, string) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", ""
+	}
+	rev := ""
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			rev = s.Value
+		}
+	}
+	return info.Main.Version, rev
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// printMainTable prints the main table of PatchBench design §7.
+func printMainTable(w io.Writer, s runner.Summary) {
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+	t.Header("Configuration", "Actor", "Runs", "Leak rate [95% CI]", "Leaked/round", "Tokens/run", "vs full", "Commit", "Content (accepted)", "Semantic pass [95% CI]")
+	for _, r := range s.Rows {
+		change := "-"
+		if r.TokensChangeVsFull != nil {
+			change = fmt.Sprintf("%+.1f%%", 100**r.TokensChangeVsFull)
+		}
+		runs := strconv.Itoa(r.Runs)
+		if r.Errors > 0 {
+			runs += fmt.Sprintf(" (%d err)", r.Errors)
+		}
+		t.Append(r.Label, r.Actor, runs,
+			fmt.Sprintf("%.3f [%.3f, %.3f]", r.LeakRate, r.LeakCI.Low, r.LeakCI.High),
+			fmt.Sprintf("%.2f", r.LeakedPerRound),
+			fmt.Sprintf("%.0f", r.TokensMean), change,
+			fmt.Sprintf("%.3f", r.CommitRate),
+			fmt.Sprintf("%.3f", r.ContentScoreAccepted),
+			fmt.Sprintf("%.3f [%.3f, %.3f]", r.SemanticPass, r.SemanticPassCI.Low, r.SemanticPassCI.High))
+	}
+	t.Render()
+}

@@ -1,0 +1,113 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// File names inside a run directory.
+const (
+	RunsFile     = "runs.jsonl"
+	ManifestFile = "manifest.json"
+	SummaryFile  = "summary.json"
+)
+
+// ReadRuns reads a runs.jsonl file. A last line cut short by a crash is
+// dropped and reported by its byte offset (truncateAt) so that the file
+// can be repaired before more runs are appended; any other bad line is an
+// error naming the file and line.
+func ReadRuns(path string) (recs []*Record, truncateAt int64, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, -1, nil
+	}
+	if err != nil {
+		return nil, -1, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	var off int64
+	truncateAt = -1
+	for line := 1; ; line++ {
+		b, err := r.ReadBytes('\n')
+		if len(b) > 0 && !bytes.HasSuffix(b, []byte("\n")) {
+			// No newline: the last write did not finish.
+			return recs, off, nil
+		}
+		if len(bytes.TrimSpace(b)) > 0 {
+			var rec Record
+			if err := json.Unmarshal(b, &rec); err != nil {
+				return nil, -1, fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+			recs = append(recs, &rec)
+		}
+		off += int64(len(b))
+		if err == io.EOF {
+			return recs, truncateAt, nil
+		}
+		if err != nil {
+			return nil, -1, err
+		}
+	}
+}
+
+// FileSink appends records to runs.jsonl, one line each, written at once.
+type FileSink struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+// OpenSink opens dir/runs.jsonl for appending, first cutting off a last
+// line left unfinished by a crash (at truncateAt, when ≥ 0).
+func OpenSink(dir string, truncateAt int64) (*FileSink, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, RunsFile)
+	if truncateAt >= 0 {
+		if err := os.Truncate(path, truncateAt); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &FileSink{f: f}, nil
+}
+
+// Write implements Sink: one JSON line, written with a single call.
+func (s *FileSink) Write(r *Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err = s.f.Write(append(b, '\n'))
+	return err
+}
+
+// Close closes the file.
+func (s *FileSink) Close() error { return s.f.Close() }
+
+// WriteJSON writes v as indented JSON to dir/name, through a temporary
+// file renamed into place, so a crash never leaves half a file.
+func WriteJSON(dir, name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, name))
+}

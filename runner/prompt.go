@@ -1,0 +1,94 @@
+package runner
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"strings"
+	"text/template"
+
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runtime"
+)
+
+//go:embed prompt.tmpl
+var promptText string
+
+var promptTemplate = template.Must(template.New("prompt").Parse(promptText))
+
+// PromptVersion is the version of the prompt template (runner/prompt.tmpl),
+// recorded in every run's manifest.
+var PromptVersion = func() string {
+	var b bytes.Buffer
+	if err := promptTemplate.ExecuteTemplate(&b, "version", nil); err != nil {
+		panic(err)
+	}
+	return strings.TrimSpace(b.String())
+}()
+
+// promptData is what the template is rendered with.
+type promptData struct {
+	Role, Instruction, Phase, View string
+	Write, Source                  []string
+	Feedback                       []string
+}
+
+// RenderPrompt renders the messages for one attempt at a step: the same
+// instruction, W and P in every configuration; only view (the projected
+// view or the full state) differs. feedback, on a retry, holds the
+// verifier's codes and redacted messages.
+func RenderPrompt(step *bench.Step, phase string, view any, feedback []string) ([]actors.Message, error) {
+	v, err := runtime.EncodeIndent(view, "  ")
+	if err != nil {
+		return nil, err
+	}
+	d := promptData{
+		Role: step.Role, Instruction: strings.TrimSpace(step.Instruction), Phase: phase, View: string(v),
+		Write: step.Contract.Write().Strings(), Source: step.Contract.Source().Strings(), Feedback: feedback,
+	}
+	var sys, user bytes.Buffer
+	if err := promptTemplate.ExecuteTemplate(&sys, "system", d); err != nil {
+		return nil, err
+	}
+	if err := promptTemplate.ExecuteTemplate(&user, "user", d); err != nil {
+		return nil, err
+	}
+	return []actors.Message{{Role: "system", Content: sys.String()}, {Role: "user", Content: user.String()}}, nil
+}
+
+// ExtractProposal finds the proposal in an actor's raw response: the whole
+// text when it is a JSON object, else the first fenced ```json block, else
+// the first balanced {...} that decodes. It returns the bytes for the
+// verifier, which decides whether they are a well-formed proposal; text
+// with no JSON object is returned as it is, and the verifier rejects it as
+// malformed (a legality failure, never a harness error).
+func ExtractProposal(raw string) []byte {
+	trimmed := strings.TrimSpace(raw)
+	if json.Valid([]byte(trimmed)) {
+		return []byte(trimmed)
+	}
+	if i := strings.Index(trimmed, "```"); i >= 0 {
+		rest := trimmed[i+3:]
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+			rest = rest[nl+1:]
+		}
+		if j := strings.Index(rest, "```"); j >= 0 {
+			block := strings.TrimSpace(rest[:j])
+			if json.Valid([]byte(block)) {
+				return []byte(block)
+			}
+		}
+	}
+	for i := 0; i < len(trimmed); i++ {
+		if trimmed[i] != '{' {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(trimmed[i:]))
+		var m json.RawMessage
+		if dec.Decode(&m) == nil && len(m) > 0 && m[0] == '{' {
+			return m
+		}
+	}
+	return []byte(raw)
+}

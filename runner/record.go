@@ -1,0 +1,58 @@
+package runner
+
+import (
+	"encoding/json"
+
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/runtime"
+	"github.com/patchbench/patchbench/scoring"
+)
+
+// Run statuses (PatchBench design §7). An error run (the actor failed) is
+// never counted as a leak, a pass or a failure.
+const (
+	StatusPassed = "passed"
+	StatusFailed = "failed"
+	StatusError  = "error"
+)
+
+// Record is one finished run: one line of runs.jsonl.
+type Record struct {
+	RunID        string          `json:"run_id"`
+	Case         string          `json:"case"`
+	Domain       string          `json:"domain"`
+	Config       string          `json:"config"`
+	Actor        string          `json:"actor"`
+	Round        int             `json:"round"`
+	Status       string          `json:"status"`
+	Leaked       bool            `json:"leaked"`
+	Leaks        []scoring.Leak  `json:"leaks"`
+	Tokens       actors.Usage    `json:"tokens"`
+	ContentScore float64         `json:"content_score"`
+	SemanticPass bool            `json:"semantic_pass"`
+	Error        *string         `json:"error"`
+	Steps        []StepRecord    `json:"steps"`
+	FinalState   json.RawMessage `json:"final_state,omitempty"`
+}
+
+// StepRecord is the trace of one step of a run: its attempts, whether it
+// committed, the verifier's decisions on the last attempt, the view
+// shown (its SHA-256 and size in tokens) and the raw responses.
+type StepRecord struct {
+	Step        string               `json:"step"`
+	Phase       string               `json:"phase"`
+	Attempts    int                  `json:"attempts"`
+	Committed   bool                 `json:"committed"`
+	Decisions   []runtime.GateResult `json:"decisions"`
+	ViewDigest  string               `json:"view_digest"`
+	ViewTokens  int                  `json:"view_tokens"`
+	RawResponse string               `json:"raw_response"`
+	// Earlier holds the rejected attempts before the last, in order.
+	Earlier []Attempt `json:"earlier,omitempty"`
+}
+
+// Attempt is a rejected attempt at a step.
+type Attempt struct {
+	RawResponse string               `json:"raw_response"`
+	Decisions   []runtime.GateResult `json:"decisions"`
+}

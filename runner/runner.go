@@ -1,0 +1,276 @@
+// Package runner runs PatchBench: it crosses cases × configurations ×
+// actors × rounds, runs each case's steps in order on one shared state
+// (project, prompt, propose, verify, commit or reject, move the phase),
+// scores each run and appends it at once to runs.jsonl (PatchBench design
+// §7).
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sync"
+
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runtime"
+	"github.com/patchbench/patchbench/scoring"
+	"github.com/tiktoken-go/tokenizer"
+	"golang.org/x/sync/errgroup"
+)
+
+// Options configure a benchmark run.
+type Options struct {
+	Cases   []*bench.Case
+	Configs []*bench.Config
+	Actors  []actors.Actor
+	// Rounds is the number of rounds (repeats of every run), from 1.
+	Rounds int
+	// Concurrency bounds the runs in flight (at least 1).
+	Concurrency int
+	// MaxAttempts is how many proposals an actor may make for one step;
+	// after a rejection it sees the verifier's redacted feedback.
+	MaxAttempts int
+	// PassThreshold is the content score a semantic pass needs (0.8).
+	PassThreshold float64
+	// Tokenizer names the tiktoken encoding that counts the tokens of
+	// actors that report none (o200k_base).
+	Tokenizer string
+	// Shard, when Of > 1, runs only the runs whose key hashes to Index
+	// modulo Of.
+	Shard Shard
+	// Progress, when set, is called after each run with the runs done
+	// and the total to do.
+	Progress func(done, total int)
+}
+
+// Shard selects a stable subset of runs: Index in [0, Of).
+type Shard struct{ Index, Of int }
+
+// Job is one run to do: a case, a configuration, an actor and a round.
+type Job struct {
+	Case   *bench.Case
+	Config *bench.Config
+	Actor  actors.Actor
+	Round  int
+}
+
+// RunID is the stable key of a run: case/config/actor/round.
+func (j Job) RunID() string {
+	return fmt.Sprintf("%s/%s/%s/%d", j.Case.ID, j.Config.Name, j.Actor.Name(), j.Round)
+}
+
+// InShard reports whether the run with this id belongs to shard s.
+func (s Shard) InShard(runID string) bool {
+	if s.Of <= 1 {
+		return true
+	}
+	h := fnv.New32a()
+	h.Write([]byte(runID))
+	return int(h.Sum32()%uint32(s.Of)) == s.Index
+}
+
+// Jobs lists the runs of the options in a fixed order (round, case,
+// configuration, actor), restricted to the shard.
+func (o *Options) Jobs() []Job {
+	var out []Job
+	for r := 1; r <= o.Rounds; r++ {
+		for _, c := range o.Cases {
+			for _, cfg := range o.Configs {
+				for _, a := range o.Actors {
+					j := Job{Case: c, Config: cfg, Actor: a, Round: r}
+					if o.Shard.InShard(j.RunID()) {
+						out = append(out, j)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Sink receives finished runs; it must be safe for concurrent use.
+type Sink interface {
+	Write(*Record) error
+}
+
+// Run does every job not in skip (run ids already recorded) and writes
+// each finished run to sink as soon as it ends. It stops at the first
+// sink error, or when ctx is cancelled: runs already written stay, and
+// the others can be done by running again.
+func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error {
+	if o.Rounds < 1 || o.Concurrency < 1 || o.MaxAttempts < 1 {
+		return errors.New("runner: rounds, concurrency and max attempts must be at least 1")
+	}
+	counter, err := newCounter(o.Tokenizer)
+	if err != nil {
+		return err
+	}
+	var todo []Job
+	for _, j := range o.Jobs() {
+		if !skip[j.RunID()] {
+			todo = append(todo, j)
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.Concurrency)
+	var mu sync.Mutex
+	done := 0
+	for _, j := range todo {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			rec, err := runOne(gctx, o, counter, j)
+			if err != nil {
+				return err // cancelled: nothing to record
+			}
+			if err := sink.Write(rec); err != nil {
+				return err
+			}
+			if o.Progress != nil {
+				mu.Lock()
+				done++
+				o.Progress(done, len(todo))
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// counter counts tokens with a tiktoken encoding.
+type counter struct {
+	codec  tokenizer.Codec
+	source string
+}
+
+func newCounter(name string) (*counter, error) {
+	if name == "" {
+		name = string(tokenizer.O200kBase)
+	}
+	codec, err := tokenizer.Get(tokenizer.Encoding(name))
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %q: %w", name, err)
+	}
+	return &counter{codec: codec, source: "tokenizer:" + name}, nil
+}
+
+func (c *counter) count(s string) int {
+	n, err := c.codec.Count(s)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// runOne runs one job. It returns an error only when ctx is cancelled;
+// an actor's failure is a record with status error.
+func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error) {
+	c, cfg := j.Case, j.Config
+	rec := &Record{
+		RunID: j.RunID(), Case: c.ID, Domain: c.Domain, Config: cfg.Name, Actor: j.Actor.Name(), Round: j.Round,
+		Leaks: []scoring.Leak{}, Steps: []StepRecord{},
+	}
+	state, phase := c.State, c.InitialPhase()
+	committed := map[string]bool{}
+	var outputs []string
+	usageSource := ""
+	for _, s := range c.Steps {
+		view := state.Value()
+		if cfg.Projected() {
+			view = s.Contract.View(state)
+		}
+		viewJSON, err := runtime.EncodeIndent(view, "  ")
+		if err != nil {
+			return nil, fmt.Errorf("case %s step %s: %w", c.ID, s.ID, err)
+		}
+		sum := sha256.Sum256(viewJSON)
+		sr := StepRecord{Step: s.ID, Phase: phase, ViewDigest: hex.EncodeToString(sum[:]), ViewTokens: tc.count(string(viewJSON))}
+		var feedback []string
+		for attempt := 1; attempt <= o.MaxAttempts; attempt++ {
+			msgs, err := RenderPrompt(s, phase, view, feedback)
+			if err != nil {
+				return nil, fmt.Errorf("case %s step %s: prompt: %w", c.ID, s.ID, err)
+			}
+			resp, err := j.Actor.Propose(ctx, actors.Request{Case: c, Step: s, Messages: msgs, View: view, Attempt: attempt, Round: j.Round})
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				msg := fmt.Sprintf("step %s attempt %d: %v", s.ID, attempt, err)
+				rec.Status, rec.Error = StatusError, &msg
+				rec.Steps = append(rec.Steps, sr)
+				return rec, nil
+			}
+			u := resp.Usage
+			if u == nil {
+				prompt := 0
+				for _, m := range msgs {
+					prompt += tc.count(m.Content)
+				}
+				u = &actors.Usage{Prompt: prompt, Completion: tc.count(resp.Raw), Source: tc.source}
+			}
+			rec.Tokens.Prompt += u.Prompt
+			rec.Tokens.Completion += u.Completion
+			usageSource = u.Source
+			outputs = append(outputs, resp.Raw)
+			d, err := s.Contract.Verify(ctx, state, ExtractProposal(resp.Raw), runtime.VerifyOptions{Gates: cfg.GateSet, Phase: phase})
+			if err != nil {
+				return nil, err // only a cancelled context
+			}
+			if sr.Attempts > 0 {
+				sr.Earlier = append(sr.Earlier, Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions})
+			}
+			sr.Attempts, sr.RawResponse, sr.Decisions, sr.Committed = attempt, resp.Raw, d.Gates, d.Committed
+			if d.Committed {
+				state = d.State
+				committed[s.ID] = true
+				if s.AdvanceTo != "" {
+					next, err := bench.SetPhase(state, c.Workflow.PhasePath, s.AdvanceTo)
+					if err == nil {
+						state, phase = next, s.AdvanceTo
+					}
+				}
+				break
+			}
+			feedback = feedback[:0]
+			for _, g := range d.Gates {
+				if !g.Passed {
+					feedback = append(feedback, fmt.Sprintf("%s: %s: %s", g.Gate, g.Code, g.Message))
+				}
+			}
+		}
+		rec.Steps = append(rec.Steps, sr)
+	}
+	rec.Tokens.Source = usageSource
+	det := scoring.NewDetector(c.Canaries())
+	seen := map[string]bool{}
+	for _, out := range outputs {
+		for _, l := range det.InText(out) {
+			if !seen[l.Secret+"/output"] {
+				seen[l.Secret+"/output"] = true
+				rec.Leaks = append(rec.Leaks, l)
+			}
+		}
+	}
+	rec.Leaks = append(rec.Leaks, det.InValue(state.Value(), true)...)
+	rec.Leaked = len(rec.Leaks) > 0
+	rec.ContentScore = c.ContentScore(state.Value(), committed)
+	all := len(committed) == len(c.Steps)
+	rec.SemanticPass = all && rec.ContentScore >= o.PassThreshold && !rec.Leaked
+	rec.Status = StatusFailed
+	if rec.SemanticPass {
+		rec.Status = StatusPassed
+	}
+	rec.FinalState = json.RawMessage(state.Bytes())
+	return rec, nil
+}
