@@ -52,6 +52,7 @@ var commands = map[string]command{
 	"cases":     {"list the cases of a case set", runCases},
 	"footprint": {"footprints, delegations and commutation certificates of the steps", runFootprint},
 	"run":       {"run the benchmark: cases x configurations x actors x rounds, then the tables", runRun},
+	"stress":    {"the no-model stress test: every artifact against every configuration", runStress},
 }
 
 // run dispatches to a subcommand and returns the process exit code.
