@@ -93,6 +93,10 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprint(w, `
 Examples:
+  # The benchmark on the embedded cases with the no-model actors, then the stress test:
+  patchbench run
+  patchbench stress
+
   # Check the embedded case suite, list its cases, show their footprints:
   patchbench validate
   patchbench cases --domain finance

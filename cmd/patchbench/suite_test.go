@@ -9,12 +9,13 @@ import (
 const exampleCases = "../../bench/testdata/example"
 
 func TestValidateCommand(t *testing.T) {
+	empty := t.TempDir()
 	checkCLI(t, []cliCase{
 		{name: "example", args: []string{"validate", exampleCases}, golden: "validate-example"},
 		{name: "broken", args: []string{"validate", "testdata/cases-broken"}, exit: 1, golden: "validate-broken"},
 		{name: "flags after the directory", args: []string{"validate", exampleCases, "--configs", "../../bench/configs"}, golden: "validate-example"},
 		{name: "missing directory", args: []string{"validate", "testdata/no-such-dir"}, exit: 2, stderr: []string{"no-such-dir"}},
-		{name: "empty directory", args: []string{"validate", "testdata/golden"}, exit: 2, stderr: []string{"no case files"}},
+		{name: "empty directory", args: []string{"validate", empty}, exit: 2, stderr: []string{"no case files"}},
 		{name: "two directories", args: []string{"validate", "a", "b"}, exit: 2, stderr: []string{`unexpected argument "b"`}},
 		{name: "bad configs", args: []string{"validate", exampleCases, "--configs", "testdata"}, exit: 2, stderr: []string{"testdata/"}},
 		{name: "help", args: []string{"validate", "-h"}, golden: "validate-help"},
