@@ -53,6 +53,7 @@ var commands = map[string]command{
 	"footprint": {"footprints, delegations and commutation certificates of the steps", runFootprint},
 	"run":       {"run the benchmark: cases x configurations x actors x rounds, then the tables", runRun},
 	"stress":    {"the no-model stress test: every artifact against every configuration", runStress},
+	"report":    {"tables of a run directory: text, markdown, csv, latex, json", runReport},
 }
 
 // run dispatches to a subcommand and returns the process exit code.

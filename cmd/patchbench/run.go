@@ -17,8 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runner"
@@ -53,24 +51,25 @@ func (s *stringList) Set(v string) error {
 // Manifest is manifest.json: what a run directory holds and how it was
 // made (PatchBench design §7).
 type Manifest struct {
-	Module        string   `json:"module"`
-	Version       string   `json:"version"`
-	GitRevision   string   `json:"git_revision,omitempty"`
-	CaseSet       string   `json:"case_set"`
-	CaseDigest    string   `json:"case_digest"`
-	Cases         int      `json:"cases"`
-	Configs       []string `json:"configs"`
-	Actors        []string `json:"actors"`
-	Rounds        int      `json:"rounds"`
-	Seed          int64    `json:"seed"`
-	MaxAttempts   int      `json:"max_attempts"`
-	PassThreshold float64  `json:"pass_threshold"`
-	Tokenizer     string   `json:"tokenizer"`
-	PromptVersion string   `json:"prompt_version"`
-	Shard         string   `json:"shard,omitempty"`
-	Started       string   `json:"started"`
-	Finished      string   `json:"finished,omitempty"`
-	Interrupted   bool     `json:"interrupted,omitempty"`
+	Module        string          `json:"module"`
+	Version       string          `json:"version"`
+	GitRevision   string          `json:"git_revision,omitempty"`
+	CaseSet       string          `json:"case_set"`
+	CaseDigest    string          `json:"case_digest"`
+	Cases         int             `json:"cases"`
+	Configs       []string        `json:"configs"`
+	ConfigDetails []*bench.Config `json:"config_details"`
+	Actors        []string        `json:"actors"`
+	Rounds        int             `json:"rounds"`
+	Seed          int64           `json:"seed"`
+	MaxAttempts   int             `json:"max_attempts"`
+	PassThreshold float64         `json:"pass_threshold"`
+	Tokenizer     string          `json:"tokenizer"`
+	PromptVersion string          `json:"prompt_version"`
+	Shard         string          `json:"shard,omitempty"`
+	Started       string          `json:"started"`
+	Finished      string          `json:"finished,omitempty"`
+	Interrupted   bool            `json:"interrupted,omitempty"`
 }
 
 // key is what makes two manifests the same run: everything but times.
@@ -172,6 +171,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, c := range configs {
 		m.Configs = append(m.Configs, c.Name)
 	}
+	m.ConfigDetails = configs
 	for _, a := range acts {
 		m.Actors = append(m.Actors, a.Name())
 	}
@@ -322,25 +322,4 @@ func isTerminal(w io.Writer) bool {
 }
 
 // printMainTable prints the main table of PatchBench design §7.
-func printMainTable(w io.Writer, s runner.Summary) {
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
-	t.Header("Configuration", "Actor", "Runs", "Leak rate [95% CI]", "Leaked/round", "Tokens/run", "vs full", "Commit", "Content (accepted)", "Semantic pass [95% CI]")
-	for _, r := range s.Rows {
-		change := "-"
-		if r.TokensChangeVsFull != nil {
-			change = fmt.Sprintf("%+.1f%%", 100**r.TokensChangeVsFull)
-		}
-		runs := strconv.Itoa(r.Runs)
-		if r.Errors > 0 {
-			runs += fmt.Sprintf(" (%d err)", r.Errors)
-		}
-		t.Append(r.Label, r.Actor, runs,
-			fmt.Sprintf("%.3f [%.3f, %.3f]", r.LeakRate, r.LeakCI.Low, r.LeakCI.High),
-			fmt.Sprintf("%.2f", r.LeakedPerRound),
-			fmt.Sprintf("%.0f", r.TokensMean), change,
-			fmt.Sprintf("%.3f", r.CommitRate),
-			fmt.Sprintf("%.3f", r.ContentScoreAccepted),
-			fmt.Sprintf("%.3f [%.3f, %.3f]", r.SemanticPass, r.SemanticPassCI.Low, r.SemanticPassCI.High))
-	}
-	t.Render()
-}
+func printMainTable(w io.Writer, s runner.Summary) { renderTable(w, runner.MainTable(s), false) }

@@ -53,3 +53,19 @@ func TestStressCommand(t *testing.T) {
 			stderr: []string{"mismatch: case sup-mismatch artifact copy-card in verify-only: committed false, caught_by says true"}},
 	})
 }
+
+func TestReportCommand(t *testing.T) {
+	out := t.TempDir()
+	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--out", out, "--rounds", "2"}}); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	cases := []cliCase{
+		{name: "not a run directory", args: []string{"report", "testdata"}, exit: 2, stderr: []string{"testdata is not a run directory"}},
+		{name: "no directory", args: []string{"report"}, exit: 2, stderr: []string{"give the run directory"}},
+		{name: "bad format", args: []string{"report", out, "--format", "pdf"}, exit: 2, stderr: []string{"--format must be"}},
+	}
+	for _, f := range []string{"text", "markdown", "csv", "latex", "json"} {
+		cases = append(cases, cliCase{name: f, args: []string{"report", out, "--format", f, "--paper"}, golden: "report-" + f})
+	}
+	checkCLI(t, cases)
+}
