@@ -54,6 +54,8 @@ var commands = map[string]command{
 	"run":       {"run the benchmark: cases x configurations x actors x rounds, then the tables", runRun},
 	"stress":    {"the no-model stress test: every artifact against every configuration", runStress},
 	"report":    {"tables of a run directory: text, markdown, csv, latex, json", runReport},
+	"compare":   {"paired comparison of two run directories; regressions listed", runCompare},
+	"merge":     {"merge the shard directories of one run", runMerge},
 }
 
 // run dispatches to a subcommand and returns the process exit code.

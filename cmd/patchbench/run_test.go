@@ -69,3 +69,48 @@ func TestReportCommand(t *testing.T) {
 	}
 	checkCLI(t, cases)
 }
+
+func TestShardsMergeAndCompare(t *testing.T) {
+	tmp := t.TempDir()
+	full, s0, s1, merged := filepath.Join(tmp, "full"), filepath.Join(tmp, "s0"), filepath.Join(tmp, "s1"), filepath.Join(tmp, "merged")
+	for _, c := range [][]string{
+		{"run", "--cases", exampleCases, "--out", full},
+		{"run", "--cases", exampleCases, "--out", s0, "--shard", "0/2"},
+		{"run", "--cases", exampleCases, "--out", s1, "--shard", "1/2"},
+		{"run", "--cases", exampleCases, "--out", filepath.Join(tmp, "seed9"), "--shard", "1/2", "--seed", "9"},
+	} {
+		if _, stderr, code := runCLI(t, cliCase{args: c}); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c, code, stderr)
+		}
+	}
+	checkCLI(t, []cliCase{
+		{name: "merge the shards", args: []string{"merge", "--out", merged, s0, s1}},
+		{name: "merge into a directory with runs", args: []string{"merge", "--out", merged, s0}, exit: 2, stderr: []string{"already holds runs"}},
+		{name: "merge runs of other settings", args: []string{"merge", "--out", filepath.Join(tmp, "x"), s0, filepath.Join(tmp, "seed9")}, exit: 2,
+			stderr: []string{"holds a run with other settings"}},
+		{name: "no regression between the full run and the merged shards", args: []string{"compare", full, merged}, golden: "compare-same"},
+		{name: "compare needs two directories", args: []string{"compare", full}, exit: 2, stderr: []string{"give two run directories"}},
+	})
+	a, _ := os.ReadFile(filepath.Join(full, "summary.json"))
+	b, _ := os.ReadFile(filepath.Join(merged, "summary.json"))
+	if diff := cmp.Diff(string(a), string(b)); diff != "" {
+		t.Errorf("merged shards summarise differently (-full +merged):\n%s", diff)
+	}
+	// A regression: one passing run fails in B.
+	broken := filepath.Join(tmp, "broken")
+	os.MkdirAll(broken, 0o755)
+	m, _ := os.ReadFile(filepath.Join(full, "manifest.json"))
+	os.WriteFile(filepath.Join(broken, "manifest.json"), m, 0o644)
+	runs, _ := os.ReadFile(filepath.Join(full, "runs.jsonl"))
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(runs)), "\n") {
+		if strings.Contains(l, `"run_id":"sup-example-refund/patchoptic/reference/1"`) {
+			l = strings.Replace(l, `"status":"passed"`, `"status":"failed"`, 1)
+		}
+		lines = append(lines, l)
+	}
+	os.WriteFile(filepath.Join(broken, "runs.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	checkCLI(t, []cliCase{
+		{name: "a regression", args: []string{"compare", full, broken}, exit: 1, golden: "compare-regression"},
+	})
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/patchbench/patchbench/runner"
+)
+
+const compareExamples = `  # Runs that passed before a verifier change and fail after it:
+  patchbench compare results/before results/after
+
+  # As JSON:
+  patchbench compare results/before results/after --format json
+`
+
+// Regression is a run that passed in A and did not pass in B.
+type Regression struct {
+	RunID   string `json:"run_id"`
+	StatusA string `json:"status_a"`
+	StatusB string `json:"status_b"`
+	LeakedB bool   `json:"leaked_b"`
+}
+
+// runCompare pairs the runs of two run directories by run id and lists
+// those that passed in A and fail (or error) in B. Exit 1 if any.
+func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("compare", "patchbench compare A B [--format text|json]", compareExamples, stdout, stderr)
+	format := fs.String("format", "text", "output `format`: text or json")
+	pos, code, ok := fs.parseWithArgs(args, 2)
+	if !ok {
+		return code
+	}
+	if len(pos) != 2 {
+		return fs.usageError("give two run directories")
+	}
+	if *format != "text" && *format != "json" {
+		return fs.usageError("--format must be text or json, not %q", *format)
+	}
+	_, a, err := readRunDir(pos[0])
+	if err != nil {
+		return failf(stderr, "compare", "%v", err)
+	}
+	_, b, err := readRunDir(pos[1])
+	if err != nil {
+		return failf(stderr, "compare", "%v", err)
+	}
+	inB := map[string]*runner.Record{}
+	for _, r := range b {
+		inB[r.RunID] = r
+	}
+	paired, fixed := 0, 0
+	regs := []Regression{}
+	for _, r := range a {
+		o, ok := inB[r.RunID]
+		if !ok {
+			continue
+		}
+		paired++
+		switch {
+		case r.Status == runner.StatusPassed && o.Status != runner.StatusPassed:
+			regs = append(regs, Regression{RunID: r.RunID, StatusA: r.Status, StatusB: o.Status, LeakedB: o.Leaked})
+		case r.Status != runner.StatusPassed && o.Status == runner.StatusPassed:
+			fixed++
+		}
+	}
+	sort.Slice(regs, func(i, j int) bool { return regs[i].RunID < regs[j].RunID })
+	if *format == "json" {
+		out, _ := json.MarshalIndent(map[string]any{"paired": paired, "fixed": fixed, "regressions": regs}, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", out)
+	} else {
+		for _, r := range regs {
+			leak := ""
+			if r.LeakedB {
+				leak = " (leaked)"
+			}
+			fmt.Fprintf(stdout, "regression: %s: %s in A, %s in B%s\n", r.RunID, r.StatusA, r.StatusB, leak)
+		}
+		fmt.Fprintf(stdout, "%d paired runs: %d passed in A and not in B, %d the other way\n", paired, len(regs), fixed)
+	}
+	if paired == 0 {
+		fmt.Fprintln(stderr, "patchbench compare: the two directories share no run")
+	}
+	if len(regs) > 0 {
+		return exitNegative
+	}
+	return exitOK
+}
+
+const mergeExamples = `  # Merge the shards of one run into one directory:
+  patchbench merge --out results/all results/shard0 results/shard1
+`
+
+// runMerge merges shard directories of one run into one directory; it
+// refuses directories whose manifests disagree on anything but the shard
+// and the times.
+func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("merge", "patchbench merge --out DIR DIR...", mergeExamples, stdout, stderr)
+	out := fs.String("out", "", "the merged run `dir` (must not hold runs yet)")
+	pos, code, ok := fs.parseWithArgs(args, 1<<20)
+	if !ok {
+		return code
+	}
+	if *out == "" || len(pos) == 0 {
+		return fs.usageError("give --out and at least one run directory")
+	}
+	if _, err := os.Stat(filepath.Join(*out, runner.RunsFile)); err == nil {
+		return failf(stderr, "merge", "%s already holds runs; merge into a new directory", *out)
+	}
+	var first *Manifest
+	seen := map[string]bool{}
+	var all []*runner.Record
+	for _, dir := range pos {
+		m, recs, err := readRunDir(dir)
+		if err != nil {
+			return failf(stderr, "merge", "%v", err)
+		}
+		k := *m
+		k.Shard = ""
+		if first == nil {
+			first = &k
+		} else if first.key() != k.key() {
+			return failf(stderr, "merge", "%s holds a run with other settings than %s; only shards of one run merge", dir, pos[0])
+		}
+		for _, r := range recs {
+			if !seen[r.RunID] {
+				seen[r.RunID] = true
+				all = append(all, r)
+			}
+		}
+	}
+	sink, err := runner.OpenSink(*out, -1)
+	if err != nil {
+		return failf(stderr, "merge", "%v", err)
+	}
+	for _, r := range all {
+		if err := sink.Write(r); err != nil {
+			sink.Close()
+			return failf(stderr, "merge", "%v", err)
+		}
+	}
+	sink.Close()
+	if err := runner.WriteJSON(*out, runner.ManifestFile, first); err != nil {
+		return failf(stderr, "merge", "%v", err)
+	}
+	summary := runner.Summarize(all, first.configs(), first.Actors)
+	if err := runner.WriteJSON(*out, runner.SummaryFile, summary); err != nil {
+		return failf(stderr, "merge", "%v", err)
+	}
+	fmt.Fprintf(stdout, "merged %d runs from %d directories into %s\n", len(all), len(pos), *out)
+	return exitOK
+}
