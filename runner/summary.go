@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"sort"
-
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/scoring"
 )
@@ -145,14 +143,4 @@ func summarizeGroup(cfg *bench.Config, actor string, rs []*Record) Row {
 	row.SemanticPass = float64(passed) / float64(n)
 	row.SemanticPassCI = scoring.Wilson(passed, n)
 	return row
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
