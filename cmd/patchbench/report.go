@@ -25,14 +25,18 @@ const reportExamples = `  # Every table of a run directory, for the terminal:
 
   # LaTeX, CSV or JSON:
   patchbench report results/run-1a2b3c4d5e --format latex
+
+  # PNG charts of leak rate, semantic pass and tokens per configuration:
+  patchbench report results/run-1a2b3c4d5e --plots results/run-1a2b3c4d5e/plots
 `
 
 // runReport prints the tables of a run directory.
 func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("report", "patchbench report DIR [--format text|markdown|csv|latex|json] [--paper] [--baseline NAME]", reportExamples, stdout, stderr)
+	fs := newFlags("report", "patchbench report DIR [--format text|markdown|csv|latex|json] [--paper] [--baseline NAME] [--plots DIR]", reportExamples, stdout, stderr)
 	format := fs.String("format", "text", "output `format`: text, markdown, csv, latex or json")
 	paper := fs.Bool("paper", false, "add a table of the paper's figures beside ours (PatchBench design §1)")
 	baseline := fs.String("baseline", "patchoptic", "the configuration `name` the paired tests compare the others against")
+	plots := fs.String("plots", "", "also write PNG charts (leak rate, semantic pass, tokens per configuration) into this `dir`")
 	pos, code, ok := fs.parseWithArgs(args, 1)
 	if !ok {
 		return code
@@ -56,6 +60,15 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := renderReport(stdout, rep, *format); err != nil {
 		return failf(stderr, "report", "%v", err)
+	}
+	if *plots != "" {
+		files, err := writePlots(*plots, rep.Summary, m.configs(), m.Actors)
+		if err != nil {
+			return failf(stderr, "report", "%v", err)
+		}
+		for _, f := range files {
+			fmt.Fprintf(stderr, "wrote %s\n", f)
+		}
 	}
 	return exitOK
 }

@@ -114,3 +114,26 @@ func TestShardsMergeAndCompare(t *testing.T) {
 		{name: "a regression", args: []string{"compare", full, broken}, exit: 1, golden: "compare-regression"},
 	})
 }
+
+func TestReportPlots(t *testing.T) {
+	out, plots := t.TempDir(), t.TempDir()
+	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--out", out}}); code != 0 {
+		t.Fatalf("run: %s", stderr)
+	}
+	_, stderr, code := runCLI(t, cliCase{args: []string{"report", out, "--plots", plots}})
+	if code != 0 {
+		t.Fatalf("report --plots: exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{"leak-rate.png", "semantic-pass.png", "tokens.png"} {
+		b, err := os.ReadFile(filepath.Join(plots, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(b), "\x89PNG\r\n\x1a\n") || len(b) < 5000 {
+			t.Errorf("%s: not a PNG chart (%d bytes)", name, len(b))
+		}
+		if !strings.Contains(stderr, name) {
+			t.Errorf("stderr does not name %s", name)
+		}
+	}
+}
