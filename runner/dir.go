@@ -65,20 +65,27 @@ type FileSink struct {
 }
 
 // OpenSink opens dir/runs.jsonl for appending, first cutting off a last
-// line left unfinished by a crash (at truncateAt, when ≥ 0).
+// line left unfinished by a crash (at truncateAt, when ≥ 0). It locks the
+// file: a second process on the same directory gets an error instead of
+// recording runs twice.
 func OpenSink(dir string, truncateAt int64) (*FileSink, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, RunsFile)
-	if truncateAt >= 0 {
-		if err := os.Truncate(path, truncateAt); err != nil {
-			return nil, err
-		}
-	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
+	}
+	if err := lock(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if truncateAt >= 0 {
+		if err := f.Truncate(truncateAt); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	return &FileSink{f: f}, nil
 }
@@ -93,6 +100,14 @@ func (s *FileSink) Write(r *Record) error {
 	defer s.mu.Unlock()
 	_, err = s.f.Write(append(b, '\n'))
 	return err
+}
+
+// Truncate cuts the file at off: the repair of a last line left
+// unfinished by a crash, made under the sink's lock.
+func (s *FileSink) Truncate(off int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f.Truncate(off)
 }
 
 // Close closes the file.

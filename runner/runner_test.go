@@ -267,3 +267,21 @@ func TestExtractProposal(t *testing.T) {
 		t.Errorf("prose: %q", got)
 	}
 }
+
+func TestOneWriterPerRunDirectory(t *testing.T) {
+	dir := t.TempDir()
+	a, err := OpenSink(dir, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := OpenSink(dir, -1); err == nil || !strings.Contains(err.Error(), "another patchbench process") {
+		t.Fatalf("second sink: %v", err)
+	}
+	a.Close()
+	b, err := OpenSink(dir, -1)
+	if err != nil {
+		t.Fatalf("after close: %v", err)
+	}
+	b.Close()
+}

@@ -107,7 +107,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *rounds < 1 || *concurrency < 1 || *maxAttempts < 1 {
 		return fs.usageError("--rounds, --concurrency and --max-attempts must be at least 1")
 	}
-	if *threshold < 0 || *threshold > 1 {
+	if !(*threshold >= 0 && *threshold <= 1) { // also refuses NaN
 		return fs.usageError("--pass-threshold must be in [0, 1]")
 	}
 	var sh runner.Shard
@@ -184,8 +184,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := checkManifest(dir, m); err != nil {
 		return failf(stderr, "run", "%v", err)
 	}
-	recs, truncateAt, err := runner.ReadRuns(filepath.Join(dir, runner.RunsFile))
+	// Lock the directory first, then read what it holds: no other
+	// process can add runs in between.
+	sink, err := runner.OpenSink(dir, -1)
 	if err != nil {
+		return failf(stderr, "run", "%v", err)
+	}
+	recs, truncateAt, err := runner.ReadRuns(filepath.Join(dir, runner.RunsFile))
+	if err == nil && truncateAt >= 0 {
+		err = sink.Truncate(truncateAt)
+	}
+	if err != nil {
+		sink.Close()
 		return failf(stderr, "run", "%v", err)
 	}
 	skip := map[string]bool{}
@@ -193,10 +203,6 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if r.Status != runner.StatusError || !*retryErrors {
 			skip[r.RunID] = true
 		}
-	}
-	sink, err := runner.OpenSink(dir, truncateAt)
-	if err != nil {
-		return failf(stderr, "run", "%v", err)
 	}
 	if err := runner.WriteJSON(dir, runner.ManifestFile, m); err != nil {
 		sink.Close()
