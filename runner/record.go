@@ -47,6 +47,10 @@ type StepRecord struct {
 	ViewDigest  string               `json:"view_digest"`
 	ViewTokens  int                  `json:"view_tokens"`
 	RawResponse string               `json:"raw_response"`
+	// Prompt is the messages of the last attempt; Patch the operations
+	// the verifier decoded from its response (absent when malformed).
+	Prompt []actors.Message    `json:"prompt"`
+	Patch  []runtime.Operation `json:"patch,omitempty"`
 	// Earlier holds the rejected attempts before the last, in order.
 	Earlier []Attempt `json:"earlier,omitempty"`
 }

@@ -231,6 +231,10 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 				sr.Earlier = append(sr.Earlier, Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions})
 			}
 			sr.Attempts, sr.RawResponse, sr.Decisions, sr.Committed = attempt, resp.Raw, d.Gates, d.Committed
+			sr.Prompt, sr.Patch = msgs, nil
+			if d.Proposal != nil {
+				sr.Patch = d.Proposal.Patch
+			}
 			if d.Committed {
 				state = d.State
 				committed[s.ID] = true
