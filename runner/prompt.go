@@ -2,6 +2,8 @@ package runner
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	_ "embed"
 	"encoding/json"
 	"strings"
@@ -17,14 +19,17 @@ var promptText string
 
 var promptTemplate = template.Must(template.New("prompt").Parse(promptText))
 
-// PromptVersion is the version of the prompt template (runner/prompt.tmpl),
-// recorded in every run's manifest.
+// PromptVersion is the version of the prompt template (runner/prompt.tmpl):
+// its declared version and the first 12 hex digits of the SHA-256 of the
+// file, so that an edit without a new version still changes it. It is
+// recorded in every run's manifest and is part of a run's settings.
 var PromptVersion = func() string {
 	var b bytes.Buffer
 	if err := promptTemplate.ExecuteTemplate(&b, "version", nil); err != nil {
 		panic(err)
 	}
-	return strings.TrimSpace(b.String())
+	sum := sha256.Sum256([]byte(promptText))
+	return strings.TrimSpace(b.String()) + "+" + hex.EncodeToString(sum[:])[:12]
 }()
 
 // promptData is what the template is rendered with.

@@ -180,8 +180,16 @@ func MainTable(s Summary) Table {
 			fmt.Sprintf("%.2f", r.LeakedPerRound),
 			fmt.Sprintf("%.0f", r.TokensMean), change,
 			fmt.Sprintf("%.3f", r.CommitRate),
-			fmt.Sprintf("%.3f", r.ContentScoreAccepted),
+			optional(r.ContentScoreAccepted),
 			fmt.Sprintf("%.3f [%.3f, %.3f]", r.SemanticPass, r.SemanticPassCI.Low, r.SemanticPassCI.High)})
 	}
 	return t
+}
+
+// optional formats a value that may be missing as "-".
+func optional(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *v)
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"sync"
 
 	"github.com/patchbench/patchbench/actors"
@@ -153,13 +154,25 @@ type counter struct {
 	source string
 }
 
+// Tokenizers lists the tiktoken encodings the runner can count with.
+var Tokenizers = []string{
+	string(tokenizer.O200kBase), string(tokenizer.Cl100kBase), string(tokenizer.P50kBase),
+	string(tokenizer.P50kEdit), string(tokenizer.R50kBase),
+}
+
+// CheckTokenizer reports whether name is an encoding the runner knows.
+func CheckTokenizer(name string) error {
+	_, err := newCounter(name)
+	return err
+}
+
 func newCounter(name string) (*counter, error) {
 	if name == "" {
 		name = string(tokenizer.O200kBase)
 	}
 	codec, err := tokenizer.Get(tokenizer.Encoding(name))
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer %q: %w", name, err)
+		return nil, fmt.Errorf("tokenizer %q: %w (known: %s)", name, err, strings.Join(Tokenizers, ", "))
 	}
 	return &counter{codec: codec, source: "tokenizer:" + name}, nil
 }

@@ -243,7 +243,7 @@ func TestPromptShowsOnlyTheView(t *testing.T) {
 	if !strings.Contains(full[1].Content, "4000 0000 0000 9995") {
 		t.Error("the full-state prompt does not show the state")
 	}
-	if PromptVersion != "patchbench-prompt/1" {
+	if !strings.HasPrefix(PromptVersion, "patchbench-prompt/1+") || len(PromptVersion) != len("patchbench-prompt/1+")+12 {
 		t.Errorf("version %q", PromptVersion)
 	}
 }

@@ -22,7 +22,8 @@ type Row struct {
 	TokensCI             scoring.Interval `json:"tokens_ci"`
 	CommitRate           float64          `json:"commit_rate"`
 	ContentScore         float64          `json:"content_score"`
-	ContentScoreAccepted float64          `json:"content_score_accepted"`
+	// ContentScoreAccepted is null when no run committed every step.
+	ContentScoreAccepted *float64 `json:"content_score_accepted"`
 	SemanticPass         float64          `json:"semantic_pass"`
 	SemanticPassCI       scoring.Interval `json:"semantic_pass_ci"`
 	Rejections           map[string]int   `json:"rejections"`
@@ -30,9 +31,13 @@ type Row struct {
 	TokensChangeVsFull   *float64         `json:"tokens_change_vs_full,omitempty"`
 }
 
-// Summary is summary.json.
+// Summary is summary.json. RunsExpected and Complete are set by the
+// caller that knows the settings (0 and false when unknown).
 type Summary struct {
-	Rows []Row `json:"rows"`
+	Rows         []Row `json:"rows"`
+	RunsRecorded int   `json:"runs_recorded"`
+	RunsExpected int   `json:"runs_expected"`
+	Complete     bool  `json:"complete"`
 }
 
 // Summarize computes the summary of a set of records, one row per
@@ -79,7 +84,7 @@ func Summarize(recs []*Record, configs []*bench.Config, actorNames []string) Sum
 			rows[i].TokensChangeVsFull = &ch
 		}
 	}
-	return Summary{Rows: rows}
+	return Summary{Rows: rows, RunsRecorded: len(recs)}
 }
 
 func summarizeGroup(cfg *bench.Config, actor string, rs []*Record) Row {
@@ -138,7 +143,8 @@ func summarizeGroup(cfg *bench.Config, actor string, rs []*Record) Row {
 	row.CommitRate = float64(allCommitted) / float64(n)
 	row.ContentScore, _ = scoring.MeanCI(content)
 	if len(accepted) > 0 {
-		row.ContentScoreAccepted, _ = scoring.MeanCI(accepted)
+		m, _ := scoring.MeanCI(accepted)
+		row.ContentScoreAccepted = &m
 	}
 	row.SemanticPass = float64(passed) / float64(n)
 	row.SemanticPassCI = scoring.Wilson(passed, n)

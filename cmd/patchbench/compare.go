@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/patchbench/patchbench/runner"
 )
@@ -113,6 +114,8 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return failf(stderr, "merge", "%s already holds runs; merge into a new directory", *out)
 	}
 	var first *Manifest
+	shards := map[string]bool{}
+	expected := 0
 	seen := map[string]bool{}
 	var all []*runner.Record
 	for _, dir := range pos {
@@ -120,6 +123,8 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return failf(stderr, "merge", "%v", err)
 		}
+		shards[m.Shard] = true
+		expected += m.ExpectedRuns
 		k := *m
 		k.Shard = ""
 		if first == nil {
@@ -145,13 +150,39 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	sink.Close()
+	// The shards' expected counts add up to the whole run's when every
+	// shard is there.
+	missing := missingShards(shards)
+	first.ExpectedRuns = expected
 	if err := runner.WriteJSON(*out, runner.ManifestFile, first); err != nil {
 		return failf(stderr, "merge", "%v", err)
 	}
 	summary := runner.Summarize(all, first.configs(), first.Actors)
+	summary.RunsExpected, summary.Complete = expected, missing == "" && len(all) >= expected
 	if err := runner.WriteJSON(*out, runner.SummaryFile, summary); err != nil {
 		return failf(stderr, "merge", "%v", err)
 	}
-	fmt.Fprintf(stdout, "merged %d runs from %d directories into %s\n", len(all), len(pos), *out)
+	if missing != "" {
+		fmt.Fprintf(stderr, "patchbench merge: warning: shards %s are missing; the merged run is incomplete\n", missing)
+	}
+	fmt.Fprintf(stdout, "merged %s from %s into %s\n", plural(len(all), "run"), pluralOf(len(pos), "directory", "directories"), *out)
 	return exitOK
+}
+
+// missingShards lists the shards of an i/n series not among those given
+// ("1/3, 2/3"), or "" when none is missing or no shard was given.
+func missingShards(given map[string]bool) string {
+	n := 0
+	for s := range given {
+		if _, of, ok := strings.Cut(s, "/"); ok {
+			fmt.Sscan(of, &n)
+		}
+	}
+	var missing []string
+	for i := 0; i < n; i++ {
+		if !given[fmt.Sprintf("%d/%d", i, n)] {
+			missing = append(missing, fmt.Sprintf("%d/%d", i, n))
+		}
+	}
+	return strings.Join(missing, ", ")
 }

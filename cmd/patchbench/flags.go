@@ -284,3 +284,11 @@ func contractAndState(ctx context.Context, fs *flagSet, name, caseID, stepID, ca
 	}
 	return cs.step.Contract, state, cs.phase, 0, true
 }
+
+// pluralOf writes n and the noun's singular or plural form.
+func pluralOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

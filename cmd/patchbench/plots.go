@@ -30,15 +30,16 @@ func writePlots(dir string, s runner.Summary, configs []*bench.Config, actorName
 	}
 	charts := []struct {
 		file, title, ylabel string
+		rate                bool
 		value               func(runner.Row) (float64, float64, float64)
 	}{
-		{"leak-rate.png", "Leak rate per configuration (95% Wilson interval)", "leak rate", func(r runner.Row) (float64, float64, float64) {
+		{"leak-rate.png", "Leak rate per configuration (95% Wilson interval)", "leak rate", true, func(r runner.Row) (float64, float64, float64) {
 			return r.LeakRate, r.LeakCI.Low, r.LeakCI.High
 		}},
-		{"semantic-pass.png", "Semantic pass per configuration (95% Wilson interval)", "semantic pass", func(r runner.Row) (float64, float64, float64) {
+		{"semantic-pass.png", "Semantic pass per configuration (95% Wilson interval)", "semantic pass", true, func(r runner.Row) (float64, float64, float64) {
 			return r.SemanticPass, r.SemanticPassCI.Low, r.SemanticPassCI.High
 		}},
-		{"tokens.png", "Tokens per run (95% t interval)", "tokens per run", func(r runner.Row) (float64, float64, float64) {
+		{"tokens.png", "Tokens per run (95% t interval)", "tokens per run", false, func(r runner.Row) (float64, float64, float64) {
 			return r.TokensMean, r.TokensCI.Low, r.TokensCI.High
 		}},
 	}
@@ -84,6 +85,14 @@ func writePlots(dir string, s runner.Summary, configs []*bench.Config, actorName
 			p.Legend.Add(a, sc)
 		}
 		p.NominalX(names...)
+		// The axis starts at zero, so that differences are not
+		// exaggerated; rates leave room above 1 for the legend.
+		p.Y.Min = 0
+		if ch.rate {
+			p.Y.Max = 1.2
+		} else {
+			p.Y.Max *= 1.2
+		}
 		path := filepath.Join(dir, ch.file)
 		if err := p.Save(vg.Length(max(6, len(names)+1))*vg.Inch, 4*vg.Inch, path); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -54,7 +55,19 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf(stderr, "report", "%v", err)
 	}
+	var names []string
+	for _, c := range m.configs() {
+		names = append(names, c.Name)
+	}
+	if !slices.Contains(names, *baseline) {
+		return fs.usageError("--baseline: no configuration %q in %s (names: %s)", *baseline, dir, strings.Join(names, ", "))
+	}
 	rep := runner.BuildReport(recs, m.configs(), m.Actors, *baseline)
+	rep.Summary.RunsExpected = m.ExpectedRuns
+	rep.Summary.Complete = len(recs) >= m.ExpectedRuns
+	if !rep.Summary.Complete {
+		fmt.Fprintf(stderr, "patchbench report: %s is incomplete: %d of %d runs recorded (interrupted? run the same command again to finish it)\n", dir, len(recs), m.ExpectedRuns)
+	}
 	if *paper {
 		rep.Tables = append(rep.Tables, paperTable(rep.Summary))
 	}
@@ -176,7 +189,21 @@ func renderLatex(w io.Writer, t runner.Table) {
 		}
 		return strings.Join(out, " & ")
 	}
-	fmt.Fprintf(w, "%% %s\n\\begin{tabular}{l%s}\n\\toprule\n%s \\\\\n\\midrule\n", t.Title, strings.Repeat("r", len(t.Header)-1), esc(t.Header))
+	align := ""
+	for i := range t.Header {
+		numeric := len(t.Rows) > 0
+		for _, r := range t.Rows {
+			if i >= len(r) || r[i] == "" || !strings.ContainsAny(r[i][:1], "0123456789-+") {
+				numeric = false
+			}
+		}
+		if numeric {
+			align += "r"
+		} else {
+			align += "l"
+		}
+	}
+	fmt.Fprintf(w, "%% %s\n\\begin{tabular}{%s}\n\\toprule\n%s \\\\\n\\midrule\n", t.Title, align, esc(t.Header))
 	for _, r := range t.Rows {
 		fmt.Fprintf(w, "%s \\\\\n", esc(r))
 	}
@@ -210,7 +237,7 @@ func paperTable(s runner.Summary) runner.Table {
 			}
 			switch r.Config {
 			case "patchoptic":
-				poLeak, poPass, poContent = &r.LeakRate, &r.SemanticPass, &r.ContentScoreAccepted
+				poLeak, poPass, poContent = &r.LeakRate, &r.SemanticPass, r.ContentScoreAccepted
 			case "unconstrained":
 				unconPass = &r.SemanticPass
 			}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -28,8 +29,9 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   # Three rounds of one domain with the reference actor, into a chosen directory:
   patchbench run --domain finance --actor reference --rounds 3 --out results/fin
 
-  # Run again to resume an interrupted run; redo the runs that ended in an error:
-  patchbench run --out results/fin --retry-errors
+  # The same command again resumes an interrupted run; --retry-errors also
+  # redoes the runs that ended in an error:
+  patchbench run --domain finance --actor reference --rounds 3 --out results/fin --retry-errors
 
   # Half of the runs on this machine, the other half elsewhere:
   patchbench run --shard 1/2
@@ -67,16 +69,50 @@ type Manifest struct {
 	Tokenizer     string          `json:"tokenizer"`
 	PromptVersion string          `json:"prompt_version"`
 	Shard         string          `json:"shard,omitempty"`
-	Started       string          `json:"started"`
-	Finished      string          `json:"finished,omitempty"`
-	Interrupted   bool            `json:"interrupted,omitempty"`
+	// ExpectedRuns is the number of runs the settings (and shard) call
+	// for; a directory with fewer is incomplete.
+	ExpectedRuns int    `json:"expected_runs"`
+	Started      string `json:"started"`
+	Finished     string `json:"finished,omitempty"`
+	Interrupted  bool   `json:"interrupted,omitempty"`
+	// Revisions lists the module versions and VCS revisions of every
+	// session that added runs, when the build knows them.
+	Revisions []string `json:"revisions,omitempty"`
 }
 
 // key is what makes two manifests the same run: everything but times.
 func (m Manifest) key() string {
-	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision = "", "", false, "", ""
+	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision, m.Revisions = "", "", false, "", "", nil
 	b, _ := json.Marshal(m)
 	return string(b)
+}
+
+// differences names the settings in which two manifests differ.
+func (m Manifest) differences(o Manifest) []string {
+	var a, b map[string]any
+	ja, _ := json.Marshal(m)
+	jb, _ := json.Marshal(o)
+	json.Unmarshal(ja, &a)
+	json.Unmarshal(jb, &b)
+	var out []string
+	for k := range a {
+		switch k {
+		case "started", "finished", "interrupted", "version", "git_revision", "revisions":
+			continue
+		}
+		x, _ := json.Marshal(a[k])
+		y, _ := json.Marshal(b[k])
+		if string(x) != string(y) {
+			out = append(out, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -136,15 +172,28 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return failf(stderr, "run", "%v", err)
 	}
 	if len(configNames) > 0 {
-		var keep []*bench.Config
+		var names []string
+		for _, c := range configs {
+			names = append(names, c.Name)
+		}
 		for _, n := range configNames {
-			i := slices.IndexFunc(configs, func(c *bench.Config) bool { return c.Name == n })
-			if i < 0 {
-				return fs.usageError("--config: no configuration %q", n)
+			if !slices.Contains(names, n) {
+				return fs.usageError("--config: no configuration %q (names: %s)", n, strings.Join(names, ", "))
 			}
-			keep = append(keep, configs[i])
+		}
+		var keep []*bench.Config // in the configurations' own order
+		for _, c := range configs {
+			if slices.Contains(configNames, c.Name) {
+				keep = append(keep, c)
+			}
 		}
 		configs = keep
+	}
+	if *domain != "" && !slices.Contains(bench.Domains, *domain) {
+		return fs.usageError("--domain: unknown domain %q (domains: %s)", *domain, strings.Join(bench.Domains, ", "))
+	}
+	if err := runner.CheckTokenizer(*tok); err != nil {
+		return fs.usageError("--tokenizer: %v", err)
 	}
 	cases, problems, err := loadCases(*casesDir)
 	if err != nil {
@@ -176,13 +225,26 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		m.Actors = append(m.Actors, a.Name())
 	}
 	m.Version, m.GitRevision = buildVersion()
+	opts := runner.Options{
+		Cases: chosen, Configs: configs, Actors: acts, Rounds: *rounds, Concurrency: *concurrency,
+		MaxAttempts: *maxAttempts, PassThreshold: *threshold, Tokenizer: *tok, Shard: sh,
+	}
+	m.ExpectedRuns = len(opts.Jobs())
 	dir := *out
 	if dir == "" {
 		sum := sha256.Sum256([]byte(m.key()))
 		dir = filepath.Join("results", "run-"+hex.EncodeToString(sum[:])[:10])
 	}
-	if err := checkManifest(dir, m); err != nil {
+	old, err := checkManifest(dir, m)
+	if err != nil {
 		return failf(stderr, "run", "%v", err)
+	}
+	if old != nil {
+		// A resumed run keeps its first start and its sessions' builds.
+		m.Started, m.Revisions = old.Started, old.Revisions
+	}
+	if rev := strings.TrimSpace(m.Version + " " + m.GitRevision); rev != "" && !slices.Contains(m.Revisions, rev) {
+		m.Revisions = append(m.Revisions, rev)
 	}
 	// Lock the directory first, then read what it holds: no other
 	// process can add runs in between.
@@ -208,10 +270,6 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		sink.Close()
 		return failf(stderr, "run", "%v", err)
 	}
-	opts := runner.Options{
-		Cases: chosen, Configs: configs, Actors: acts, Rounds: *rounds, Concurrency: *concurrency,
-		MaxAttempts: *maxAttempts, PassThreshold: *threshold, Tokenizer: *tok, Shard: sh,
-	}
 	if isTerminal(stderr) {
 		opts.Progress = func(done, total int) {
 			fmt.Fprintf(stderr, "\rpatchbench run: %d/%d runs", done, total)
@@ -236,6 +294,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	recs = latest(recs)
 	summary := runner.Summarize(recs, configs, m.Actors)
+	summary.RunsExpected, summary.Complete = m.ExpectedRuns, len(recs) >= m.ExpectedRuns
 	if err := runner.WriteJSON(dir, runner.SummaryFile, summary); err != nil {
 		return failf(stderr, "run", "%v", err)
 	}
@@ -269,23 +328,29 @@ func latest(recs []*runner.Record) []*runner.Record {
 	return out
 }
 
-// checkManifest refuses a run directory that holds a different run.
-func checkManifest(dir string, m Manifest) error {
+// checkManifest refuses a run directory that holds a different run, or
+// that is not a run directory but holds files. It returns the manifest
+// already there, if any.
+func checkManifest(dir string, m Manifest) (*Manifest, error) {
 	b, err := os.ReadFile(filepath.Join(dir, runner.ManifestFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+			return nil, fmt.Errorf("%s is not empty and holds no %s; choose a new or empty --out", dir, runner.ManifestFile)
+		}
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var old Manifest
 	if err := json.Unmarshal(b, &old); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(dir, runner.ManifestFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, runner.ManifestFile), err)
 	}
 	if old.key() != m.key() {
-		return fmt.Errorf("%s holds a run with other settings (cases, configurations, actors, rounds, seed, attempts, threshold, tokenizer or prompt); choose another --out", dir)
+		return nil, fmt.Errorf("%s holds a run with other settings (%s differ); rerun with its settings to resume, or choose another --out",
+			dir, strings.Join(old.differences(m), ", "))
 	}
-	return nil
+	return &old, nil
 }
 
 // caseDigest is a SHA-256 over the cases' ids, states, steps' contracts,

@@ -137,3 +137,41 @@ func TestReportPlots(t *testing.T) {
 		}
 	}
 }
+
+func TestRunAndReportEdges(t *testing.T) {
+	tmp := t.TempDir()
+	out, s0 := filepath.Join(tmp, "out"), filepath.Join(tmp, "s0")
+	notRun := filepath.Join(tmp, "notrun")
+	os.MkdirAll(notRun, 0o755)
+	os.WriteFile(filepath.Join(notRun, "notes.txt"), []byte("mine"), 0o644)
+	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--out", out}}); code != 0 {
+		t.Fatal(stderr)
+	}
+	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--out", s0, "--shard", "0/2"}}); code != 0 {
+		t.Fatal(stderr)
+	}
+	// An interrupted run: keep the first five records only.
+	cut := filepath.Join(tmp, "cut")
+	os.MkdirAll(cut, 0o755)
+	m, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
+	os.WriteFile(filepath.Join(cut, "manifest.json"), m, 0o644)
+	runs, _ := os.ReadFile(filepath.Join(out, "runs.jsonl"))
+	lines := strings.SplitAfter(string(runs), "\n")
+	os.WriteFile(filepath.Join(cut, "runs.jsonl"), []byte(strings.Join(lines[:5], "")), 0o644)
+	checkCLI(t, []cliCase{
+		{name: "unknown baseline", args: []string{"report", out, "--baseline", "PatchOptic"}, exit: 2,
+			stderr: []string{`no configuration "PatchOptic"`, "names: unconstrained, schema-only"}},
+		{name: "incomplete directory", args: []string{"report", cut}, stderr: []string{"is incomplete: 5 of 12 runs recorded"}},
+		{name: "a directory that is not a run's", args: []string{"run", "--cases", exampleCases, "--out", notRun}, exit: 2,
+			stderr: []string{"is not empty and holds no manifest.json"}},
+		{name: "unknown tokenizer", args: []string{"run", "--cases", exampleCases, "--tokenizer", "bogus", "--out", filepath.Join(tmp, "tok")}, exit: 2,
+			stderr: []string{"known: o200k_base, cl100k_base"}},
+		{name: "settings named", args: []string{"run", "--cases", exampleCases, "--out", out, "--rounds", "2"}, exit: 2,
+			stderr: []string{"(expected_runs, rounds differ)"}},
+		{name: "a missing shard", args: []string{"merge", "--out", filepath.Join(tmp, "m"), s0}, stderr: []string{"shards 1/2 are missing"}},
+		{name: "unknown domain", args: []string{"run", "--domain", "Finance"}, exit: 2, stderr: []string{"domains: finance, marketing"}},
+	})
+	if _, err := os.Stat(filepath.Join(tmp, "tok")); err == nil {
+		t.Error("a refused tokenizer left a run directory behind")
+	}
+}
