@@ -3,8 +3,8 @@ package runner
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"text/template"

@@ -9,21 +9,21 @@ import (
 // and actor over every round and case (PatchBench design §6). Rates and
 // means leave error runs out; Runs counts them, Errors says how many.
 type Row struct {
-	Config               string           `json:"config"`
-	Label                string           `json:"label"`
-	View                 string           `json:"view"`
-	Actor                string           `json:"actor"`
-	Runs                 int              `json:"runs"`
-	Errors               int              `json:"errors"`
-	LeakRate             float64          `json:"leak_rate"`
-	LeakCI               scoring.Interval `json:"leak_ci"`
-	LeakedPerRound       float64          `json:"leaked_per_round"`
-	TokensMean           float64          `json:"tokens_mean"`
-	TokensCI             scoring.Interval `json:"tokens_ci"`
-	CommitRate           float64          `json:"commit_rate"`
-	ContentScore         float64          `json:"content_score"`
+	Config         string           `json:"config"`
+	Label          string           `json:"label"`
+	View           string           `json:"view"`
+	Actor          string           `json:"actor"`
+	Runs           int              `json:"runs"`
+	Errors         int              `json:"errors"`
+	LeakRate       float64          `json:"leak_rate"`
+	LeakCI         scoring.Interval `json:"leak_ci"`
+	LeakedPerRound float64          `json:"leaked_per_round"`
+	TokensMean     float64          `json:"tokens_mean"`
+	TokensCI       scoring.Interval `json:"tokens_ci"`
+	CommitRate     float64          `json:"commit_rate"`
+	ContentScore   float64          `json:"content_score"`
 	// ContentScoreAccepted is null when no run committed every step.
-	ContentScoreAccepted *float64 `json:"content_score_accepted"`
+	ContentScoreAccepted *float64         `json:"content_score_accepted"`
 	SemanticPass         float64          `json:"semantic_pass"`
 	SemanticPassCI       scoring.Interval `json:"semantic_pass_ci"`
 	Rejections           map[string]int   `json:"rejections"`
