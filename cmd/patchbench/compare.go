@@ -72,7 +72,7 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	sort.Slice(regs, func(i, j int) bool { return regs[i].RunID < regs[j].RunID })
 	if *format == "json" {
-		out, _ := json.MarshalIndent(map[string]any{"paired": paired, "fixed": fixed, "regressions": regs}, "", "  ")
+		out, _ := json.MarshalIndent(map[string]any{"paired": paired, "fixed": fixed, "only_a": len(a) - paired, "only_b": len(b) - paired, "regressions": regs}, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", out)
 	} else {
 		for _, r := range regs {
@@ -82,7 +82,8 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 			fmt.Fprintf(stdout, "regression: %s: %s in A, %s in B%s\n", r.RunID, r.StatusA, r.StatusB, leak)
 		}
-		fmt.Fprintf(stdout, "%d paired runs: %d passed in A and not in B, %d the other way\n", paired, len(regs), fixed)
+		fmt.Fprintf(stdout, "%d paired runs: %d passed in A and not in B, %d the other way; %d runs only in A, %d only in B\n",
+			paired, len(regs), fixed, len(a)-paired, len(b)-paired)
 	}
 	if paired == 0 {
 		fmt.Fprintln(stderr, "patchbench compare: the two directories share no run")
