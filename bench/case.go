@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,8 +47,10 @@ type Case struct {
 	Domain      string
 	Title       string
 	Description string
-	// File is the case file's name, as given to the loader.
+	// File is the case file's name, as given to the loader; Digest the
+	// hex SHA-256 of its bytes.
 	File       string
+	Digest     string
 	Workflow   Workflow
 	State      *runtime.Document
 	Secrets    []Secret
@@ -352,7 +355,7 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 	}
 	c := &Case{
 		ID: cf.ID, Domain: cf.Domain, Title: cf.Title, Description: cf.Description,
-		File: name, Workflow: cf.Workflow, Secrets: cf.Secrets, Invariants: cf.Invariants,
+		File: name, Digest: fmt.Sprintf("%x", sha256.Sum256(b)), Workflow: cf.Workflow, Secrets: cf.Secrets, Invariants: cf.Invariants,
 		Pairs: cf.Pairs, Injections: cf.Injections, root: &root,
 	}
 	var ps Problems

@@ -19,43 +19,81 @@ const (
 	SummaryFile  = "summary.json"
 )
 
-// ReadRuns reads a runs.jsonl file. A last line cut short by a crash is
-// dropped and reported by its byte offset (truncateAt) so that the file
-// can be repaired before more runs are appended; any other bad line is an
-// error naming the file and line.
+// ReadRuns reads a runs.jsonl file. A last line without its newline is
+// kept when it is a whole record, and otherwise (a write cut short by a
+// crash) dropped and reported by its byte offset (truncateAt, -1 when
+// nothing is to be cut) so that the file can be repaired before more runs
+// are appended; needNewline says the kept last line lacks its newline.
+// Any other bad line, or a record that is not one (no run_id, an unknown
+// status, a score outside [0, 1], negative tokens), is an error naming the
+// file and line.
 func ReadRuns(path string) (recs []*Record, truncateAt int64, err error) {
+	recs, truncateAt, _, err = readRuns(path)
+	return recs, truncateAt, err
+}
+
+func readRuns(path string) (recs []*Record, truncateAt int64, needNewline bool, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, -1, nil
+		return nil, -1, false, nil
 	}
 	if err != nil {
-		return nil, -1, err
+		return nil, -1, false, err
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<20)
 	var off int64
-	truncateAt = -1
 	for line := 1; ; line++ {
 		b, err := r.ReadBytes('\n')
 		if len(b) > 0 && !bytes.HasSuffix(b, []byte("\n")) {
-			// No newline: the last write did not finish.
-			return recs, off, nil
+			var rec Record
+			if json.Unmarshal(b, &rec) == nil && checkRecord(&rec) == nil {
+				return append(recs, &rec), -1, true, nil
+			}
+			// No newline and no whole record: the last write did not finish.
+			return recs, off, false, nil
 		}
 		if len(bytes.TrimSpace(b)) > 0 {
 			var rec Record
 			if err := json.Unmarshal(b, &rec); err != nil {
-				return nil, -1, fmt.Errorf("%s:%d: %w", path, line, err)
+				return nil, -1, false, fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+			if err := checkRecord(&rec); err != nil {
+				return nil, -1, false, fmt.Errorf("%s:%d: %w", path, line, err)
 			}
 			recs = append(recs, &rec)
 		}
 		off += int64(len(b))
 		if err == io.EOF {
-			return recs, truncateAt, nil
+			return recs, -1, false, nil
 		}
 		if err != nil {
-			return nil, -1, err
+			return nil, -1, false, err
 		}
 	}
+}
+
+// checkRecord checks what a record must hold to be counted.
+func checkRecord(r *Record) error {
+	switch {
+	case r.RunID == "" || r.Case == "" || r.Config == "" || r.Actor == "" || r.Round < 1:
+		return errors.New("not a run record: run_id, case, config, actor and round are required")
+	case r.RunID != fmt.Sprintf("%s/%s/%s/%d", r.Case, r.Config, r.Actor, r.Round):
+		return fmt.Errorf("run %s: the run_id does not match its case, config, actor and round", r.RunID)
+	case r.Status != StatusPassed && r.Status != StatusFailed && r.Status != StatusError:
+		return fmt.Errorf("run %s: unknown status %q", r.RunID, r.Status)
+	case !(r.ContentScore >= 0 && r.ContentScore <= 1):
+		return fmt.Errorf("run %s: content_score %v is outside [0, 1]", r.RunID, r.ContentScore)
+	case r.Tokens.Prompt < 0 || r.Tokens.Completion < 0:
+		return fmt.Errorf("run %s: negative token counts", r.RunID)
+	}
+	return nil
+}
+
+// ReadRunsForAppend is ReadRuns for a writer: it also says whether the
+// last line lacks its newline, which the writer must add first.
+func ReadRunsForAppend(path string) (recs []*Record, truncateAt int64, needNewline bool, err error) {
+	return readRuns(path)
 }
 
 // FileSink appends records to runs.jsonl, one line each, written at once.
@@ -108,6 +146,14 @@ func (s *FileSink) Truncate(off int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.f.Truncate(off)
+}
+
+// Newline ends an unterminated last line before the next record.
+func (s *FileSink) Newline() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.f.Write([]byte("\n"))
+	return err
 }
 
 // Close closes the file.

@@ -175,6 +175,11 @@ func MainTable(s Summary) Table {
 		if r.Errors > 0 {
 			runs += fmt.Sprintf(" (%d err)", r.Errors)
 		}
+		if r.Runs == r.Errors {
+			// Nothing was measured: no rate is zero.
+			t.Rows = append(t.Rows, []string{r.Label, r.Actor, runs, "-", "-", "-", "-", "-", "-", "-"})
+			continue
+		}
 		t.Rows = append(t.Rows, []string{r.Label, r.Actor, runs,
 			fmt.Sprintf("%.3f [%.3f, %.3f]", r.LeakRate, r.LeakCI.Low, r.LeakCI.High),
 			fmt.Sprintf("%.2f", r.LeakedPerRound),

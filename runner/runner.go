@@ -72,7 +72,7 @@ func (s Shard) InShard(runID string) bool {
 	}
 	h := fnv.New32a()
 	h.Write([]byte(runID))
-	return int(h.Sum32()%uint32(s.Of)) == s.Index
+	return int(uint64(h.Sum32())%uint64(s.Of)) == s.Index
 }
 
 // Jobs lists the runs of the options in a fixed order (round, case,
@@ -253,9 +253,16 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 				committed[s.ID] = true
 				if s.AdvanceTo != "" {
 					next, err := bench.SetPhase(state, c.Workflow.PhasePath, s.AdvanceTo)
-					if err == nil {
-						state, phase = next, s.AdvanceTo
+					if err != nil {
+						// The case is broken (validate says so): not
+						// the actor's failure, so not a failed run.
+						msg := fmt.Sprintf("step %s: the phase cannot be moved to %q: %v", s.ID, s.AdvanceTo, err)
+						sr.Committed = true
+						rec.Steps = append(rec.Steps, sr)
+						rec.Status, rec.Error = StatusError, &msg
+						return rec, nil
 					}
+					state, phase = next, s.AdvanceTo
 				}
 				break
 			}

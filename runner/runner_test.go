@@ -285,3 +285,31 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 	}
 	b.Close()
 }
+
+// A case whose step removes the phase's parent cannot move its phase: the
+// run is an error (a broken case), not a failure of the actor.
+func TestBrokenAdvanceIsAnError(t *testing.T) {
+	b, err := os.ReadFile("../bench/testdata/example/support/sup-example-refund.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "write: [/ticket/reply, /ticket/status, /audit/-]", "write: [/ticket/reply, /ticket/status, /audit/-, /meta]", 1)
+	text = strings.Replace(text, "        - {op: replace, path: /ticket/status, value: resolved}\n",
+		"        - {op: replace, path: /ticket/status, value: resolved}\n        - {op: replace, path: /meta, value: gone}\n", 1)
+	text = strings.Replace(text, "required: [meta, customer, order, ticket, audit]", "required: [customer, order, ticket, audit]", 1)
+	text = strings.Replace(text, "    meta:\n      type: object\n", "    meta:\n", 1)
+	c, ps := bench.ParseCase("sup-example-refund.yaml", []byte(text))
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	cfgs, _ := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
+	sink := &memSink{}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs[:1], Actors: []actors.Actor{actors.Reference{}}, Rounds: 1, Concurrency: 1, MaxAttempts: 1}
+	if err := Run(context.Background(), opts, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	r := sink.recs[0]
+	if r.Status != StatusError || r.Error == nil || !strings.Contains(*r.Error, "the phase cannot be moved") {
+		t.Fatalf("status %s error %v", r.Status, r.Error)
+	}
+}

@@ -70,6 +70,16 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 			fixed++
 		}
 	}
+	if paired == 0 {
+		return failf(stderr, "compare", "%s and %s share no run: nothing to compare", pos[0], pos[1])
+	}
+	// A run that passed in A and is missing from B (B stopped early) is a
+	// regression too.
+	for _, r := range a {
+		if _, ok := inB[r.RunID]; !ok && r.Status == runner.StatusPassed {
+			regs = append(regs, Regression{RunID: r.RunID, StatusA: r.Status, StatusB: "missing"})
+		}
+	}
 	sort.Slice(regs, func(i, j int) bool { return regs[i].RunID < regs[j].RunID })
 	if *format == "json" {
 		out, _ := json.MarshalIndent(map[string]any{"paired": paired, "fixed": fixed, "only_a": len(a) - paired, "only_b": len(b) - paired, "regressions": regs}, "", "  ")
@@ -84,9 +94,6 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		fmt.Fprintf(stdout, "%d paired runs: %d passed in A and not in B, %d the other way; %d runs only in A, %d only in B\n",
 			paired, len(regs), fixed, len(a)-paired, len(b)-paired)
-	}
-	if paired == 0 {
-		fmt.Fprintln(stderr, "patchbench compare: the two directories share no run")
 	}
 	if len(regs) > 0 {
 		return exitNegative
@@ -123,6 +130,12 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		m, recs, err := readRunDir(dir)
 		if err != nil {
 			return failf(stderr, "merge", "%v", err)
+		}
+		if shards[m.Shard] {
+			if m.Shard == "" {
+				return failf(stderr, "merge", "%s: two unsharded directories of one run; merge shards (run --shard i/n)", dir)
+			}
+			return failf(stderr, "merge", "%s: shard %s is given twice", dir, m.Shard)
 		}
 		shards[m.Shard] = true
 		expected += m.ExpectedRuns
@@ -178,6 +191,9 @@ func missingShards(given map[string]bool) string {
 		if _, of, ok := strings.Cut(s, "/"); ok {
 			fmt.Sscan(of, &n)
 		}
+	}
+	if n > maxShards {
+		return fmt.Sprintf("(%d shards: too many to list)", n)
 	}
 	var missing []string
 	for i := 0; i < n; i++ {

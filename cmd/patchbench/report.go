@@ -97,9 +97,27 @@ func readRunDir(dir string) (*Manifest, []*runner.Record, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, runner.ManifestFile), err)
 	}
-	recs, _, err := runner.ReadRuns(filepath.Join(dir, runner.RunsFile))
+	path := filepath.Join(dir, runner.RunsFile)
+	recs, _, err := runner.ReadRuns(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	// Every record must be one of the manifest's runs.
+	inCases := map[string]bool{}
+	for _, id := range m.CaseIDs {
+		inCases[id] = true
+	}
+	for _, r := range recs {
+		switch {
+		case len(m.CaseIDs) > 0 && !inCases[r.Case]:
+			return nil, nil, fmt.Errorf("%s: run %s: case %s is not in this run's case set", path, r.RunID, r.Case)
+		case !slices.Contains(m.Configs, r.Config):
+			return nil, nil, fmt.Errorf("%s: run %s: configuration %s is not in this run", path, r.RunID, r.Config)
+		case !slices.Contains(m.Actors, r.Actor):
+			return nil, nil, fmt.Errorf("%s: run %s: actor %s is not in this run", path, r.RunID, r.Actor)
+		case r.Round > m.Rounds:
+			return nil, nil, fmt.Errorf("%s: run %s: round %d of a %d-round run", path, r.RunID, r.Round, m.Rounds)
+		}
 	}
 	return &m, latest(recs), nil
 }

@@ -59,6 +59,7 @@ type Manifest struct {
 	CaseSet       string          `json:"case_set"`
 	CaseDigest    string          `json:"case_digest"`
 	Cases         int             `json:"cases"`
+	CaseIDs       []string        `json:"case_ids"`
 	Configs       []string        `json:"configs"`
 	ConfigDetails []*bench.Config `json:"config_details"`
 	Actors        []string        `json:"actors"`
@@ -83,6 +84,7 @@ type Manifest struct {
 // key is what makes two manifests the same run: everything but times.
 func (m Manifest) key() string {
 	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision, m.Revisions = "", "", false, "", "", nil
+	m.ExpectedRuns = 0 // follows from the rest (and differs between shards)
 	b, _ := json.Marshal(m)
 	return string(b)
 }
@@ -97,7 +99,7 @@ func (m Manifest) differences(o Manifest) []string {
 	var out []string
 	for k := range a {
 		switch k {
-		case "started", "finished", "interrupted", "version", "git_revision", "revisions":
+		case "started", "finished", "interrupted", "version", "git_revision", "revisions", "expected_runs":
 			continue
 		}
 		x, _ := json.Marshal(a[k])
@@ -114,6 +116,12 @@ func (m Manifest) differences(o Manifest) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Bounds on the size of one run, so that a typo cannot exhaust memory.
+const (
+	maxRounds = 10000
+	maxShards = 10000
+)
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", "patchbench run [flags]", runExamples, stdout, stderr)
@@ -143,6 +151,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *rounds < 1 || *concurrency < 1 || *maxAttempts < 1 {
 		return fs.usageError("--rounds, --concurrency and --max-attempts must be at least 1")
 	}
+	if *rounds > maxRounds || *maxAttempts > 100 {
+		return fs.usageError("--rounds is at most %d and --max-attempts at most 100", maxRounds)
+	}
 	if !(*threshold >= 0 && *threshold <= 1) { // also refuses NaN
 		return fs.usageError("--pass-threshold must be in [0, 1]")
 	}
@@ -151,8 +162,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		i, n, ok := strings.Cut(*shard, "/")
 		si, err1 := strconv.Atoi(i)
 		sn, err2 := strconv.Atoi(n)
-		if !ok || err1 != nil || err2 != nil || sn < 1 || si < 0 || si >= sn {
-			return fs.usageError("--shard %q: want i/n with 0 ≤ i < n", *shard)
+		if !ok || err1 != nil || err2 != nil || sn < 1 || sn > maxShards || si < 0 || si >= sn {
+			return fs.usageError("--shard %q: want i/n with 0 ≤ i < n ≤ %d", *shard, maxShards)
 		}
 		sh = runner.Shard{Index: si, Of: sn}
 	}
@@ -160,7 +171,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		actorSpecs = stringList{"reference", "oversharer"}
 	}
 	var acts []actors.Actor
-	for _, spec := range actorSpecs {
+	for i, spec := range actorSpecs {
+		if slices.Contains(actorSpecs[:i], spec) {
+			return fs.usageError("--actor %s is given twice", spec)
+		}
 		a, err := actors.New(spec)
 		if err != nil {
 			return fs.usageError("--actor: %v", err)
@@ -211,6 +225,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(chosen) == 0 {
 		return fs.usageError("no case matches --case %q --domain %q", *caseID, *domain)
 	}
+	ids := map[string]string{}
+	for _, c := range chosen {
+		if prev, ok := ids[c.ID]; ok {
+			return failf(stderr, "run", "case id %s is used by %s and %s; run \"patchbench validate\"", c.ID, prev, c.File)
+		}
+		ids[c.ID] = c.File
+	}
 	m := Manifest{
 		Module: "github.com/patchbench/patchbench", CaseSet: displayDir(*casesDir), CaseDigest: caseDigest(chosen),
 		Cases: len(chosen), Rounds: *rounds, Seed: *seed, MaxAttempts: *maxAttempts, PassThreshold: *threshold,
@@ -221,6 +242,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		m.Configs = append(m.Configs, c.Name)
 	}
 	m.ConfigDetails = configs
+	for _, c := range chosen {
+		m.CaseIDs = append(m.CaseIDs, c.ID)
+	}
 	for _, a := range acts {
 		m.Actors = append(m.Actors, a.Name())
 	}
@@ -252,9 +276,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf(stderr, "run", "%v", err)
 	}
-	recs, truncateAt, err := runner.ReadRuns(filepath.Join(dir, runner.RunsFile))
+	recs, truncateAt, needNewline, err := runner.ReadRunsForAppend(filepath.Join(dir, runner.RunsFile))
 	if err == nil && truncateAt >= 0 {
 		err = sink.Truncate(truncateAt)
+	}
+	if err == nil && needNewline {
+		err = sink.Newline()
 	}
 	if err != nil {
 		sink.Close()
@@ -353,16 +380,12 @@ func checkManifest(dir string, m Manifest) (*Manifest, error) {
 	return &old, nil
 }
 
-// caseDigest is a SHA-256 over the cases' ids, states, steps' contracts,
-// instructions and references: it changes when a case does.
+// caseDigest is a SHA-256 over the cases' ids and file digests: it
+// changes when anything in a case file does.
 func caseDigest(cases []*bench.Case) string {
 	h := sha256.New()
 	for _, c := range cases {
-		fmt.Fprintf(h, "%s\x00%s\x00", c.ID, c.State.Bytes())
-		for _, s := range c.Steps {
-			spec, _ := json.Marshal(s.Spec)
-			fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", s.ID, spec, s.Instruction, s.Reference)
-		}
+		fmt.Fprintf(h, "%s\x00%s\x00", c.ID, c.Digest)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -167,11 +167,72 @@ func TestRunAndReportEdges(t *testing.T) {
 		{name: "unknown tokenizer", args: []string{"run", "--cases", exampleCases, "--tokenizer", "bogus", "--out", filepath.Join(tmp, "tok")}, exit: 2,
 			stderr: []string{"known: o200k_base, cl100k_base"}},
 		{name: "settings named", args: []string{"run", "--cases", exampleCases, "--out", out, "--rounds", "2"}, exit: 2,
-			stderr: []string{"(expected_runs, rounds differ)"}},
+			stderr: []string{"(rounds differ)"}},
 		{name: "a missing shard", args: []string{"merge", "--out", filepath.Join(tmp, "m"), s0}, stderr: []string{"shards 1/2 are missing"}},
 		{name: "unknown domain", args: []string{"run", "--domain", "Finance"}, exit: 2, stderr: []string{"domains: finance, marketing"}},
 	})
 	if _, err := os.Stat(filepath.Join(tmp, "tok")); err == nil {
 		t.Error("a refused tokenizer left a run directory behind")
+	}
+}
+
+func TestRunDirectoryIntegrity(t *testing.T) {
+	tmp := t.TempDir()
+	cases := filepath.Join(tmp, "cases", "support")
+	os.MkdirAll(cases, 0o755)
+	example, _ := os.ReadFile(exampleCases + "/support/sup-example-refund.yaml")
+	file := filepath.Join(cases, "sup-example-refund.yaml")
+	os.WriteFile(file, example, 0o644)
+	out := filepath.Join(tmp, "out")
+	args := []string{"run", "--cases", filepath.Join(tmp, "cases"), "--out", out}
+	if _, stderr, code := runCLI(t, cliCase{args: args}); code != 0 {
+		t.Fatal(stderr)
+	}
+	// A complete last record without its newline is kept, and the next
+	// record starts on a line of its own.
+	runsPath := filepath.Join(out, "runs.jsonl")
+	runs, _ := os.ReadFile(runsPath)
+	lines := strings.SplitAfter(strings.TrimSuffix(string(runs), "\n"), "\n")
+	os.WriteFile(runsPath, []byte(strings.Join(lines[:len(lines)-1], "")+strings.TrimSuffix(lines[len(lines)-1], "\n")), 0o644)
+	if _, stderr, code := runCLI(t, cliCase{args: args}); code != 0 || !strings.Contains(stderr, "(12 runs)") {
+		t.Fatalf("resume after an unterminated last record: exit %d: %s", code, stderr)
+	}
+	runs, _ = os.ReadFile(runsPath)
+	if n := strings.Count(string(runs), "\n"); n != 12 || !strings.HasSuffix(string(runs), "\n") {
+		t.Errorf("runs.jsonl has %d lines", n)
+	}
+	// An edited rubric is another case set: no resume into the old runs.
+	os.WriteFile(file, []byte(strings.Replace(string(example), `contains_all: ["refund", "42.50"]`, `contains_all: ["refund"]`, 1)), 0o644)
+	checkCLI(t, []cliCase{
+		{name: "edited case", args: args, exit: 2, stderr: []string{"case_digest differ"}},
+		{name: "actor twice", args: []string{"run", "--actor", "reference", "--actor", "reference"}, exit: 2, stderr: []string{"--actor reference is given twice"}},
+		{name: "huge shard count", args: []string{"run", "--shard", "0/4294967296"}, exit: 2, stderr: []string{"want i/n"}},
+		{name: "huge rounds", args: []string{"run", "--rounds", "1000000000"}, exit: 2, stderr: []string{"--rounds is at most"}},
+	})
+	// A line that is not a run record is an error with its file and line.
+	bad := filepath.Join(tmp, "bad")
+	os.MkdirAll(bad, 0o755)
+	m, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
+	os.WriteFile(filepath.Join(bad, "manifest.json"), m, 0o644)
+	os.WriteFile(filepath.Join(bad, "runs.jsonl"), []byte(lines[0]+"{\"hello\":\"world\"}\n"), 0o644)
+	other := filepath.Join(tmp, "other")
+	os.MkdirAll(other, 0o755)
+	os.WriteFile(filepath.Join(other, "manifest.json"), m, 0o644)
+	os.WriteFile(filepath.Join(other, "runs.jsonl"), []byte(strings.ReplaceAll(lines[0], "sup-example-refund", "sup-elsewhere")), 0o644)
+	// B stopped after one run: the runs missing from B are regressions.
+	short := filepath.Join(tmp, "short")
+	os.MkdirAll(short, 0o755)
+	os.WriteFile(filepath.Join(short, "manifest.json"), m, 0o644)
+	os.WriteFile(filepath.Join(short, "runs.jsonl"), []byte(lines[0]), 0o644)
+	checkCLI(t, []cliCase{
+		{name: "not a record", args: []string{"report", bad}, exit: 2, stderr: []string{"runs.jsonl:2: not a run record"}},
+		{name: "a case of another set", args: []string{"report", other}, exit: 2, stderr: []string{"case sup-elsewhere is not in this run's case set"}},
+		{name: "runs missing from B", args: []string{"compare", out, short}, exit: 1},
+		{name: "nothing shared", args: []string{"compare", out, other + "-none"}, exit: 2},
+		{name: "the same directory twice", args: []string{"merge", "--out", filepath.Join(tmp, "m"), out, out}, exit: 2, stderr: []string{"two unsharded directories"}},
+	})
+	stdout, _, _ := runCLI(t, cliCase{args: []string{"compare", out, short}})
+	if !strings.Contains(stdout, "passed in A, missing in B") {
+		t.Errorf("compare: %s", stdout)
 	}
 }
