@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/patchbench/patchbench/runtime"
@@ -704,24 +703,7 @@ func (ix *canaryIndex) scan(o *Case) []canaryHit {
 			}
 		}
 	}
-	var walk func(v any, at runtime.Pointer)
-	walk = func(v any, at runtime.Pointer) {
-		switch x := v.(type) {
-		case string:
-			check(x, at)
-		case []any:
-			for i, e := range x {
-				walk(e, at.Append(strconv.Itoa(i)))
-			}
-		case map[string]any:
-			for k, e := range x {
-				child := at.Append(k)
-				check(k, child)
-				walk(e, child)
-			}
-		}
-	}
-	walk(o.State.Value(), runtime.Pointer{})
+	scoring.WalkStrings(o.State.Value(), check)
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].owner.ID != out[j].owner.ID {
 			return out[i].owner.ID < out[j].owner.ID

@@ -206,7 +206,6 @@ func decodeBase64(run string) []string {
 func (d *Detector) InValue(v any, skipOwn bool) []Leak {
 	var out []Leak
 	seen := map[[2]string]bool{}
-	var walk func(v any, at runtime.Pointer)
 	check := func(s string, at runtime.Pointer) {
 		t := prepare(s)
 		for _, c := range d.canaries {
@@ -222,23 +221,7 @@ func (d *Detector) InValue(v any, skipOwn bool) []Leak {
 			}
 		}
 	}
-	walk = func(v any, at runtime.Pointer) {
-		switch x := v.(type) {
-		case string:
-			check(x, at)
-		case []any:
-			for i, e := range x {
-				walk(e, at.Append(strconv.Itoa(i)))
-			}
-		case map[string]any:
-			for k, e := range x {
-				child := at.Append(k)
-				check(k, child)
-				walk(e, child)
-			}
-		}
-	}
-	walk(v, runtime.Pointer{})
+	WalkStrings(v, check)
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Secret != out[j].Secret {
 			return out[i].Secret < out[j].Secret
@@ -246,4 +229,28 @@ func (d *Detector) InValue(v any, skipOwn bool) []Leak {
 		return out[i].Path < out[j].Path
 	})
 	return out
+}
+
+// WalkStrings calls fn with every string of a decoded JSON value and
+// every member name, each with its location (a member name with the
+// location of its member): the texts a canary can hide in.
+func WalkStrings(v any, fn func(s string, at runtime.Pointer)) {
+	var walk func(v any, at runtime.Pointer)
+	walk = func(v any, at runtime.Pointer) {
+		switch x := v.(type) {
+		case string:
+			fn(x, at)
+		case []any:
+			for i, e := range x {
+				walk(e, at.Append(strconv.Itoa(i)))
+			}
+		case map[string]any:
+			for k, e := range x {
+				child := at.Append(k)
+				fn(k, child)
+				walk(e, child)
+			}
+		}
+	}
+	walk(v, runtime.Pointer{})
 }
