@@ -36,9 +36,12 @@ type Request struct {
 // Usage counts the tokens of one response (prompt and completion) and
 // says where the counts come from ("provider", or "tokenizer:o200k_base").
 type Usage struct {
-	Prompt     int    `json:"prompt"`
-	Completion int    `json:"completion"`
-	Source     string `json:"source"`
+	Prompt     int `json:"prompt"`
+	Completion int `json:"completion"`
+	// Reasoning is the part of Completion a reasoning model spent
+	// thinking, when the provider reports it.
+	Reasoning int    `json:"reasoning,omitempty"`
+	Source    string `json:"source"`
 }
 
 // Response is an actor's answer: the raw text (parsed by the runner) and
@@ -47,6 +50,9 @@ type Usage struct {
 type Response struct {
 	Raw   string
 	Usage *Usage
+	// Model is the model the server says answered; Fingerprint its
+	// system_fingerprint, when given.
+	Model, Fingerprint string
 }
 
 // Actor proposes patches. Propose must be safe for concurrent use. An
@@ -100,21 +106,24 @@ func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
 	return Response{Raw: string(out)}, nil
 }
 
-// New returns the actor a spec names. The no-model actors are
-// "reference" and "oversharer".
-func New(spec string) (Actor, error) {
-	switch spec {
-	case "reference":
+// New returns the actor a spec names: "reference", "oversharer", or
+// "openai:MODEL" (with optional ?temperature=&seed=&max_output_tokens=),
+// a live actor configured by p.
+func New(spec string, p Params) (Actor, error) {
+	switch {
+	case spec == "reference":
 		return Reference{}, nil
-	case "oversharer":
+	case spec == "oversharer":
 		return Oversharer{}, nil
+	case strings.HasPrefix(spec, "openai:"):
+		return NewOpenAI(spec, p)
 	}
 	return nil, fmt.Errorf("unknown actor %q (known: %s)", spec, strings.Join(Known(), ", "))
 }
 
 // Known lists the actor specs New accepts.
 func Known() []string {
-	k := []string{"reference", "oversharer"}
+	k := []string{"reference", "oversharer", "openai:MODEL"}
 	sort.Strings(k)
 	return k
 }

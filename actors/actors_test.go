@@ -63,12 +63,12 @@ func TestOversharerQuotesItsView(t *testing.T) {
 
 func TestNew(t *testing.T) {
 	for _, n := range []string{"reference", "oversharer"} {
-		a, err := New(n)
+		a, err := New(n, Params{})
 		if err != nil || a.Name() != n {
 			t.Errorf("New(%q) = %v, %v", n, a, err)
 		}
 	}
-	if _, err := New("gpt-5"); err == nil || !strings.Contains(err.Error(), "known: oversharer, reference") {
+	if _, err := New("gpt-5", Params{}); err == nil || !strings.Contains(err.Error(), "known: openai:MODEL, oversharer, reference") {
 		t.Errorf("unknown actor: %v", err)
 	}
 }

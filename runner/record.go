@@ -51,6 +51,10 @@ type StepRecord struct {
 	// the verifier decoded from its response (absent when malformed).
 	Prompt []actors.Message    `json:"prompt"`
 	Patch  []runtime.Operation `json:"patch,omitempty"`
+	// Model and Fingerprint are what a live provider said answered the
+	// last attempt (the resolved model, its system_fingerprint).
+	Model       string `json:"model,omitempty"`
+	Fingerprint string `json:"system_fingerprint,omitempty"`
 	// Earlier holds the rejected attempts before the last, in order.
 	Earlier []Attempt `json:"earlier,omitempty"`
 }

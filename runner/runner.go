@@ -234,6 +234,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 			}
 			rec.Tokens.Prompt += u.Prompt
 			rec.Tokens.Completion += u.Completion
+			rec.Tokens.Reasoning += u.Reasoning
 			usageSource = u.Source
 			outputs = append(outputs, resp.Raw)
 			d, err := s.Contract.Verify(ctx, state, ExtractProposal(resp.Raw), runtime.VerifyOptions{Gates: cfg.GateSet, Phase: phase})
@@ -244,7 +245,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 				sr.Earlier = append(sr.Earlier, Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions})
 			}
 			sr.Attempts, sr.RawResponse, sr.Decisions, sr.Committed = attempt, resp.Raw, d.Gates, d.Committed
-			sr.Prompt, sr.Patch = msgs, nil
+			sr.Prompt, sr.Patch, sr.Model, sr.Fingerprint = msgs, nil, resp.Model, resp.Fingerprint
 			if d.Proposal != nil {
 				sr.Patch = d.Proposal.Patch
 			}

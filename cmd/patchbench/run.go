@@ -33,6 +33,9 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   # redoes the runs that ended in an error:
   patchbench run --domain finance --actor reference --rounds 3 --out results/fin --retry-errors
 
+  # A model behind an OpenAI-compatible server (OPENAI_BASE_URL, OPENAI_API_KEY):
+  OPENAI_BASE_URL=http://localhost:8000/v1 patchbench run --actor openai:my-model --temperature 0
+
   # Half of the runs on this machine, the other half elsewhere:
   patchbench run --shard 1/2
 `
@@ -65,11 +68,16 @@ type Manifest struct {
 	Actors        []string        `json:"actors"`
 	Rounds        int             `json:"rounds"`
 	Seed          int64           `json:"seed"`
-	MaxAttempts   int             `json:"max_attempts"`
-	PassThreshold float64         `json:"pass_threshold"`
-	Tokenizer     string          `json:"tokenizer"`
-	PromptVersion string          `json:"prompt_version"`
-	Shard         string          `json:"shard,omitempty"`
+	// Temperature (null: the server's default) and MaxOutputTokens (0:
+	// the server's) of live actors; a spec's own ?temperature= wins.
+	Temperature     *float64 `json:"temperature"`
+	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
+	OpenAIBaseURL   string   `json:"openai_base_url,omitempty"`
+	MaxAttempts     int      `json:"max_attempts"`
+	PassThreshold   float64  `json:"pass_threshold"`
+	Tokenizer       string   `json:"tokenizer"`
+	PromptVersion   string   `json:"prompt_version"`
+	Shard           string   `json:"shard,omitempty"`
 	// ExpectedRuns is the number of runs the settings (and shard) call
 	// for; a directory with fewer is incomplete.
 	ExpectedRuns int    `json:"expected_runs"`
@@ -142,6 +150,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tok := fs.String("tokenizer", "o200k_base", "the tiktoken `encoding` that counts tokens for actors that report none")
 	threshold := fs.Float64("pass-threshold", 0.8, "the content `score` a semantic pass needs")
 	format := fs.String("format", "text", "table `format`: text or json (the summary)")
+	temperature := fs.Float64("temperature", -1, "sampling `temperature` for live actors (default: the server's; reasoning models get none)")
+	maxOutput := fs.Int("max-output-tokens", 0, "bound on each live response, in `tokens` (default: the server's)")
+	timeout := fs.Duration("timeout", 2*time.Minute, "bound on each live request (`duration`)")
+	maxRetries := fs.Int("max-retries", actors.DefaultRetry.MaxRetries, "retries of a live request on 429, 5xx, timeouts and dropped connections (`n`)")
 	if code, ok := fs.parse(args); !ok {
 		return code
 	}
@@ -170,12 +182,25 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(actorSpecs) == 0 {
 		actorSpecs = stringList{"reference", "oversharer"}
 	}
+	if *maxRetries < 0 || *maxOutput < 0 || *timeout <= 0 || (*temperature != -1 && !(*temperature >= 0 && *temperature <= 2)) {
+		return fs.usageError("--max-retries and --max-output-tokens must be ≥ 0, --timeout positive, --temperature in [0, 2]")
+	}
+	params := actors.Params{
+		OpenAIBaseURL: os.Getenv("OPENAI_BASE_URL"), OpenAIKey: os.Getenv("OPENAI_API_KEY"),
+		MaxOutputTokens: *maxOutput, Timeout: *timeout,
+		Retry: actors.Retry{MaxRetries: *maxRetries, Base: actors.DefaultRetry.Base, Max: actors.DefaultRetry.Max},
+	}
+	if *temperature != -1 {
+		params.Temperature = temperature
+	}
+	seedInt := int(*seed)
+	params.Seed = &seedInt
 	var acts []actors.Actor
 	for i, spec := range actorSpecs {
 		if slices.Contains(actorSpecs[:i], spec) {
 			return fs.usageError("--actor %s is given twice", spec)
 		}
-		a, err := actors.New(spec)
+		a, err := actors.New(spec, params)
 		if err != nil {
 			return fs.usageError("--actor: %v", err)
 		}
@@ -247,6 +272,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, a := range acts {
 		m.Actors = append(m.Actors, a.Name())
+	}
+	m.Temperature, m.MaxOutputTokens = params.Temperature, params.MaxOutputTokens
+	for _, a := range acts {
+		if strings.HasPrefix(a.Name(), "openai:") {
+			m.OpenAIBaseURL = params.OpenAIBaseURL
+		}
 	}
 	m.Version, m.GitRevision = buildVersion()
 	opts := runner.Options{

@@ -1,0 +1,227 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Params are the settings of live actors. The command line fills them
+// from its flags and the environment (OPENAI_BASE_URL, OPENAI_API_KEY);
+// a spec's query (openai:gpt-5-mini?temperature=0) overrides the
+// sampling ones for that actor.
+type Params struct {
+	OpenAIBaseURL string
+	OpenAIKey     string
+	// Temperature and Seed are sent when set.
+	Temperature *float64
+	Seed        *int
+	// MaxOutputTokens bounds a response (0: the server's default).
+	MaxOutputTokens int
+	// Timeout bounds one request (default 2 minutes).
+	Timeout time.Duration
+	Retry   Retry
+}
+
+// OpenAI is an actor served by the OpenAI chat completions API or any
+// server that speaks it (vLLM, llama.cpp server, LM Studio, gateways),
+// through github.com/sashabaranov/go-openai. It asks for a JSON object
+// (response_format json_object).
+type OpenAI struct {
+	spec, model string
+	params      Params
+	client      *openai.Client
+	headers     *headerRecorder
+}
+
+// NewOpenAI makes the actor of a spec "openai:MODEL[?temperature=T&seed=S&max_output_tokens=N]".
+// A key is required unless the base URL is a local address.
+func NewOpenAI(spec string, p Params) (*OpenAI, error) {
+	rest, ok := strings.CutPrefix(spec, "openai:")
+	if !ok || rest == "" {
+		return nil, fmt.Errorf("actor %q: want openai:MODEL", spec)
+	}
+	model, query, _ := strings.Cut(rest, "?")
+	if model == "" {
+		return nil, fmt.Errorf("actor %q: no model", spec)
+	}
+	if err := applyQuery(&p, query); err != nil {
+		return nil, fmt.Errorf("actor %q: %w", spec, err)
+	}
+	if p.Timeout <= 0 {
+		p.Timeout = 2 * time.Minute
+	}
+	base := p.OpenAIBaseURL
+	if base == "" {
+		base = "https://api.openai.com/v1"
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("actor %q: base URL %q is not a URL", spec, base)
+	}
+	if p.OpenAIKey == "" && !isLocal(u.Hostname()) {
+		return nil, fmt.Errorf("actor %q: OPENAI_API_KEY is not set (a key is needed for %s)", spec, u.Host)
+	}
+	cfg := openai.DefaultConfig(p.OpenAIKey)
+	cfg.BaseURL = strings.TrimSuffix(base, "/")
+	rec := &headerRecorder{next: http.DefaultTransport}
+	cfg.HTTPClient = &http.Client{Transport: rec}
+	return &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec}, nil
+}
+
+// isLocal reports whether a host is this machine or a private network.
+func isLocal(host string) bool {
+	switch {
+	case host == "localhost", strings.HasPrefix(host, "127."), host == "::1",
+		strings.HasPrefix(host, "10."), strings.HasPrefix(host, "192.168."), strings.HasSuffix(host, ".local"):
+		return true
+	}
+	return false
+}
+
+// applyQuery reads a spec's per-actor overrides.
+func applyQuery(p *Params, query string) error {
+	if query == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return err
+	}
+	for k, vs := range q {
+		v := vs[len(vs)-1]
+		switch k {
+		case "temperature":
+			t, err := strconv.ParseFloat(v, 64)
+			if err != nil || t < 0 || t > 2 {
+				return fmt.Errorf("temperature %q: want a number in [0, 2]", v)
+			}
+			p.Temperature = &t
+		case "seed":
+			s, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("seed %q: want an integer", v)
+			}
+			p.Seed = &s
+		case "max_output_tokens":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fmt.Errorf("max_output_tokens %q: want a positive integer", v)
+			}
+			p.MaxOutputTokens = n
+		default:
+			return fmt.Errorf("unknown parameter %q (known: temperature, seed, max_output_tokens)", k)
+		}
+	}
+	return nil
+}
+
+// Name implements Actor.
+func (a *OpenAI) Name() string { return a.spec }
+
+// reasoningModel reports whether a model is one of OpenAI's reasoning
+// models, which refuse a temperature and count reasoning tokens.
+func reasoningModel(model string) bool {
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if strings.HasPrefix(model, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Propose implements Actor: one chat completion, retried on 429, 5xx,
+// timeouts and dropped connections. A 400 that refuses the temperature is
+// sent once more without it.
+func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
+	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+	}
+	creq := openai.ChatCompletionRequest{
+		Model: a.model, Messages: msgs, Seed: a.params.Seed, MaxCompletionTokens: a.params.MaxOutputTokens,
+		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},
+	}
+	sendTemperature := a.params.Temperature != nil && !reasoningModel(a.model)
+	var resp openai.ChatCompletionResponse
+	call := func(ctx context.Context) error {
+		if sendTemperature {
+			// go-openai leaves out a zero temperature; the smallest
+			// positive float32 stands for 0.
+			creq.Temperature = max(float32(*a.params.Temperature), 1e-45)
+		} else {
+			creq.Temperature = 0
+		}
+		cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
+		defer cancel()
+		var err error
+		resp, err = a.client.CreateChatCompletion(cctx, creq)
+		if err == nil {
+			a.headers.take(cctx)
+			return nil
+		}
+		err = a.convert(cctx, err)
+		var he *HTTPError
+		if sendTemperature && errors.As(err, &he) && he.Status == http.StatusBadRequest && strings.Contains(strings.ToLower(he.Message), "temperature") {
+			sendTemperature = false
+			return a.retryNow(ctx, &resp, creq)
+		}
+		return err
+	}
+	if _, err := a.params.Retry.Do(ctx, call); err != nil {
+		return Response{}, fmt.Errorf("%s: %w", a.spec, err)
+	}
+	out := Response{Model: resp.Model, Fingerprint: resp.SystemFingerprint,
+		Usage: &Usage{Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Source: "provider"}}
+	if d := resp.Usage.CompletionTokensDetails; d != nil {
+		out.Usage.Reasoning = d.ReasoningTokens
+	}
+	if len(resp.Choices) > 0 {
+		out.Raw = resp.Choices[0].Message.Content
+	}
+	return out, nil
+}
+
+// retryNow sends the request again at once (without a temperature).
+func (a *OpenAI) retryNow(ctx context.Context, resp *openai.ChatCompletionResponse, creq openai.ChatCompletionRequest) error {
+	creq.Temperature = 0
+	cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
+	defer cancel()
+	r, err := a.client.CreateChatCompletion(cctx, creq)
+	if err != nil {
+		return a.convert(cctx, err)
+	}
+	a.headers.take(cctx)
+	*resp = r
+	return nil
+}
+
+// convert turns go-openai's errors into HTTPError values (with the
+// server's Retry-After) or marks dropped connections.
+func (a *OpenAI) convert(ctx context.Context, err error) error {
+	retryAfter := parseRetryAfter(a.headers.take(ctx), time.Now())
+	var ae *openai.APIError
+	if errors.As(err, &ae) {
+		return &HTTPError{Status: ae.HTTPStatusCode, Message: ae.Message, RetryAfter: retryAfter}
+	}
+	var re *openai.RequestError
+	if errors.As(err, &re) {
+		msg := strings.TrimSpace(string(re.Body))
+		if msg == "" && re.Err != nil {
+			msg = re.Err.Error()
+		}
+		return &HTTPError{Status: re.HTTPStatusCode, Message: msg, RetryAfter: retryAfter}
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "EOF") {
+		return fmt.Errorf("%w: %v", errDropped, err)
+	}
+	return err
+}

@@ -1,0 +1,141 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Retry is the retry policy of a live actor: exponential backoff from
+// Base, doubled each attempt up to Max, with full jitter, at most
+// MaxRetries retries; a server's Retry-After wins when it asks for longer.
+type Retry struct {
+	MaxRetries int
+	Base, Max  time.Duration
+}
+
+// DefaultRetry retries 5 times, from 1 s up to 60 s.
+var DefaultRetry = Retry{MaxRetries: 5, Base: time.Second, Max: time.Minute}
+
+// HTTPError is a provider's HTTP error: the status and the provider's
+// message. Retryable says whether another attempt may succeed (429, 5xx).
+type HTTPError struct {
+	Status     int
+	Message    string
+	RetryAfter time.Duration
+}
+
+func (e *HTTPError) Error() string {
+	switch e.Status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Sprintf("HTTP %d: %s (check the API key)", e.Status, e.Message)
+	case http.StatusNotFound:
+		return fmt.Sprintf("HTTP %d: %s (check the model name and the base URL)", e.Status, e.Message)
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message)
+}
+
+// Retryable reports whether the status may pass on a later attempt.
+func (e *HTTPError) Retryable() bool {
+	return e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout || e.Status >= 500
+}
+
+// retryable reports whether err is worth another attempt: a retryable
+// HTTP status, a timeout or a dropped connection, but never a cancelled
+// run.
+func retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he.Retryable()
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errDropped)
+}
+
+// errDropped marks a connection closed before a response.
+var errDropped = errors.New("connection closed before a response")
+
+// Do calls f until it succeeds, fails for good, or the retries are spent,
+// sleeping between attempts (interrupted by ctx). It returns the last
+// error and the number of retries made.
+func (r Retry) Do(ctx context.Context, f func(context.Context) error) (int, error) {
+	for attempt := 0; ; attempt++ {
+		err := f(ctx)
+		if err == nil || attempt >= r.MaxRetries || !retryable(ctx, err) {
+			return attempt, err
+		}
+		wait := r.Base << attempt
+		if wait > r.Max || wait <= 0 {
+			wait = r.Max
+		}
+		wait = time.Duration(rand.Int64N(int64(wait) + 1))
+		var he *HTTPError
+		if errors.As(err, &he) && he.RetryAfter > wait {
+			wait = he.RetryAfter
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return attempt, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// parseRetryAfter reads a Retry-After header: seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// headerRecorder is an http.RoundTripper that keeps the Retry-After
+// header of the last response of each request, keyed by the request's
+// context, for client libraries that do not expose headers.
+type headerRecorder struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	last map[context.Context]string
+}
+
+func (h *headerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := h.next.RoundTrip(req)
+	if err == nil {
+		h.mu.Lock()
+		if h.last == nil {
+			h.last = map[context.Context]string{}
+		}
+		h.last[req.Context()] = resp.Header.Get("Retry-After")
+		h.mu.Unlock()
+	}
+	return resp, err
+}
+
+// take returns and forgets the Retry-After recorded for ctx.
+func (h *headerRecorder) take(ctx context.Context) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := h.last[ctx]
+	delete(h.last, ctx)
+	return v
+}
