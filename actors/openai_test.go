@@ -49,7 +49,7 @@ func completion(content string, prompt, completionTokens, reasoning int) string 
 	b, _ := json.Marshal(map[string]any{
 		"id": "chatcmpl-1", "object": "chat.completion", "created": 1764460800, "model": "test-model-2026-01-01",
 		"system_fingerprint": "fp_abc123",
-		"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": content}, "finish_reason": "stop"}},
+		"choices":            []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": content}, "finish_reason": "stop"}},
 		"usage": map[string]any{"prompt_tokens": prompt, "completion_tokens": completionTokens, "total_tokens": prompt + completionTokens,
 			"completion_tokens_details": map[string]any{"reasoning_tokens": reasoning}},
 	})
