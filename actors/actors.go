@@ -107,8 +107,8 @@ func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
 }
 
 // New returns the actor a spec names: "reference", "oversharer", or
-// "openai:MODEL" (with optional ?temperature=&seed=&max_output_tokens=),
-// a live actor configured by p.
+// "openai:MODEL" or "ollama:MODEL" (with optional
+// ?temperature=&seed=&max_output_tokens=), a live actor configured by p.
 func New(spec string, p Params) (Actor, error) {
 	switch {
 	case spec == "reference":
@@ -117,13 +117,15 @@ func New(spec string, p Params) (Actor, error) {
 		return Oversharer{}, nil
 	case strings.HasPrefix(spec, "openai:"):
 		return NewOpenAI(spec, p)
+	case strings.HasPrefix(spec, "ollama:"):
+		return NewOllama(spec, p.OllamaHost, p)
 	}
 	return nil, fmt.Errorf("unknown actor %q (known: %s)", spec, strings.Join(Known(), ", "))
 }
 
 // Known lists the actor specs New accepts.
 func Known() []string {
-	k := []string{"reference", "oversharer", "openai:MODEL"}
+	k := []string{"reference", "oversharer", "openai:MODEL", "ollama:MODEL"}
 	sort.Strings(k)
 	return k
 }

@@ -15,12 +15,15 @@ import (
 )
 
 // Params are the settings of live actors. The command line fills them
-// from its flags and the environment (OPENAI_BASE_URL, OPENAI_API_KEY);
+// from its flags and the environment (OPENAI_BASE_URL, OPENAI_API_KEY,
+// OLLAMA_HOST);
 // a spec's query (openai:gpt-5-mini?temperature=0) overrides the
 // sampling ones for that actor.
 type Params struct {
 	OpenAIBaseURL string
 	OpenAIKey     string
+	// OllamaHost is the Ollama server (OLLAMA_HOST).
+	OllamaHost string
 	// Temperature and Seed are sent when set.
 	Temperature *float64
 	Seed        *int

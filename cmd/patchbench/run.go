@@ -36,6 +36,9 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   # A model behind an OpenAI-compatible server (OPENAI_BASE_URL, OPENAI_API_KEY):
   OPENAI_BASE_URL=http://localhost:8000/v1 patchbench run --actor openai:my-model --temperature 0
 
+  # A model on an Ollama server (OLLAMA_HOST; ollama pull mistral first):
+  patchbench run --actor ollama:mistral --temperature 0
+
   # Half of the runs on this machine, the other half elsewhere:
   patchbench run --shard 1/2
 `
@@ -73,6 +76,7 @@ type Manifest struct {
 	Temperature     *float64 `json:"temperature"`
 	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
 	OpenAIBaseURL   string   `json:"openai_base_url,omitempty"`
+	OllamaHost      string   `json:"ollama_host,omitempty"`
 	MaxAttempts     int      `json:"max_attempts"`
 	PassThreshold   float64  `json:"pass_threshold"`
 	Tokenizer       string   `json:"tokenizer"`
@@ -186,7 +190,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("--max-retries and --max-output-tokens must be ≥ 0, --timeout positive, --temperature in [0, 2]")
 	}
 	params := actors.Params{
-		OpenAIBaseURL: os.Getenv("OPENAI_BASE_URL"), OpenAIKey: os.Getenv("OPENAI_API_KEY"),
+		OpenAIBaseURL: os.Getenv("OPENAI_BASE_URL"), OpenAIKey: os.Getenv("OPENAI_API_KEY"), OllamaHost: os.Getenv("OLLAMA_HOST"),
 		MaxOutputTokens: *maxOutput, Timeout: *timeout,
 		Retry: actors.Retry{MaxRetries: *maxRetries, Base: actors.DefaultRetry.Base, Max: actors.DefaultRetry.Max},
 	}
@@ -277,6 +281,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, a := range acts {
 		if strings.HasPrefix(a.Name(), "openai:") {
 			m.OpenAIBaseURL = params.OpenAIBaseURL
+		}
+		if strings.HasPrefix(a.Name(), "ollama:") {
+			m.OllamaHost = params.OllamaHost
 		}
 	}
 	m.Version, m.GitRevision = buildVersion()

@@ -1,0 +1,162 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ollama/ollama/api"
+)
+
+// Ollama is an actor served by an Ollama server's /api/chat, through
+// github.com/ollama/ollama/api. It asks for JSON (format "json") and
+// sends temperature, seed and num_ctx as options; tokens come from
+// prompt_eval_count and eval_count.
+type Ollama struct {
+	spec, model string
+	params      Params
+	numCtx      int
+	client      *api.Client
+
+	once     sync.Once
+	digest   string
+	checkErr error
+}
+
+// NewOllama makes the actor of a spec "ollama:MODEL[?temperature=T&seed=S&max_output_tokens=N&num_ctx=C]"
+// for the server at host (OLLAMA_HOST; default http://127.0.0.1:11434).
+// A cold model load can take minutes: the timeout is at least 10 minutes.
+func NewOllama(spec, host string, p Params) (*Ollama, error) {
+	rest, ok := strings.CutPrefix(spec, "ollama:")
+	if !ok || rest == "" {
+		return nil, fmt.Errorf("actor %q: want ollama:MODEL", spec)
+	}
+	model, query, _ := strings.Cut(rest, "?")
+	if model == "" {
+		return nil, fmt.Errorf("actor %q: no model", spec)
+	}
+	numCtx := 0
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("actor %q: %w", spec, err)
+	}
+	if v := q.Get("num_ctx"); v != "" {
+		if _, err := fmt.Sscan(v, &numCtx); err != nil || numCtx < 1 {
+			return nil, fmt.Errorf("actor %q: num_ctx %q: want a positive integer", spec, v)
+		}
+		q.Del("num_ctx")
+	}
+	if err := applyQuery(&p, q.Encode()); err != nil {
+		return nil, fmt.Errorf("actor %q: %w", spec, err)
+	}
+	if p.Timeout < 10*time.Minute {
+		p.Timeout = 10 * time.Minute
+	}
+	if host == "" {
+		host = "http://127.0.0.1:11434"
+	}
+	if !strings.Contains(host, "://") {
+		host = "http://" + host
+	}
+	u, err := url.Parse(host)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("actor %q: OLLAMA_HOST %q is not a host", spec, host)
+	}
+	return &Ollama{spec: spec, model: model, params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{})}, nil
+}
+
+// Name implements Actor.
+func (a *Ollama) Name() string { return a.spec }
+
+// check asks the server about the model once (/api/show), so that a
+// model not pulled is one clear error, and finds its digest (/api/tags).
+func (a *Ollama) check(ctx context.Context) error {
+	a.once.Do(func() {
+		if _, err := a.client.Show(ctx, &api.ShowRequest{Model: a.model}); err != nil {
+			a.checkErr = a.convert(err)
+			var he *HTTPError
+			if errors.As(a.checkErr, &he) && he.Status == http.StatusNotFound {
+				a.checkErr = fmt.Errorf("model %q is not on the Ollama server (run: ollama pull %s): %w", a.model, a.model, a.checkErr)
+			}
+			return
+		}
+		if list, err := a.client.List(ctx); err == nil {
+			for _, m := range list.Models {
+				if m.Name == a.model || m.Model == a.model || m.Name == a.model+":latest" {
+					a.digest = m.Digest
+				}
+			}
+		}
+	})
+	return a.checkErr
+}
+
+// Propose implements Actor.
+func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
+	if err := a.check(ctx); err != nil {
+		return Response{}, fmt.Errorf("%s: %w", a.spec, err)
+	}
+	msgs := make([]api.Message, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = api.Message{Role: m.Role, Content: m.Content}
+	}
+	opts := map[string]any{}
+	if a.params.Temperature != nil {
+		opts["temperature"] = *a.params.Temperature
+	}
+	if a.params.Seed != nil {
+		opts["seed"] = *a.params.Seed
+	}
+	if a.params.MaxOutputTokens > 0 {
+		opts["num_predict"] = a.params.MaxOutputTokens
+	}
+	if a.numCtx > 0 {
+		opts["num_ctx"] = a.numCtx
+	}
+	stream := false
+	creq := &api.ChatRequest{Model: a.model, Messages: msgs, Stream: &stream, Format: json.RawMessage(`"json"`), Options: opts}
+	var out Response
+	call := func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
+		defer cancel()
+		var content strings.Builder
+		var last api.ChatResponse
+		err := a.client.Chat(cctx, creq, func(r api.ChatResponse) error {
+			content.WriteString(r.Message.Content)
+			last = r
+			return nil
+		})
+		if err != nil {
+			return a.convert(err)
+		}
+		out = Response{Raw: content.String(), Model: last.Model, Fingerprint: a.digest,
+			Usage: &Usage{Prompt: last.PromptEvalCount, Completion: last.EvalCount, Source: "provider"}}
+		return nil
+	}
+	if _, err := a.params.Retry.Do(ctx, call); err != nil {
+		return Response{}, fmt.Errorf("%s: %w", a.spec, err)
+	}
+	return out, nil
+}
+
+// convert turns the Ollama client's errors into HTTPError values.
+func (a *Ollama) convert(err error) error {
+	var se api.StatusError
+	if errors.As(err, &se) {
+		return &HTTPError{Status: se.StatusCode, Message: se.ErrorMessage}
+	}
+	var sp *api.StatusError
+	if errors.As(err, &sp) {
+		return &HTTPError{Status: sp.StatusCode, Message: sp.ErrorMessage}
+	}
+	if strings.Contains(err.Error(), "EOF") {
+		return fmt.Errorf("%w: %v", errDropped, err)
+	}
+	return err
+}
