@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/patchbench/patchbench/bench"
 )
@@ -53,6 +54,10 @@ type Response struct {
 	// Model is the model the server says answered; Fingerprint its
 	// system_fingerprint, when given.
 	Model, Fingerprint string
+	// Latency is how long the provider took; Cached says the answer
+	// came from the response cache (with its original latency).
+	Latency time.Duration
+	Cached  bool
 }
 
 // Actor proposes patches. Propose must be safe for concurrent use. An

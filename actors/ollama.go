@@ -19,10 +19,10 @@ import (
 // sends temperature, seed and num_ctx as options; tokens come from
 // prompt_eval_count and eval_count.
 type Ollama struct {
-	spec, model string
-	params      Params
-	numCtx      int
-	client      *api.Client
+	spec, model, host string
+	params            Params
+	numCtx            int
+	client            *api.Client
 
 	once     sync.Once
 	digest   string
@@ -68,7 +68,7 @@ func NewOllama(spec, host string, p Params) (*Ollama, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("actor %q: OLLAMA_HOST %q is not a host", spec, host)
 	}
-	return &Ollama{spec: spec, model: model, params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{})}, nil
+	return &Ollama{spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{})}, nil
 }
 
 // Name implements Actor.

@@ -3,10 +3,14 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,5 +106,144 @@ func TestLiveActorEndToEnd(t *testing.T) {
 		if r.Tokens.Source != "provider" || r.Steps[0].Model != "scripted-1" {
 			t.Fatalf("%s: tokens %+v model %q", r.RunID, r.Tokens, r.Steps[0].Model)
 		}
+	}
+}
+
+// scriptedExample is a local chat completions server that answers every
+// request with the example case's reference patch, slowly.
+func scriptedExample(t *testing.T, ref []byte, delay time.Duration) (*httptest.Server, *atomic.Int32, *sync.Map) {
+	t.Helper()
+	var calls atomic.Int32
+	var prompts sync.Map
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		b, _ := io.ReadAll(r.Body)
+		prompts.Store(string(b), true)
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+		resp, _ := json.Marshal(map[string]any{
+			"id": "x", "object": "chat.completion", "created": 1, "model": "scripted-1",
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": string(ref)}, "finish_reason": "stop"}},
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+		})
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(resp)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &calls, &prompts
+}
+
+// cancelAfter cancels a run once n records are written.
+type cancelAfter struct {
+	*FileSink
+	n      atomic.Int32
+	limit  int32
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Write(r *Record) error {
+	if err := c.FileSink.Write(r); err != nil {
+		return err
+	}
+	if c.n.Add(1) == c.limit {
+		c.cancel()
+	}
+	return nil
+}
+
+// An interrupted live run resumes: no run is recorded twice and no
+// finished run's request is sent again.
+func TestLiveResume(t *testing.T) {
+	c, cfgs := loadExample(t)
+	srv, calls, _ := scriptedExample(t, c.Steps[0].Reference, 20*time.Millisecond)
+	a, err := actors.NewOpenAI("openai:scripted", actors.Params{OpenAIBaseURL: srv.URL + "/v1", Retry: actors.Retry{MaxRetries: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 3, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	total := len(opts.Jobs())
+	ctx, cancel := context.WithCancel(context.Background())
+	sink, err := OpenSink(dir, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Run(ctx, opts, nil, &cancelAfter{FileSink: sink, limit: int32(total / 2), cancel: cancel})
+	sink.Close()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("first part: %v", err)
+	}
+	recs, _, err := ReadRuns(filepath.Join(dir, RunsFile))
+	if err != nil || len(recs) < total/2 || len(recs) >= total {
+		t.Fatalf("after the interrupt: %d of %d runs, %v", len(recs), total, err)
+	}
+	before := calls.Load()
+	skip := map[string]bool{}
+	for _, r := range recs {
+		skip[r.RunID] = true
+	}
+	sink, _ = OpenSink(dir, -1)
+	if err := Run(context.Background(), opts, skip, sink); err != nil {
+		t.Fatal(err)
+	}
+	sink.Close()
+	recs, _, _ = ReadRuns(filepath.Join(dir, RunsFile))
+	ids := map[string]int{}
+	for _, r := range recs {
+		ids[r.RunID]++
+	}
+	if len(recs) != total || len(ids) != total {
+		t.Fatalf("%d records, %d distinct, want %d", len(recs), len(ids), total)
+	}
+	// The second part asked only for the runs not recorded (at most one
+	// of them had been in flight when the run was cancelled).
+	if sent := calls.Load() - before; int(sent) != total-len(skip) {
+		t.Errorf("the resumed run sent %d requests for %d missing runs", sent, total-len(skip))
+	}
+}
+
+// A second identical run answers from the cache without a request, and
+// a cache-only run with an empty cache ends its runs as errors.
+func TestLiveCache(t *testing.T) {
+	c, cfgs := loadExample(t)
+	srv, calls, _ := scriptedExample(t, c.Steps[0].Reference, 0)
+	live, err := actors.NewOpenAI("openai:scripted", actors.Params{OpenAIBaseURL: srv.URL + "/v1", Retry: actors.Retry{MaxRetries: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	run := func(a actors.Actor) []*Record {
+		sink := &memSink{}
+		opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+		if err := Run(context.Background(), opts, nil, sink); err != nil {
+			t.Fatal(err)
+		}
+		return sink.recs
+	}
+	run(&actors.Cached{Actor: live, Dir: cache})
+	n := calls.Load()
+	second := run(&actors.Cached{Actor: live, Dir: cache})
+	// The four full-state configurations send one prompt and the two
+	// projected ones another: the cache, keyed by the messages, asks
+	// twice.
+	if calls.Load() != n || n != 2 {
+		t.Errorf("requests: %d after the first run, %d after the second", n, calls.Load())
+	}
+	for i := range second {
+		if !second[i].Steps[0].Cached || second[i].Status != StatusPassed {
+			t.Errorf("%s: cached %v status %s", second[i].RunID, second[i].Steps[0].Cached, second[i].Status)
+		}
+	}
+	empty := run(&actors.Cached{Actor: live, Dir: t.TempDir(), Only: true})
+	for _, r := range empty {
+		if r.Status != StatusError || r.Error == nil || !strings.Contains(*r.Error, "not in the response cache") {
+			t.Errorf("%s: %s %v", r.RunID, r.Status, r.Error)
+		}
+	}
+	if calls.Load() != n {
+		t.Error("a cache-only run sent requests")
 	}
 }

@@ -55,6 +55,10 @@ type StepRecord struct {
 	// last attempt (the resolved model, its system_fingerprint).
 	Model       string `json:"model,omitempty"`
 	Fingerprint string `json:"system_fingerprint,omitempty"`
+	// LatencyMS is the provider's time for the last attempt; Cached says
+	// it came from the response cache.
+	LatencyMS int64 `json:"latency_ms,omitempty"`
+	Cached    bool  `json:"cached,omitempty"`
 	// Earlier holds the rejected attempts before the last, in order.
 	Earlier []Attempt `json:"earlier,omitempty"`
 }

@@ -246,6 +246,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 			}
 			sr.Attempts, sr.RawResponse, sr.Decisions, sr.Committed = attempt, resp.Raw, d.Gates, d.Committed
 			sr.Prompt, sr.Patch, sr.Model, sr.Fingerprint = msgs, nil, resp.Model, resp.Fingerprint
+			sr.LatencyMS, sr.Cached = resp.Latency.Milliseconds(), resp.Cached
 			if d.Proposal != nil {
 				sr.Patch = d.Proposal.Patch
 			}

@@ -157,6 +157,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	temperature := fs.Float64("temperature", -1, "sampling `temperature` for live actors (default: the server's; reasoning models get none)")
 	maxOutput := fs.Int("max-output-tokens", 0, "bound on each live response, in `tokens` (default: the server's)")
 	timeout := fs.Duration("timeout", 2*time.Minute, "bound on each live request (`duration`)")
+	cacheDir := fs.String("cache", "", "the response cache `dir` of live actors (default: patchbench/responses in the user's cache directory)")
+	noCache := fs.Bool("no-cache", false, "send every live request, and keep no answer")
+	cacheOnly := fs.Bool("cache-only", false, "answer live requests from the cache only; a miss is an error run (replays a recorded run offline)")
 	maxRetries := fs.Int("max-retries", actors.DefaultRetry.MaxRetries, "retries of a live request on 429, 5xx, timeouts and dropped connections (`n`)")
 	if code, ok := fs.parse(args); !ok {
 		return code
@@ -199,6 +202,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	seedInt := int(*seed)
 	params.Seed = &seedInt
+	if *noCache && *cacheOnly {
+		return fs.usageError("--no-cache and --cache-only are opposites")
+	}
 	var acts []actors.Actor
 	for i, spec := range actorSpecs {
 		if slices.Contains(actorSpecs[:i], spec) {
@@ -207,6 +213,16 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		a, err := actors.New(spec, params)
 		if err != nil {
 			return fs.usageError("--actor: %v", err)
+		}
+		if _, live := a.(actors.Keyer); live && !*noCache {
+			if *cacheDir == "" {
+				base, err := os.UserCacheDir()
+				if err != nil {
+					return fs.usageError("no user cache directory (%v); give --cache DIR or --no-cache", err)
+				}
+				*cacheDir = filepath.Join(base, "patchbench", "responses")
+			}
+			a = &actors.Cached{Actor: a, Dir: *cacheDir, Only: *cacheOnly}
 		}
 		acts = append(acts, a)
 	}

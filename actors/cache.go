@@ -1,0 +1,124 @@
+package actors
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Keyer is a live actor whose answers can be cached: CacheKey describes
+// everything that decides an answer (provider, base URL, model, sampling
+// parameters) for one request; the cache adds the messages and the round.
+type Keyer interface {
+	CacheKey() map[string]any
+}
+
+// ErrCacheMiss is the error of a cache-only actor asked something its
+// cache does not hold.
+var ErrCacheMiss = errors.New("not in the response cache (--cache-only)")
+
+// Cached wraps a live actor with a response cache on disk: one JSON file
+// per request, named by the SHA-256 of the request's key, holding the raw
+// answer, its usage, the model, the fingerprint and the latency. A hit
+// returns the recorded answer with its original usage and latency, so a
+// cache shipped with a run directory reproduces it bit for bit. With Only,
+// a miss is ErrCacheMiss and nothing is sent.
+type Cached struct {
+	Actor Actor
+	Dir   string
+	Only  bool
+}
+
+type cacheEntry struct {
+	Key         json.RawMessage `json:"key"`
+	Raw         string          `json:"raw"`
+	Usage       *Usage          `json:"usage"`
+	Model       string          `json:"model,omitempty"`
+	Fingerprint string          `json:"fingerprint,omitempty"`
+	LatencyMS   int64           `json:"latency_ms"`
+}
+
+// Name implements Actor: the wrapped actor's name.
+func (c *Cached) Name() string { return c.Actor.Name() }
+
+// Propose implements Actor.
+func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
+	k, ok := c.Actor.(Keyer)
+	if !ok {
+		return c.Actor.Propose(ctx, req)
+	}
+	key, err := json.Marshal(map[string]any{"actor": k.CacheKey(), "messages": req.Messages, "round": req.Round, "attempt": req.Attempt})
+	if err != nil {
+		return Response{}, err
+	}
+	sum := sha256.Sum256(key)
+	name := hex.EncodeToString(sum[:])
+	path := filepath.Join(c.Dir, name[:2], name+".json")
+	if b, err := os.ReadFile(path); err == nil {
+		var e cacheEntry
+		if err := json.Unmarshal(b, &e); err == nil && string(e.Key) == string(key) {
+			return Response{Raw: e.Raw, Usage: e.Usage, Model: e.Model, Fingerprint: e.Fingerprint,
+				Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true}, nil
+		}
+	}
+	if c.Only {
+		return Response{}, fmt.Errorf("%s: %w", c.Actor.Name(), ErrCacheMiss)
+	}
+	start := time.Now()
+	resp, err := c.Actor.Propose(ctx, req)
+	if err != nil {
+		return resp, err
+	}
+	if resp.Latency == 0 {
+		resp.Latency = time.Since(start)
+	}
+	e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint, LatencyMS: resp.Latency.Milliseconds()}
+	if err := writeAtomic(path, e); err != nil {
+		return resp, fmt.Errorf("response cache: %w", err)
+	}
+	return resp, nil
+}
+
+// writeAtomic writes v as JSON to path through a temporary file renamed
+// into place, so that a crash never leaves half an entry.
+func writeAtomic(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// CacheKey implements Keyer.
+func (a *OpenAI) CacheKey() map[string]any {
+	return map[string]any{"provider": "openai", "base_url": a.params.OpenAIBaseURL, "model": a.model,
+		"temperature": a.params.Temperature, "seed": a.params.Seed, "max_output_tokens": a.params.MaxOutputTokens}
+}
+
+// CacheKey implements Keyer.
+func (a *Ollama) CacheKey() map[string]any {
+	return map[string]any{"provider": "ollama", "host": a.host, "model": a.model, "temperature": a.params.Temperature,
+		"seed": a.params.Seed, "max_output_tokens": a.params.MaxOutputTokens, "num_ctx": a.numCtx}
+}
