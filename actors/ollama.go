@@ -120,7 +120,11 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		opts["num_ctx"] = a.numCtx
 	}
 	stream := false
-	creq := &api.ChatRequest{Model: a.model, Messages: msgs, Stream: &stream, Format: json.RawMessage(`"json"`), Options: opts}
+	format := json.RawMessage(`"json"`)
+	if a.params.Structured {
+		format = ProposalSchema
+	}
+	creq := &api.ChatRequest{Model: a.model, Messages: msgs, Stream: &stream, Format: format, Options: opts}
 	var out Response
 	call := func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,9 @@ type Params struct {
 	// Timeout bounds one request (default 2 minutes).
 	Timeout time.Duration
 	Retry   Retry
+	// Structured asks for the proposal's JSON Schema (ProposalSchema)
+	// rather than any JSON object, where the server supports it.
+	Structured bool
 }
 
 // OpenAI is an actor served by the OpenAI chat completions API or any
@@ -79,6 +83,10 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 	cfg.HTTPClient = &http.Client{Transport: rec}
 	return &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec}, nil
 }
+
+// ProposalSchema is the JSON Schema of a proposal, {"patch": [...],
+// "note": "..."} with RFC 6902 operations, sent with --structured.
+var ProposalSchema = json.RawMessage(`{"type":"object","properties":{"patch":{"type":"array","items":{"type":"object","properties":{"op":{"type":"string","enum":["add","remove","replace","move","copy","test"]},"path":{"type":"string"},"from":{"type":"string"},"value":{}},"required":["op","path"]}},"note":{"type":"string"}},"required":["patch","note"]}`)
 
 // isLocal reports whether a host is this machine or a private network.
 func isLocal(host string) bool {
@@ -152,6 +160,12 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 	creq := openai.ChatCompletionRequest{
 		Model: a.model, Messages: msgs, Seed: a.params.Seed, MaxCompletionTokens: a.params.MaxOutputTokens,
 		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},
+	}
+	if a.params.Structured {
+		creq.ResponseFormat = &openai.ChatCompletionResponseFormat{
+			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "proposal", Schema: ProposalSchema},
+		}
 	}
 	sendTemperature := a.params.Temperature != nil && !reasoningModel(a.model)
 	var resp openai.ChatCompletionResponse

@@ -44,6 +44,13 @@ type Options struct {
 	// Shard, when Of > 1, runs only the runs whose key hashes to Index
 	// modulo Of.
 	Shard Shard
+	// MaxTokensTotal, when positive, stops the run cleanly (ErrTokenBudget)
+	// once the runs recorded have used that many tokens (prompt plus
+	// completion); runs in flight finish and are recorded.
+	MaxTokensTotal int
+	// TokensSpent is what the runs already recorded used, counted
+	// against MaxTokensTotal on a resume.
+	TokensSpent int
 	// Progress, when set, is called after each run with the runs done
 	// and the total to do.
 	Progress func(done, total int)
@@ -94,6 +101,9 @@ func (o *Options) Jobs() []Job {
 	return out
 }
 
+// ErrTokenBudget is Run's error when MaxTokensTotal is spent.
+var ErrTokenBudget = errors.New("runner: the token budget is spent")
+
 // Sink receives finished runs; it must be safe for concurrent use.
 type Sink interface {
 	Write(*Record) error
@@ -118,14 +128,26 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(o.Concurrency)
+	// A slot is taken before the budget is checked, so that the check
+	// sees every run that finished before this one may start.
+	slots := make(chan struct{}, o.Concurrency)
 	var mu sync.Mutex
-	done := 0
+	done, spent := 0, o.TokensSpent
+	budgetSpent := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return o.MaxTokensTotal > 0 && spent >= o.MaxTokensTotal
+	}
 	for _, j := range todo {
-		if gctx.Err() != nil {
+		select {
+		case slots <- struct{}{}:
+		case <-gctx.Done():
+		}
+		if gctx.Err() != nil || budgetSpent() {
 			break
 		}
 		g.Go(func() error {
+			defer func() { <-slots }()
 			rec, err := runOne(gctx, o, counter, j)
 			if err != nil {
 				return err // cancelled: nothing to record
@@ -133,19 +155,26 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 			if err := sink.Write(rec); err != nil {
 				return err
 			}
+			mu.Lock()
+			spent += rec.Tokens.Prompt + rec.Tokens.Completion
+			done++
 			if o.Progress != nil {
-				mu.Lock()
-				done++
 				o.Progress(done, len(todo))
-				mu.Unlock()
 			}
+			mu.Unlock()
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	return ctx.Err()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if budgetSpent() && done < len(todo) {
+		return ErrTokenBudget
+	}
+	return nil
 }
 
 // counter counts tokens with a tiktoken encoding.

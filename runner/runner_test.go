@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -311,5 +312,34 @@ func TestBrokenAdvanceIsAnError(t *testing.T) {
 	r := sink.recs[0]
 	if r.Status != StatusError || r.Error == nil || !strings.Contains(*r.Error, "the phase cannot be moved") {
 		t.Fatalf("status %s error %v", r.Status, r.Error)
+	}
+}
+
+func TestTokenBudget(t *testing.T) {
+	c, cfgs := loadExample(t)
+	sink := &memSink{}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}},
+		Rounds: 2, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8, MaxTokensTotal: 1000}
+	err := Run(context.Background(), opts, nil, sink)
+	if !errors.Is(err, ErrTokenBudget) {
+		t.Fatalf("error %v", err)
+	}
+	// Runs start until the budget is spent: all but the last run
+	// recorded used less than it, and the last one crossed it.
+	spent := 0
+	for i, r := range sink.recs {
+		if i == len(sink.recs)-1 && spent >= 1000 {
+			t.Errorf("run %d started with the budget spent (%d tokens)", i+1, spent)
+		}
+		spent += r.Tokens.Prompt + r.Tokens.Completion
+	}
+	if spent < 1000 || len(sink.recs) >= 12 {
+		t.Errorf("%d runs, %d tokens", len(sink.recs), spent)
+	}
+	// A resume counts what was spent already.
+	opts.TokensSpent = 1000
+	sink2 := &memSink{}
+	if err := Run(context.Background(), opts, map[string]bool{}, sink2); !errors.Is(err, ErrTokenBudget) || len(sink2.recs) != 0 {
+		t.Errorf("resume with the budget spent: %v, %d runs", err, len(sink2.recs))
 	}
 }

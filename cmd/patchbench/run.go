@@ -36,12 +36,21 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   # A model behind an OpenAI-compatible server (OPENAI_BASE_URL, OPENAI_API_KEY):
   OPENAI_BASE_URL=http://localhost:8000/v1 patchbench run --actor openai:my-model --temperature 0
 
+  # Two models sharing a multi-agent case, by role:
+  patchbench run --actor 'reviewer=ollama:mistral,openai:gpt-5-mini' --rps 2
+
   # A model on an Ollama server (OLLAMA_HOST; ollama pull mistral first):
   patchbench run --actor ollama:mistral --temperature 0
 
   # Half of the runs on this machine, the other half elsewhere:
   patchbench run --shard 1/2
 `
+
+// repeated is a repeatable flag whose values keep their commas.
+type repeated []string
+
+func (s *repeated) String() string     { return strings.Join(*s, " ") }
+func (s *repeated) Set(v string) error { *s = append(*s, v); return nil }
 
 // stringList is a repeatable flag.
 type stringList []string
@@ -88,6 +97,8 @@ type Manifest struct {
 	Started      string `json:"started"`
 	Finished     string `json:"finished,omitempty"`
 	Interrupted  bool   `json:"interrupted,omitempty"`
+	// TokenBudgetSpent says the run stopped at --max-tokens-total.
+	TokenBudgetSpent bool `json:"token_budget_spent,omitempty"`
 	// Revisions lists the module versions and VCS revisions of every
 	// session that added runs, when the build knows them.
 	Revisions []string `json:"revisions,omitempty"`
@@ -96,6 +107,7 @@ type Manifest struct {
 // key is what makes two manifests the same run: everything but times.
 func (m Manifest) key() string {
 	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision, m.Revisions = "", "", false, "", "", nil
+	m.TokenBudgetSpent = false
 	m.ExpectedRuns = 0 // follows from the rest (and differs between shards)
 	b, _ := json.Marshal(m)
 	return string(b)
@@ -111,7 +123,7 @@ func (m Manifest) differences(o Manifest) []string {
 	var out []string
 	for k := range a {
 		switch k {
-		case "started", "finished", "interrupted", "version", "git_revision", "revisions", "expected_runs":
+		case "started", "finished", "interrupted", "version", "git_revision", "revisions", "expected_runs", "token_budget_spent":
 			continue
 		}
 		x, _ := json.Marshal(a[k])
@@ -129,6 +141,13 @@ func (m Manifest) differences(o Manifest) []string {
 	return out
 }
 
+// isRoleEntry reports whether a spec is one role=spec entry (a role has
+// no ":" or "?"; a spec's own query holds "=" after them).
+func isRoleEntry(spec string) bool {
+	role, _, ok := strings.Cut(spec, "=")
+	return ok && !strings.ContainsAny(role, ":?")
+}
+
 // Bounds on the size of one run, so that a typo cannot exhaust memory.
 const (
 	maxRounds = 10000
@@ -139,8 +158,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", "patchbench run [flags]", runExamples, stdout, stderr)
 	casesDir := fs.String("cases", "", "the case set `dir` (default: the embedded suite)")
 	configsDir := fs.String("configs", "", "the configurations `dir` (default: the embedded six)")
-	var actorSpecs, configNames stringList
-	fs.Var(&actorSpecs, "actor", "an actor `spec` (repeatable; default reference and oversharer): "+strings.Join(actors.Known(), ", "))
+	var configNames stringList
+	var actorSpecs repeated
+	fs.Var(&actorSpecs, "actor", "an actor `spec` (repeatable; default reference and oversharer): "+strings.Join(actors.Known(), ", ")+
+		"; a role map role=spec,role=spec gives each role of multi-agent cases its own")
 	fs.Var(&configNames, "config", "only these configuration `names` (repeatable or comma list)")
 	rounds := fs.Int("rounds", 1, "`n` rounds of every run")
 	concurrency := fs.Int("concurrency", 4, "`n` runs at a time")
@@ -160,6 +181,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cacheDir := fs.String("cache", "", "the response cache `dir` of live actors (default: patchbench/responses in the user's cache directory)")
 	noCache := fs.Bool("no-cache", false, "send every live request, and keep no answer")
 	cacheOnly := fs.Bool("cache-only", false, "answer live requests from the cache only; a miss is an error run (replays a recorded run offline)")
+	rps := fs.Float64("rps", 0, "at most `n` live requests per second to each provider endpoint (0: no limit)")
+	maxTokensTotal := fs.Int("max-tokens-total", 0, "stop cleanly once the runs recorded have used this many `tokens` (0: no limit)")
+	structured := fs.Bool("structured", false, "ask live actors for the proposal's JSON Schema (json_schema / Ollama format) instead of any JSON object")
 	maxRetries := fs.Int("max-retries", actors.DefaultRetry.MaxRetries, "retries of a live request on 429, 5xx, timeouts and dropped connections (`n`)")
 	if code, ok := fs.parse(args); !ok {
 		return code
@@ -187,7 +211,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		sh = runner.Shard{Index: si, Of: sn}
 	}
 	if len(actorSpecs) == 0 {
-		actorSpecs = stringList{"reference", "oversharer"}
+		actorSpecs = repeated{"reference", "oversharer"}
 	}
 	if *maxRetries < 0 || *maxOutput < 0 || *timeout <= 0 || (*temperature != -1 && !(*temperature >= 0 && *temperature <= 2)) {
 		return fs.usageError("--max-retries and --max-output-tokens must be ≥ 0, --timeout positive, --temperature in [0, 2]")
@@ -205,24 +229,54 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *noCache && *cacheOnly {
 		return fs.usageError("--no-cache and --cache-only are opposites")
 	}
+	if *rps < 0 || *maxTokensTotal < 0 {
+		return fs.usageError("--rps and --max-tokens-total must be ≥ 0")
+	}
+	params.Structured = *structured
+	limiters := &actors.Limiters{RPS: *rps}
+	// one makes the actor of a single spec, with the response cache and
+	// the rate limit of live actors.
+	one := func(spec string) (actors.Actor, error) {
+		a, err := actors.New(spec, params)
+		if err != nil {
+			return nil, err
+		}
+		if _, live := a.(actors.Keyer); !live {
+			return a, nil
+		}
+		if *rps > 0 {
+			a = &actors.Limited{Actor: a, Limiter: limiters.For(actors.Endpoint(a))}
+		}
+		if *noCache {
+			return a, nil
+		}
+		if *cacheDir == "" {
+			base, err := os.UserCacheDir()
+			if err != nil {
+				return nil, fmt.Errorf("no user cache directory (%v); give --cache DIR or --no-cache", err)
+			}
+			*cacheDir = filepath.Join(base, "patchbench", "responses")
+		}
+		return &actors.Cached{Actor: a, Dir: *cacheDir, Only: *cacheOnly}, nil
+	}
 	var acts []actors.Actor
+	var roleMaps []*actors.RoleMap
 	for i, spec := range actorSpecs {
 		if slices.Contains(actorSpecs[:i], spec) {
 			return fs.usageError("--actor %s is given twice", spec)
 		}
-		a, err := actors.New(spec, params)
+		var a actors.Actor
+		var err error
+		if strings.Contains(spec, ",") || isRoleEntry(spec) {
+			var m *actors.RoleMap
+			m, err = actors.ParseRoleMap(spec, one)
+			a = m
+			roleMaps = append(roleMaps, m)
+		} else {
+			a, err = one(spec)
+		}
 		if err != nil {
 			return fs.usageError("--actor: %v", err)
-		}
-		if _, live := a.(actors.Keyer); live && !*noCache {
-			if *cacheDir == "" {
-				base, err := os.UserCacheDir()
-				if err != nil {
-					return fs.usageError("no user cache directory (%v); give --cache DIR or --no-cache", err)
-				}
-				*cacheDir = filepath.Join(base, "patchbench", "responses")
-			}
-			a = &actors.Cached{Actor: a, Dir: *cacheDir, Only: *cacheOnly}
 		}
 		acts = append(acts, a)
 	}
@@ -270,6 +324,19 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(chosen) == 0 {
 		return fs.usageError("no case matches --case %q --domain %q", *caseID, *domain)
 	}
+	var roles []string
+	for _, c := range chosen {
+		for _, st := range c.Steps {
+			if !slices.Contains(roles, st.Role) {
+				roles = append(roles, st.Role)
+			}
+		}
+	}
+	for _, m := range roleMaps {
+		if missing := m.Missing(roles); len(missing) > 0 {
+			return fs.usageError("--actor %s: no actor for the roles %s (add role=spec entries, or a spec alone for every other role)", m.Name(), strings.Join(missing, ", "))
+		}
+	}
 	ids := map[string]string{}
 	for _, c := range chosen {
 		if prev, ok := ids[c.ID]; ok {
@@ -306,6 +373,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opts := runner.Options{
 		Cases: chosen, Configs: configs, Actors: acts, Rounds: *rounds, Concurrency: *concurrency,
 		MaxAttempts: *maxAttempts, PassThreshold: *threshold, Tokenizer: *tok, Shard: sh,
+		MaxTokensTotal: *maxTokensTotal,
 	}
 	m.ExpectedRuns = len(opts.Jobs())
 	dir := *out
@@ -346,6 +414,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if r.Status != runner.StatusError || !*retryErrors {
 			skip[r.RunID] = true
 		}
+		opts.TokensSpent += r.Tokens.Prompt + r.Tokens.Completion
 	}
 	if err := runner.WriteJSON(dir, runner.ManifestFile, m); err != nil {
 		sink.Close()
@@ -362,6 +431,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	runErr := runner.Run(ctx, opts, skip, sink)
 	sink.Close()
 	m.Finished = time.Now().UTC().Format(time.RFC3339)
+	if errors.Is(runErr, runner.ErrTokenBudget) {
+		m.TokenBudgetSpent, runErr = true, nil
+		fmt.Fprintf(stderr, "patchbench run: the token budget (--max-tokens-total %d) is spent; the runs not done are left for a later run\n", *maxTokensTotal)
+	}
 	m.Interrupted = runErr != nil
 	if err := runner.WriteJSON(dir, runner.ManifestFile, m); err != nil {
 		return failf(stderr, "run", "%v", err)
@@ -389,7 +462,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "patchbench run: interrupted; %d runs are in %s; run the same command again to resume\n", len(recs), dir)
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "run directory: %s (%d runs)\n", dir, len(recs))
+	fmt.Fprintf(stderr, "run directory: %s (%s)\n", dir, plural(len(recs), "run"))
 	return exitOK
 }
 

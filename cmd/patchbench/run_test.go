@@ -236,3 +236,27 @@ func TestRunDirectoryIntegrity(t *testing.T) {
 		t.Errorf("compare: %s", stdout)
 	}
 }
+
+func TestRunActorFlags(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	tmp := t.TempDir()
+	checkCLI(t, []cliCase{
+		{name: "a role map", args: []string{"run", "--cases", exampleCases, "--out", filepath.Join(tmp, "roles"), "--actor", "agent=oversharer", "--config", "patchoptic"},
+			stderr: []string{"(1 run)"}},
+		{name: "a role with no actor", args: []string{"run", "--cases", exampleCases, "--actor", "reviewer=reference"}, exit: 2,
+			stderr: []string{"no actor for the roles agent"}},
+		{name: "a token budget", args: []string{"run", "--cases", exampleCases, "--out", filepath.Join(tmp, "budget"), "--max-tokens-total", "600"},
+			stderr: []string{"the token budget (--max-tokens-total 600) is spent"}},
+		{name: "cache flags at odds", args: []string{"run", "--no-cache", "--cache-only"}, exit: 2, stderr: []string{"opposites"}},
+		{name: "a live actor needs its key", args: []string{"run", "--actor", "openai:gpt-5-mini", "--no-cache"}, exit: 2, stderr: []string{"OPENAI_API_KEY is not set"}},
+	})
+	m, _ := os.ReadFile(filepath.Join(tmp, "budget", "manifest.json"))
+	if !strings.Contains(string(m), `"token_budget_spent": true`) {
+		t.Errorf("manifest: %s", m)
+	}
+	stdout, _, _ := runCLI(t, cliCase{args: []string{"report", filepath.Join(tmp, "roles")}})
+	if !strings.Contains(stdout, "agent=oversharer") {
+		t.Errorf("the role map is not the actor's name in the report:\n%s", stdout)
+	}
+}

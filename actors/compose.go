@@ -1,0 +1,139 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/time/rate"
+)
+
+// RoleMap is an actor that hands each step to the actor of the step's
+// role, for multi-agent cases: "analyst=openai:gpt-5-mini,reviewer=ollama:mistral".
+// An entry without a role is the actor of every other role.
+type RoleMap struct {
+	spec     string
+	byRole   map[string]Actor
+	fallback Actor
+}
+
+// ParseRoleMap parses a role map spec, making each actor with newActor.
+// An entry is "role=spec" (a role has no ":"), or a spec alone for the
+// roles not named.
+func ParseRoleMap(spec string, newActor func(string) (Actor, error)) (*RoleMap, error) {
+	m := &RoleMap{spec: spec, byRole: map[string]Actor{}}
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		role, actorSpec, ok := strings.Cut(part, "=")
+		if !ok || strings.ContainsAny(role, ":?") {
+			role, actorSpec = "", part
+		}
+		a, err := newActor(actorSpec)
+		if err != nil {
+			return nil, err
+		}
+		if role == "" {
+			if m.fallback != nil {
+				return nil, fmt.Errorf("actor %q: two actors for the other roles", spec)
+			}
+			m.fallback = a
+			continue
+		}
+		if _, dup := m.byRole[role]; dup {
+			return nil, fmt.Errorf("actor %q: role %s is given twice", spec, role)
+		}
+		m.byRole[role] = a
+	}
+	return m, nil
+}
+
+// Name implements Actor: the whole spec.
+func (m *RoleMap) Name() string { return m.spec }
+
+// Missing returns the roles, among those given, that no actor of the map
+// takes.
+func (m *RoleMap) Missing(roles []string) []string {
+	var out []string
+	for _, r := range roles {
+		if _, ok := m.byRole[r]; !ok && m.fallback == nil {
+			out = append(out, r)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Propose implements Actor.
+func (m *RoleMap) Propose(ctx context.Context, req Request) (Response, error) {
+	a, ok := m.byRole[req.Step.Role]
+	if !ok {
+		a = m.fallback
+	}
+	if a == nil {
+		return Response{}, fmt.Errorf("actor %q: no actor for role %q", m.spec, req.Step.Role)
+	}
+	return a.Propose(ctx, req)
+}
+
+// Limited makes a live actor wait for a shared rate limiter before each
+// request (--rps per provider). Cache hits, answered before it, do not
+// wait.
+type Limited struct {
+	Actor   Actor
+	Limiter *rate.Limiter
+}
+
+// Name implements Actor.
+func (l *Limited) Name() string { return l.Actor.Name() }
+
+// Propose implements Actor.
+func (l *Limited) Propose(ctx context.Context, req Request) (Response, error) {
+	if err := l.Limiter.Wait(ctx); err != nil {
+		return Response{}, err
+	}
+	return l.Actor.Propose(ctx, req)
+}
+
+// CacheKey implements Keyer when the wrapped actor does.
+func (l *Limited) CacheKey() map[string]any {
+	if k, ok := l.Actor.(Keyer); ok {
+		return k.CacheKey()
+	}
+	return nil
+}
+
+// Limiters hands out one limiter per provider endpoint, so that every
+// actor on one server shares its requests per second.
+type Limiters struct {
+	RPS float64
+	mu  sync.Mutex
+	m   map[string]*rate.Limiter
+}
+
+// For returns the limiter of an endpoint ("openai https://…").
+func (l *Limiters) For(endpoint string) *rate.Limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]*rate.Limiter{}
+	}
+	lim, ok := l.m[endpoint]
+	if !ok {
+		lim = rate.NewLimiter(rate.Limit(l.RPS), 1)
+		l.m[endpoint] = lim
+	}
+	return lim
+}
+
+// Endpoint names the provider endpoint of a live actor, for Limiters.
+func Endpoint(a Actor) string {
+	switch x := a.(type) {
+	case *OpenAI:
+		return "openai " + x.params.OpenAIBaseURL
+	case *Ollama:
+		return "ollama " + x.host
+	}
+	return ""
+}
