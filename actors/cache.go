@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Keyer is a live actor whose answers can be cached: CacheKey describes
@@ -33,6 +35,10 @@ type Cached struct {
 	Actor Actor
 	Dir   string
 	Only  bool
+
+	// inflight makes concurrent identical requests (the full-state
+	// configurations send the same prompt) share one answer.
+	inflight singleflight.Group
 }
 
 type cacheEntry struct {
@@ -70,19 +76,26 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 	if c.Only {
 		return Response{}, fmt.Errorf("%s: %w", c.Actor.Name(), ErrCacheMiss)
 	}
-	start := time.Now()
-	resp, err := c.Actor.Propose(ctx, req)
-	if err != nil {
-		return resp, err
+	v, err, shared := c.inflight.Do(name, func() (any, error) {
+		start := time.Now()
+		resp, err := c.Actor.Propose(ctx, req)
+		if err != nil {
+			return resp, err
+		}
+		if resp.Latency == 0 {
+			resp.Latency = time.Since(start)
+		}
+		e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint, LatencyMS: resp.Latency.Milliseconds()}
+		if err := writeAtomic(path, e); err != nil {
+			return resp, fmt.Errorf("response cache: %w", err)
+		}
+		return resp, nil
+	})
+	resp, _ := v.(Response)
+	if shared && err == nil {
+		resp.Cached = true // answered once for several identical requests
 	}
-	if resp.Latency == 0 {
-		resp.Latency = time.Since(start)
-	}
-	e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint, LatencyMS: resp.Latency.Milliseconds()}
-	if err := writeAtomic(path, e); err != nil {
-		return resp, fmt.Errorf("response cache: %w", err)
-	}
-	return resp, nil
+	return resp, err
 }
 
 // writeAtomic writes v as JSON to path through a temporary file renamed

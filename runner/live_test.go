@@ -209,7 +209,7 @@ func TestLiveResume(t *testing.T) {
 // a cache-only run with an empty cache ends its runs as errors.
 func TestLiveCache(t *testing.T) {
 	c, cfgs := loadExample(t)
-	srv, calls, _ := scriptedExample(t, c.Steps[0].Reference, 0)
+	srv, calls, _ := scriptedExample(t, c.Steps[0].Reference, 50*time.Millisecond)
 	live, err := actors.NewOpenAI("openai:scripted", actors.Params{OpenAIBaseURL: srv.URL + "/v1", Retry: actors.Retry{MaxRetries: 0}})
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestLiveCache(t *testing.T) {
 	cache := t.TempDir()
 	run := func(a actors.Actor) []*Record {
 		sink := &memSink{}
-		opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+		opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 6, MaxAttempts: 1, PassThreshold: 0.8}
 		if err := Run(context.Background(), opts, nil, sink); err != nil {
 			t.Fatal(err)
 		}
