@@ -68,7 +68,7 @@ func NewOllama(spec, host string, p Params) (*Ollama, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("actor %q: OLLAMA_HOST %q is not a host", spec, host)
 	}
-	return &Ollama{spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{})}, nil
+	return &Ollama{spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: limitTransport{next: http.DefaultTransport}})}, nil
 }
 
 // Name implements Actor.

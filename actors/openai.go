@@ -79,7 +79,7 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 	}
 	cfg := openai.DefaultConfig(p.OpenAIKey)
 	cfg.BaseURL = strings.TrimSuffix(base, "/")
-	rec := &headerRecorder{next: http.DefaultTransport}
+	rec := &headerRecorder{next: limitTransport{next: http.DefaultTransport}}
 	cfg.HTTPClient = &http.Client{Transport: rec}
 	return &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec}, nil
 }

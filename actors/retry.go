@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -64,6 +65,46 @@ func retryable(ctx context.Context, err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errDropped)
 }
 
+// maxRetryAfter caps a server's Retry-After: a run waits at most this
+// long between two attempts, whatever it is told.
+const maxRetryAfter = 10 * time.Minute
+
+// maxResponseBytes bounds a provider's response body (32 MiB): a
+// proposal is a few KB, and a runaway server must not exhaust memory.
+const maxResponseBytes = 32 << 20
+
+// errTooLarge is a response body beyond maxResponseBytes.
+var errTooLarge = fmt.Errorf("the response is larger than %d MiB", maxResponseBytes>>20)
+
+// limitTransport bounds every response body to maxResponseBytes.
+type limitTransport struct{ next http.RoundTripper }
+
+func (l limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.next.RoundTrip(req)
+	if err == nil {
+		resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxResponseBytes}
+	}
+	return resp, err
+}
+
+// limitedBody fails a read past maxResponseBytes.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
 // errDropped marks a connection closed before a response.
 var errDropped = errors.New("connection closed before a response")
 
@@ -83,7 +124,7 @@ func (r Retry) Do(ctx context.Context, f func(context.Context) error) (int, erro
 		wait = time.Duration(rand.Int64N(int64(wait) + 1))
 		var he *HTTPError
 		if errors.As(err, &he) && he.RetryAfter > wait {
-			wait = he.RetryAfter
+			wait = min(he.RetryAfter, maxRetryAfter)
 		}
 		t := time.NewTimer(wait)
 		select {

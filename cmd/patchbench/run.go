@@ -141,6 +141,20 @@ func (m Manifest) differences(o Manifest) []string {
 	return out
 }
 
+// checkWritable makes dir if needed and checks a file can be written in
+// it, so that a run never pays for an answer it cannot keep.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // isRoleEntry reports whether a spec is one role=spec entry (a role has
 // no ":" or "?"; a spec's own query holds "=" after them).
 func isRoleEntry(spec string) bool {
@@ -256,6 +270,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return nil, fmt.Errorf("no user cache directory (%v); give --cache DIR or --no-cache", err)
 			}
 			*cacheDir = filepath.Join(base, "patchbench", "responses")
+		}
+		if !*cacheOnly {
+			if err := checkWritable(*cacheDir); err != nil {
+				return nil, fmt.Errorf("the response cache %s is not writable (%v); give --cache DIR or --no-cache", *cacheDir, err)
+			}
 		}
 		return &actors.Cached{Actor: a, Dir: *cacheDir, Only: *cacheOnly}, nil
 	}
