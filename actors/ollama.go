@@ -24,9 +24,9 @@ type Ollama struct {
 	numCtx            int
 	client            *api.Client
 
-	once     sync.Once
-	digest   string
-	checkErr error
+	mu      sync.Mutex // guards checked and digest
+	checked bool
+	digest  string
 }
 
 // NewOllama makes the actor of a spec "ollama:MODEL[?temperature=T&seed=S&max_output_tokens=N&num_ctx=C]"
@@ -77,24 +77,40 @@ func (a *Ollama) Name() string { return a.spec }
 // check asks the server about the model once (/api/show), so that a
 // model not pulled is one clear error, and finds its digest (/api/tags).
 func (a *Ollama) check(ctx context.Context) error {
-	a.once.Do(func() {
-		if _, err := a.client.Show(ctx, &api.ShowRequest{Model: a.model}); err != nil {
-			a.checkErr = a.convert(err)
-			var he *HTTPError
-			if errors.As(a.checkErr, &he) && he.Status == http.StatusNotFound {
-				a.checkErr = fmt.Errorf("model %q is not on the Ollama server (run: ollama pull %s): %w", a.model, a.model, a.checkErr)
-			}
-			return
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.checked {
+		return nil
+	}
+	_, err := a.params.Retry.Do(ctx, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
+		defer cancel()
+		_, err := a.client.Show(cctx, &api.ShowRequest{Model: a.model})
+		if err != nil {
+			return a.convert(err)
 		}
-		if list, err := a.client.List(ctx); err == nil {
-			for _, m := range list.Models {
-				if m.Name == a.model || m.Model == a.model || m.Name == a.model+":latest" {
-					a.digest = m.Digest
-				}
-			}
-		}
+		return nil
 	})
-	return a.checkErr
+	if err != nil {
+		// A transient failure is checked again by the next request; a
+		// model that is not there says how to get it.
+		var he *HTTPError
+		if errors.As(err, &he) && he.Status == http.StatusNotFound {
+			err = fmt.Errorf("model %q is not on the Ollama server (run: ollama pull %s): %w", a.model, a.model, err)
+		}
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
+	defer cancel()
+	if list, err := a.client.List(cctx); err == nil {
+		for _, m := range list.Models {
+			if m.Name == a.model || m.Model == a.model || m.Name == a.model+":latest" {
+				a.digest = m.Digest
+			}
+		}
+	}
+	a.checked = true
+	return nil
 }
 
 // Propose implements Actor.
@@ -139,8 +155,11 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		if err != nil {
 			return a.convert(err)
 		}
-		out = Response{Raw: content.String(), Model: last.Model, Fingerprint: a.digest,
-			Usage: &Usage{Prompt: last.PromptEvalCount, Completion: last.EvalCount, Source: "provider"}}
+		a.mu.Lock()
+		digest := a.digest
+		a.mu.Unlock()
+		out = Response{Raw: content.String(), Model: last.Model, Fingerprint: digest,
+			Usage: &Usage{Prompt: max(0, last.PromptEvalCount), Completion: max(0, last.EvalCount), Source: "provider"}}
 		return nil
 	}
 	if _, err := a.params.Retry.Do(ctx, call); err != nil {

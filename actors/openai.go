@@ -197,9 +197,9 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 		return Response{}, fmt.Errorf("%s: %w", a.spec, err)
 	}
 	out := Response{Model: resp.Model, Fingerprint: resp.SystemFingerprint,
-		Usage: &Usage{Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Source: "provider"}}
+		Usage: &Usage{Prompt: max(0, resp.Usage.PromptTokens), Completion: max(0, resp.Usage.CompletionTokens), Source: "provider"}}
 	if d := resp.Usage.CompletionTokensDetails; d != nil {
-		out.Usage.Reasoning = d.ReasoningTokens
+		out.Usage.Reasoning = max(0, d.ReasoningTokens)
 	}
 	if len(resp.Choices) > 0 {
 		out.Raw = resp.Choices[0].Message.Content

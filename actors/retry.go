@@ -141,7 +141,10 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {
+		if s > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter // and no overflow
+		}
 		return time.Duration(s) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
