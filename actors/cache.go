@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -76,7 +77,9 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 	if c.Only {
 		return Response{}, fmt.Errorf("%s: %w", c.Actor.Name(), ErrCacheMiss)
 	}
+	sent := false
 	v, err, shared := c.inflight.Do(name, func() (any, error) {
+		sent = true
 		start := time.Now()
 		resp, err := c.Actor.Propose(ctx, req)
 		if err != nil {
@@ -92,11 +95,15 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 		return resp, nil
 	})
 	resp, _ := v.(Response)
-	if shared && err == nil {
-		resp.Cached = true // answered once for several identical requests
+	if shared && !sent && err == nil {
+		resp.Cached = true // another identical request sent it
 	}
 	return resp, err
 }
+
+// normalURL writes a base URL the same way however it was typed: lower
+// case, no trailing slash.
+func normalURL(u string) string { return strings.TrimRight(strings.ToLower(u), "/") }
 
 // writeAtomic writes v as JSON to path through a temporary file renamed
 // into place, so that a crash never leaves half an entry.
@@ -126,12 +133,14 @@ func writeAtomic(path string, v any) error {
 
 // CacheKey implements Keyer.
 func (a *OpenAI) CacheKey() map[string]any {
-	return map[string]any{"provider": "openai", "base_url": a.params.OpenAIBaseURL, "model": a.model,
-		"temperature": a.params.Temperature, "seed": a.params.Seed, "max_output_tokens": a.params.MaxOutputTokens}
+	return map[string]any{"provider": "openai", "base_url": normalURL(a.params.OpenAIBaseURL), "model": a.model,
+		"temperature": a.params.Temperature, "seed": a.params.Seed, "max_output_tokens": a.params.MaxOutputTokens,
+		"structured": a.params.Structured}
 }
 
 // CacheKey implements Keyer.
 func (a *Ollama) CacheKey() map[string]any {
-	return map[string]any{"provider": "ollama", "host": a.host, "model": a.model, "temperature": a.params.Temperature,
-		"seed": a.params.Seed, "max_output_tokens": a.params.MaxOutputTokens, "num_ctx": a.numCtx}
+	return map[string]any{"provider": "ollama", "host": normalURL(a.host), "model": a.model, "temperature": a.params.Temperature,
+		"seed": a.params.Seed, "max_output_tokens": a.params.MaxOutputTokens, "num_ctx": a.numCtx,
+		"structured": a.params.Structured}
 }

@@ -97,6 +97,8 @@ func (a *Ollama) check(ctx context.Context) error {
 		var he *HTTPError
 		if errors.As(err, &he) && he.Status == http.StatusNotFound {
 			err = fmt.Errorf("model %q is not on the Ollama server (run: ollama pull %s): %w", a.model, a.model, err)
+		} else if strings.Contains(err.Error(), "connection refused") {
+			err = fmt.Errorf("no Ollama server at %s (is ollama serve running? OLLAMA_HOST?): %w", a.host, err)
 		}
 		return err
 	}

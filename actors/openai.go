@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -33,6 +34,9 @@ type Params struct {
 	// Timeout bounds one request (default 2 minutes).
 	Timeout time.Duration
 	Retry   Retry
+	// CacheOnly says every answer comes from the response cache: no key
+	// is needed.
+	CacheOnly bool
 	// Structured asks for the proposal's JSON Schema (ProposalSchema)
 	// rather than any JSON object, where the server supports it.
 	Structured bool
@@ -74,7 +78,7 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("actor %q: base URL %q is not a URL", spec, base)
 	}
-	if p.OpenAIKey == "" && !isLocal(u.Hostname()) {
+	if p.OpenAIKey == "" && !isLocal(u.Hostname()) && !p.CacheOnly {
 		return nil, fmt.Errorf("actor %q: OPENAI_API_KEY is not set (a key is needed for %s)", spec, u.Host)
 	}
 	cfg := openai.DefaultConfig(p.OpenAIKey)
@@ -90,12 +94,11 @@ var ProposalSchema = json.RawMessage(`{"type":"object","properties":{"patch":{"t
 
 // isLocal reports whether a host is this machine or a private network.
 func isLocal(host string) bool {
-	switch {
-	case host == "localhost", strings.HasPrefix(host, "127."), host == "::1",
-		strings.HasPrefix(host, "10."), strings.HasPrefix(host, "192.168."), strings.HasSuffix(host, ".local"):
-		return true
+	if host == "localhost" || !strings.Contains(host, ".") || strings.HasSuffix(host, ".local") {
+		return true // this machine, or a bare name on the local network
 	}
-	return false
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified() || ip.IsLinkLocalUnicast())
 }
 
 // applyQuery reads a spec's per-actor overrides.

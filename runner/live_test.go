@@ -247,3 +247,51 @@ func TestLiveCache(t *testing.T) {
 		t.Error("a cache-only run sent requests")
 	}
 }
+
+// A bad key fails every run: the first is recorded and the run stops.
+func TestLiveFatalStops(t *testing.T) {
+	c, cfgs := loadExample(t)
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(401)
+		io.WriteString(w, `{"error": {"message": "Incorrect API key provided: sk-bad.", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}`)
+	}))
+	defer srv.Close()
+	a, _ := actors.NewOpenAI("openai:m", actors.Params{OpenAIBaseURL: srv.URL + "/v1", Retry: actors.Retry{MaxRetries: 3}})
+	sink := &memSink{}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 3, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	err := Run(context.Background(), opts, nil, sink)
+	var fatal *FatalError
+	if !errors.As(err, &fatal) || !strings.Contains(fatal.Msg, "check the API key") {
+		t.Fatalf("error %v", err)
+	}
+	if len(sink.recs) != 1 || calls.Load() != 1 || sink.recs[0].Status != StatusError || sink.recs[0].Steps[0].Attempts != 1 || sink.recs[0].Steps[0].Prompt == nil {
+		t.Errorf("%d records, %d requests, first %+v", len(sink.recs), calls.Load(), sink.recs[0].Steps)
+	}
+}
+
+// Only the request actually sent counts as not cached, and only tokens
+// sent count as spent.
+func TestLiveTokensSent(t *testing.T) {
+	c, cfgs := loadExample(t)
+	srv, calls, _ := scriptedExample(t, c.Steps[0].Reference, 30*time.Millisecond)
+	live, _ := actors.NewOpenAI("openai:scripted", actors.Params{OpenAIBaseURL: srv.URL + "/v1", Retry: actors.Retry{MaxRetries: 0}})
+	sink := &memSink{}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{&actors.Cached{Actor: live, Dir: t.TempDir()}},
+		Rounds: 1, Concurrency: 6, MaxAttempts: 1, PassThreshold: 0.8}
+	if err := Run(context.Background(), opts, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	notCached, sent := 0, 0
+	for _, r := range sink.recs {
+		if !r.Steps[0].Cached {
+			notCached++
+		}
+		sent += r.TokensSent
+	}
+	if int32(notCached) != calls.Load() || sent != int(calls.Load())*15 {
+		t.Errorf("%d requests sent, %d steps not cached, %d tokens sent", calls.Load(), notCached, sent)
+	}
+}

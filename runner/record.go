@@ -18,16 +18,19 @@ const (
 
 // Record is one finished run: one line of runs.jsonl.
 type Record struct {
-	RunID        string          `json:"run_id"`
-	Case         string          `json:"case"`
-	Domain       string          `json:"domain"`
-	Config       string          `json:"config"`
-	Actor        string          `json:"actor"`
-	Round        int             `json:"round"`
-	Status       string          `json:"status"`
-	Leaked       bool            `json:"leaked"`
-	Leaks        []scoring.Leak  `json:"leaks"`
-	Tokens       actors.Usage    `json:"tokens"`
+	RunID  string         `json:"run_id"`
+	Case   string         `json:"case"`
+	Domain string         `json:"domain"`
+	Config string         `json:"config"`
+	Actor  string         `json:"actor"`
+	Round  int            `json:"round"`
+	Status string         `json:"status"`
+	Leaked bool           `json:"leaked"`
+	Leaks  []scoring.Leak `json:"leaks"`
+	Tokens actors.Usage   `json:"tokens"`
+	// TokensSent is the part of Tokens sent to a provider (not answered
+	// from the response cache): what the run cost.
+	TokensSent   int             `json:"tokens_sent"`
 	ContentScore float64         `json:"content_score"`
 	SemanticPass bool            `json:"semantic_pass"`
 	Error        *string         `json:"error"`

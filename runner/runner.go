@@ -45,8 +45,9 @@ type Options struct {
 	// modulo Of.
 	Shard Shard
 	// MaxTokensTotal, when positive, stops the run cleanly (ErrTokenBudget)
-	// once the runs recorded have used that many tokens (prompt plus
-	// completion); runs in flight finish and are recorded.
+	// once the runs recorded have sent that many tokens to providers
+	// (prompt plus completion; answers from the cache are free); runs in
+	// flight finish and are recorded.
 	MaxTokensTotal int
 	// TokensSpent is what the runs already recorded used, counted
 	// against MaxTokensTotal on a resume.
@@ -101,6 +102,13 @@ func (o *Options) Jobs() []Job {
 	return out
 }
 
+// FatalError stops a run: an actor's error that every other run would
+// meet too (HTTP 401, 403 or 404: a bad key, an unknown model). The run
+// that met it is recorded.
+type FatalError struct{ Msg string }
+
+func (e *FatalError) Error() string { return e.Msg }
+
 // ErrTokenBudget is Run's error when MaxTokensTotal is spent.
 var ErrTokenBudget = errors.New("runner: the token budget is spent")
 
@@ -149,14 +157,18 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 		g.Go(func() error {
 			defer func() { <-slots }()
 			rec, err := runOne(gctx, o, counter, j)
-			if err != nil {
+			var fatal *FatalError
+			if err != nil && !errors.As(err, &fatal) {
 				return err // cancelled: nothing to record
 			}
 			if err := sink.Write(rec); err != nil {
 				return err
 			}
+			if fatal != nil {
+				return fatal
+			}
 			mu.Lock()
-			spent += rec.Tokens.Prompt + rec.Tokens.Completion
+			spent += rec.TokensSent
 			done++
 			if o.Progress != nil {
 				o.Progress(done, len(todo))
@@ -250,7 +262,14 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 				}
 				msg := fmt.Sprintf("step %s attempt %d: %v", s.ID, attempt, err)
 				rec.Status, rec.Error = StatusError, &msg
+				sr.Prompt, sr.Attempts = msgs, attempt
 				rec.Steps = append(rec.Steps, sr)
+				var he *actors.HTTPError
+				if errors.As(err, &he) && (he.Status == 401 || he.Status == 403 || he.Status == 404) {
+					// A bad key or an unknown model fails every run:
+					// stop instead of paying for each failure.
+					return rec, &FatalError{Msg: msg}
+				}
 				return rec, nil
 			}
 			u := resp.Usage
@@ -263,6 +282,9 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 			}
 			rec.Tokens.Prompt += u.Prompt
 			rec.Tokens.Completion += u.Completion
+			if !resp.Cached {
+				rec.TokensSent += u.Prompt + u.Completion
+			}
 			rec.Tokens.Reasoning += u.Reasoning
 			usageSource = u.Source
 			outputs = append(outputs, resp.Raw)

@@ -86,6 +86,7 @@ type Manifest struct {
 	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
 	OpenAIBaseURL   string   `json:"openai_base_url,omitempty"`
 	OllamaHost      string   `json:"ollama_host,omitempty"`
+	Structured      bool     `json:"structured,omitempty"`
 	MaxAttempts     int      `json:"max_attempts"`
 	PassThreshold   float64  `json:"pass_threshold"`
 	Tokenizer       string   `json:"tokenizer"`
@@ -246,7 +247,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *rps < 0 || *maxTokensTotal < 0 {
 		return fs.usageError("--rps and --max-tokens-total must be ≥ 0")
 	}
-	params.Structured = *structured
+	params.Structured, params.CacheOnly = *structured, *cacheOnly
 	limiters := &actors.Limiters{RPS: *rps}
 	// one makes the actor of a single spec, with the response cache and
 	// the rate limit of live actors.
@@ -379,12 +380,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, a := range acts {
 		m.Actors = append(m.Actors, a.Name())
 	}
-	m.Temperature, m.MaxOutputTokens = params.Temperature, params.MaxOutputTokens
+	m.Temperature, m.MaxOutputTokens, m.Structured = params.Temperature, params.MaxOutputTokens, params.Structured
 	for _, a := range acts {
-		if strings.HasPrefix(a.Name(), "openai:") {
+		// A role map names its live actors inside its spec.
+		if strings.Contains(a.Name(), "openai:") {
 			m.OpenAIBaseURL = params.OpenAIBaseURL
 		}
-		if strings.HasPrefix(a.Name(), "ollama:") {
+		if strings.Contains(a.Name(), "ollama:") {
 			m.OllamaHost = params.OllamaHost
 		}
 	}
@@ -433,7 +435,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if r.Status != runner.StatusError || !*retryErrors {
 			skip[r.RunID] = true
 		}
-		opts.TokensSpent += r.Tokens.Prompt + r.Tokens.Completion
+		opts.TokensSpent += r.TokensSent
 	}
 	if err := runner.WriteJSON(dir, runner.ManifestFile, m); err != nil {
 		sink.Close()
@@ -458,6 +460,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := runner.WriteJSON(dir, runner.ManifestFile, m); err != nil {
 		return failf(stderr, "run", "%v", err)
 	}
+	var fatal *runner.FatalError
+	if errors.As(runErr, &fatal) {
+		return failf(stderr, "run", "stopped: %v (the run is recorded in %s; fix the cause and run the same command with --retry-errors)", fatal, dir)
+	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return failf(stderr, "run", "%v", runErr)
 	}
@@ -480,6 +486,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if runErr != nil {
 		fmt.Fprintf(stderr, "patchbench run: interrupted; %d runs are in %s; run the same command again to resume\n", len(recs), dir)
 		return exitUsage
+	}
+	errs, first := 0, ""
+	for _, r := range recs {
+		if r.Status == runner.StatusError {
+			errs++
+			if first == "" && r.Error != nil {
+				first = *r.Error
+			}
+		}
+	}
+	if errs > 0 {
+		fmt.Fprintf(stderr, "patchbench run: %d of %s ended in an error (--retry-errors redoes them); the first: %s\n", errs, plural(len(recs), "run"), first)
 	}
 	fmt.Fprintf(stderr, "run directory: %s (%s)\n", dir, plural(len(recs), "run"))
 	return exitOK
