@@ -24,6 +24,8 @@ type Ollama struct {
 	numCtx            int
 	client            *api.Client
 
+	headers *headerRecorder
+
 	mu      sync.Mutex // guards checked and digest
 	checked bool
 	digest  string
@@ -68,7 +70,8 @@ func NewOllama(spec, host string, p Params) (*Ollama, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("actor %q: OLLAMA_HOST %q is not a host", spec, host)
 	}
-	return &Ollama{spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: limitTransport{next: http.DefaultTransport}})}, nil
+	rec := &headerRecorder{next: limitTransport{next: http.DefaultTransport}}
+	return &Ollama{headers: rec, spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: rec})}, nil
 }
 
 // Name implements Actor.
@@ -87,8 +90,9 @@ func (a *Ollama) check(ctx context.Context) error {
 		defer cancel()
 		_, err := a.client.Show(cctx, &api.ShowRequest{Model: a.model})
 		if err != nil {
-			return a.convert(err)
+			return a.convert(cctx, err)
 		}
+		a.headers.take(cctx)
 		return nil
 	})
 	if err != nil {
@@ -104,7 +108,9 @@ func (a *Ollama) check(ctx context.Context) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
 	defer cancel()
-	if list, err := a.client.List(cctx); err == nil {
+	list, err := a.client.List(cctx)
+	a.headers.take(cctx)
+	if err == nil {
 		for _, m := range list.Models {
 			if m.Name == a.model || m.Model == a.model || m.Name == a.model+":latest" {
 				a.digest = m.Digest
@@ -155,8 +161,9 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 			return nil
 		})
 		if err != nil {
-			return a.convert(err)
+			return a.convert(cctx, err)
 		}
+		a.headers.take(cctx)
 		a.mu.Lock()
 		digest := a.digest
 		a.mu.Unlock()
@@ -170,15 +177,17 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 	return out, nil
 }
 
-// convert turns the Ollama client's errors into HTTPError values.
-func (a *Ollama) convert(err error) error {
+// convert turns the Ollama client's errors into HTTPError values, with
+// the server's Retry-After.
+func (a *Ollama) convert(ctx context.Context, err error) error {
+	retryAfter := parseRetryAfter(a.headers.take(ctx), time.Now())
 	var se api.StatusError
 	if errors.As(err, &se) {
-		return &HTTPError{Status: se.StatusCode, Message: se.ErrorMessage}
+		return &HTTPError{Status: se.StatusCode, Message: se.ErrorMessage, RetryAfter: retryAfter}
 	}
 	var sp *api.StatusError
 	if errors.As(err, &sp) {
-		return &HTTPError{Status: sp.StatusCode, Message: sp.ErrorMessage}
+		return &HTTPError{Status: sp.StatusCode, Message: sp.ErrorMessage, RetryAfter: retryAfter}
 	}
 	if strings.Contains(err.Error(), "EOF") {
 		return fmt.Errorf("%w: %v", errDropped, err)

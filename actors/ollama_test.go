@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // ollamaServer speaks Ollama's /api/show, /api/tags and /api/chat, the
@@ -110,5 +111,41 @@ func TestOllamaSpecs(t *testing.T) {
 	a, err := NewOllama("ollama:mistral", "gpu-box:11434", Params{})
 	if err != nil || a.params.Timeout.Minutes() < 10 {
 		t.Errorf("%v %v", a, err)
+	}
+}
+
+func TestOllamaRetryAfter(t *testing.T) {
+	var n atomic.Int32
+	var gap time.Duration
+	var first time.Time
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/api/show":
+			io.WriteString(w, `{"details": {}, "model_info": {}}`)
+		case "/api/tags":
+			io.WriteString(w, `{"models": []}`)
+		case "/api/chat":
+			if n.Add(1) == 1 {
+				first = time.Now()
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				io.WriteString(w, `{"error": "busy"}`)
+				return
+			}
+			gap = time.Since(first)
+			io.WriteString(w, `{"model": "m", "message": {"role": "assistant", "content": "{}"}, "done": true, "prompt_eval_count": 1, "eval_count": 1}`)
+		}
+	}))
+	defer s.Close()
+	a, err := NewOllama("ollama:m", s.URL, Params{Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Propose(context.Background(), testReq); err != nil {
+		t.Fatal(err)
+	}
+	if gap < time.Second {
+		t.Errorf("retried after %v; the server asked for 1 s", gap)
 	}
 }
