@@ -88,6 +88,11 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 		if resp.Latency == 0 {
 			resp.Latency = time.Since(start)
 		}
+		if resp.Raw == "" {
+			// An empty answer (a 200 holding an error, no choices) is
+			// not kept: the next run asks again.
+			return resp, nil
+		}
 		e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint, LatencyMS: resp.Latency.Milliseconds()}
 		if err := writeAtomic(path, e); err != nil {
 			return resp, fmt.Errorf("response cache: %w", err)

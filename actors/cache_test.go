@@ -56,3 +56,19 @@ func TestCachedAnswersOnce(t *testing.T) {
 		t.Fatalf("a different temperature hit the cache: %v", err)
 	}
 }
+
+// An empty answer (a 200 holding an error) is not cached.
+func TestCacheKeepsNoEmptyAnswer(t *testing.T) {
+	s := newChatServer(t, func(w http.ResponseWriter, _ map[string]any, _ int) {
+		io.WriteString(w, `{"error": {"message": "quota", "type": "insufficient_quota"}}`)
+	})
+	c := &Cached{Actor: newTestActor(t, "openai:m", s.URL, Params{}), Dir: t.TempDir()}
+	for i := 0; i < 2; i++ {
+		if r, err := c.Propose(context.Background(), testReq); err == nil && r.Cached {
+			t.Fatalf("attempt %d: an empty answer came from the cache", i+1)
+		}
+	}
+	if s.calls.Load() != 2 {
+		t.Errorf("%d requests, want 2 (nothing cached)", s.calls.Load())
+	}
+}

@@ -78,6 +78,9 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("actor %q: base URL %q is not a URL", spec, base)
 	}
+	if p.OpenAIKey != "" && u.Scheme == "http" && !isLocal(u.Hostname()) {
+		return nil, fmt.Errorf("actor %q: refusing to send OPENAI_API_KEY in plain text to %s; use https", spec, u.Host)
+	}
 	if p.OpenAIKey == "" && !isLocal(u.Hostname()) && !p.CacheOnly {
 		return nil, fmt.Errorf("actor %q: OPENAI_API_KEY is not set (a key is needed for %s)", spec, u.Host)
 	}

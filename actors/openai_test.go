@@ -236,6 +236,7 @@ func TestOpenAISpecs(t *testing.T) {
 		{"openai:m?colour=red", "", "k", `unknown parameter "colour"`},
 		{"openai:m", "https://api.openai.com/v1", "", "OPENAI_API_KEY is not set"},
 		{"openai:m", "not a url", "k", "is not a URL"},
+		{"openai:m", "http://api.example.com/v1", "k", "refusing to send OPENAI_API_KEY in plain text"},
 	} {
 		_, err := NewOpenAI(tt.spec, Params{OpenAIBaseURL: tt.base, OpenAIKey: tt.key})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
