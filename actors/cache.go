@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,7 +109,15 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 
 // normalURL writes a base URL the same way however it was typed: lower
 // case, no trailing slash.
-func normalURL(u string) string { return strings.TrimRight(strings.ToLower(u), "/") }
+// A password written into the URL is left out of the key (it is stored
+// in every entry, and caches are shipped).
+func normalURL(u string) string {
+	if p, err := url.Parse(u); err == nil && p.User != nil {
+		p.User = nil
+		u = p.String()
+	}
+	return strings.TrimRight(strings.ToLower(u), "/")
+}
 
 // writeAtomic writes v as JSON to path through a temporary file renamed
 // into place, so that a crash never leaves half an entry.

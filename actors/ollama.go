@@ -71,7 +71,7 @@ func NewOllama(spec, host string, p Params) (*Ollama, error) {
 		return nil, fmt.Errorf("actor %q: OLLAMA_HOST %q is not a host", spec, host)
 	}
 	rec := &headerRecorder{next: limitTransport{next: http.DefaultTransport}}
-	return &Ollama{headers: rec, spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: rec})}, nil
+	return &Ollama{headers: rec, spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: rec, CheckRedirect: refuseRedirects})}, nil
 }
 
 // Name implements Actor.
@@ -164,6 +164,11 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 			return a.convert(cctx, err)
 		}
 		a.headers.take(cctx)
+		if !last.Done || cctx.Err() != nil {
+			// A stream cut short (a dropped connection, the timeout) is
+			// not an answer: retried, never cached.
+			return fmt.Errorf("%w: the answer ended before done", errDropped)
+		}
 		a.mu.Lock()
 		digest := a.digest
 		a.mu.Unlock()

@@ -87,7 +87,7 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 	cfg := openai.DefaultConfig(p.OpenAIKey)
 	cfg.BaseURL = strings.TrimSuffix(base, "/")
 	rec := &headerRecorder{next: limitTransport{next: http.DefaultTransport}}
-	cfg.HTTPClient = &http.Client{Transport: rec}
+	cfg.HTTPClient = &http.Client{Transport: rec, CheckRedirect: refuseRedirects}
 	return &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec}, nil
 }
 
@@ -118,7 +118,7 @@ func applyQuery(p *Params, query string) error {
 		switch k {
 		case "temperature":
 			t, err := strconv.ParseFloat(v, 64)
-			if err != nil || t < 0 || t > 2 {
+			if err != nil || !(t >= 0 && t <= 2) { // also refuses NaN
 				return fmt.Errorf("temperature %q: want a number in [0, 2]", v)
 			}
 			p.Temperature = &t
@@ -207,8 +207,14 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 	if d := resp.Usage.CompletionTokensDetails; d != nil {
 		out.Usage.Reasoning = max(0, d.ReasoningTokens)
 	}
-	if len(resp.Choices) > 0 {
-		out.Raw = resp.Choices[0].Message.Content
+	if len(resp.Choices) == 0 {
+		// A 200 without an answer (an error body, empty choices) is the
+		// provider's failure, not the model's.
+		return Response{}, fmt.Errorf("%s: the server returned no answer (no choices)", a.spec)
+	}
+	out.Raw = resp.Choices[0].Message.Content
+	if out.Usage.Prompt == 0 && out.Usage.Completion == 0 {
+		out.Usage = nil // none reported: the runner counts with its tokenizer
 	}
 	return out, nil
 }

@@ -267,3 +267,30 @@ func TestOpenAIHugeResponse(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+func TestOpenAIRefusesRedirects(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	s := newChatServer(t, func(w http.ResponseWriter, _ map[string]any, _ int) {
+		w.Header().Set("Location", other.URL+"/v1/chat/completions")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	})
+	a := newTestActor(t, "openai:m", s.URL, Params{OpenAIKey: "sk-secret", Retry: Retry{}})
+	if _, err := a.Propose(context.Background(), testReq); err == nil || !strings.Contains(err.Error(), "not followed") {
+		t.Fatalf("error %v", err)
+	}
+	if elsewhere.Load() != 0 {
+		t.Error("the request followed the redirect")
+	}
+}
+
+func TestOpenAINoChoicesIsAnError(t *testing.T) {
+	s := newChatServer(t, func(w http.ResponseWriter, _ map[string]any, _ int) {
+		io.WriteString(w, `{"id": "x", "object": "chat.completion", "choices": []}`)
+	})
+	a := newTestActor(t, "openai:m", s.URL, Params{Retry: Retry{}})
+	if _, err := a.Propose(context.Background(), testReq); err == nil || !strings.Contains(err.Error(), "no answer") {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -33,6 +33,9 @@ type HTTPError struct {
 }
 
 func (e *HTTPError) Error() string {
+	if len(e.Message) > 2048 {
+		e.Message = e.Message[:2048] + "…"
+	}
 	switch e.Status {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return fmt.Sprintf("HTTP %d: %s (check the API key)", e.Status, e.Message)
@@ -182,4 +185,11 @@ func (h *headerRecorder) take(ctx context.Context) string {
 	v := h.last[ctx]
 	delete(h.last, ctx)
 	return v
+}
+
+// refuseRedirects stops at any redirect: a provider's API does not
+// redirect, and following one would send the key and the prompt (which
+// may hold a full state's secrets) elsewhere.
+func refuseRedirects(req *http.Request, _ []*http.Request) error {
+	return fmt.Errorf("the server redirected to %s; not followed (set the final URL)", req.URL.Redacted())
 }

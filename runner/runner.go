@@ -272,6 +272,9 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 				}
 				return rec, nil
 			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err() // an answer cut short by the interrupt
+			}
 			u := resp.Usage
 			if u == nil {
 				prompt := 0

@@ -9,6 +9,7 @@ import (
 
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -142,6 +143,14 @@ func (m Manifest) differences(o Manifest) []string {
 	return out
 }
 
+// redactURL hides a password written into a URL.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return s
+}
+
 // checkWritable makes dir if needed and checks a file can be written in
 // it, so that a run never pays for an answer it cannot keep.
 func checkWritable(dir string) error {
@@ -244,8 +253,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *noCache && *cacheOnly {
 		return fs.usageError("--no-cache and --cache-only are opposites")
 	}
-	if *rps < 0 || *maxTokensTotal < 0 {
-		return fs.usageError("--rps and --max-tokens-total must be ≥ 0")
+	if !(*rps == 0 || (*rps >= 0.001 && *rps <= 1e6)) || *maxTokensTotal < 0 {
+		return fs.usageError("--rps must be 0 (no limit) or in [0.001, 1e6], --max-tokens-total ≥ 0")
 	}
 	params.Structured, params.CacheOnly = *structured, *cacheOnly
 	limiters := &actors.Limiters{RPS: *rps}
@@ -384,10 +393,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, a := range acts {
 		// A role map names its live actors inside its spec.
 		if strings.Contains(a.Name(), "openai:") {
-			m.OpenAIBaseURL = params.OpenAIBaseURL
+			m.OpenAIBaseURL = redactURL(params.OpenAIBaseURL)
 		}
 		if strings.Contains(a.Name(), "ollama:") {
-			m.OllamaHost = params.OllamaHost
+			m.OllamaHost = redactURL(params.OllamaHost)
 		}
 	}
 	m.Version, m.GitRevision = buildVersion()
