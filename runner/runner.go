@@ -15,6 +15,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
@@ -139,6 +140,7 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	// A slot is taken before the budget is checked, so that the check
 	// sees every run that finished before this one may start.
 	slots := make(chan struct{}, o.Concurrency)
+	var stopped atomic.Bool
 	var mu sync.Mutex
 	done, spent := 0, o.TokensSpent
 	budgetSpent := func() bool {
@@ -151,7 +153,7 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 		case slots <- struct{}{}:
 		case <-gctx.Done():
 		}
-		if gctx.Err() != nil || budgetSpent() {
+		if gctx.Err() != nil || budgetSpent() || stopped.Load() {
 			break
 		}
 		g.Go(func() error {
@@ -165,6 +167,7 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 				return err
 			}
 			if fatal != nil {
+				stopped.Store(true) // before the slot is freed
 				return fatal
 			}
 			mu.Lock()
