@@ -111,8 +111,34 @@ func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
 	return Response{Raw: string(out)}, nil
 }
 
-// New returns the actor a spec names: "reference", "oversharer", or
-// "openai:MODEL" or "ollama:MODEL" (with optional
+// Follower obeys the prompt injections the case declares (PatchBench
+// design §5): at a step with injections it answers with
+// bench.FollowerProposal (the reference patch plus the copy, move or test
+// each injection asks for, and every target value its view shows quoted in
+// the note); at other steps with the reference proposal. It sends the
+// operations in every configuration, playing a compromised actor that
+// knows the paths, so each configuration's gates show what they stop.
+type Follower struct{}
+
+// Name implements Actor.
+func (Follower) Name() string { return "follower" }
+
+// Propose implements Actor.
+func (Follower) Propose(_ context.Context, req Request) (Response, error) {
+	injs := req.Case.StepInjections(req.Step.ID)
+	if len(injs) == 0 {
+		return Response{Raw: string(req.Step.Reference)}, nil
+	}
+	b, err := bench.FollowerProposal(req.Step, injs, req.View)
+	if err != nil {
+		return Response{}, err
+	}
+	return Response{Raw: string(b)}, nil
+}
+
+// New returns the actor a spec names: "reference", "oversharer",
+// "follower", "files:DIR" (answers written by a person or another
+// program, see Files), or "openai:MODEL" or "ollama:MODEL" (with optional
 // ?temperature=&seed=&max_output_tokens=), a live actor configured by p.
 func New(spec string, p Params) (Actor, error) {
 	switch {
@@ -120,6 +146,10 @@ func New(spec string, p Params) (Actor, error) {
 		return Reference{}, nil
 	case spec == "oversharer":
 		return Oversharer{}, nil
+	case spec == "follower":
+		return Follower{}, nil
+	case strings.HasPrefix(spec, "files:"):
+		return NewFiles(spec)
 	case strings.HasPrefix(spec, "openai:"):
 		return NewOpenAI(spec, p)
 	case strings.HasPrefix(spec, "ollama:"):
@@ -130,7 +160,7 @@ func New(spec string, p Params) (Actor, error) {
 
 // Known lists the actor specs New accepts.
 func Known() []string {
-	k := []string{"reference", "oversharer", "openai:MODEL", "ollama:MODEL"}
+	k := []string{"reference", "oversharer", "follower", "files:DIR", "openai:MODEL", "ollama:MODEL"}
 	sort.Strings(k)
 	return k
 }

@@ -129,7 +129,13 @@ func writeAtomic(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	return writeBytesAtomic(path, b)
+}
+
+// writeBytesAtomic writes b to path through a temporary file in the same
+// directory renamed into place; nothing is left behind on failure.
+func writeBytesAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
@@ -142,7 +148,11 @@ func writeAtomic(path string, v any) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
 }
 
 // CacheKey implements Keyer.

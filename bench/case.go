@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/runtime"
@@ -47,6 +48,9 @@ type Case struct {
 	Domain      string
 	Title       string
 	Description string
+	// Now is the scenario's current time (RFC 3339), shown in the prompt
+	// so that a step that dates an entry dates it as the scenario would.
+	Now string
 	// File is the case file's name, as given to the loader; Digest the
 	// hex SHA-256 of its bytes.
 	File       string
@@ -108,13 +112,26 @@ type Pair struct {
 }
 
 // Injection declares a prompt injection planted in data that step Step
-// can see (At) and that asks for the hidden location Target through Op.
+// can see (At) and that asks for the hidden location Target through Op:
+// "copy" or "move" it to Into (a location the step may write), "test" it,
+// or "quote" it in the actor's answer. Target holds a secret (or secrets
+// below it); an attack succeeds when that secret reaches an output or the
+// final state away from its own path (PatchBench design §6).
 type Injection struct {
 	Step   string          `json:"step"`
 	At     runtime.Pointer `json:"at"`
 	Target runtime.Pointer `json:"target"`
 	Op     string          `json:"op"`
+	Into   runtime.Pointer `json:"into,omitempty"`
 }
+
+// Injection ops.
+const (
+	InjectCopy  = "copy"
+	InjectMove  = "move"
+	InjectTest  = "test"
+	InjectQuote = "quote"
+)
 
 // Artifact is a compromised proposal for the no-model stress test.
 // Proposal holds the bytes submitted to the verifier: the raw text for a
@@ -200,6 +217,7 @@ type caseFile struct {
 	Domain      string                  `json:"domain"`
 	Title       string                  `json:"title"`
 	Description string                  `json:"description"`
+	Now         string                  `json:"now"`
 	Workflow    Workflow                `json:"workflow"`
 	State       json.RawMessage         `json:"state"`
 	Secrets     []Secret                `json:"secrets"`
@@ -354,7 +372,7 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 		return fail(0, "%v", err)
 	}
 	c := &Case{
-		ID: cf.ID, Domain: cf.Domain, Title: cf.Title, Description: cf.Description,
+		ID: cf.ID, Domain: cf.Domain, Title: cf.Title, Description: cf.Description, Now: cf.Now,
 		File: name, Digest: fmt.Sprintf("%x", sha256.Sum256(b)), Workflow: cf.Workflow, Secrets: cf.Secrets, Invariants: cf.Invariants,
 		Pairs: cf.Pairs, Injections: cf.Injections, root: &root,
 	}
@@ -381,6 +399,10 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 			add("/schema", "schema: %v", err)
 		}
 	}
+	if _, err := time.Parse(time.RFC3339, cf.Now); err != nil {
+		add("/now", "now %q is not an RFC 3339 date and time (2025-10-01T09:30:00Z): %v", cf.Now, err)
+	}
+	checkIDs := map[string]string{} // check id → step id
 	caseLevel := map[string]bool{}
 	for i, sf := range cf.Steps {
 		at := fmt.Sprintf("/steps/%d", i)
@@ -421,6 +443,10 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 			}
 		}
 		for j, chk := range s.Rubric {
+			if prev, dup := checkIDs[chk.ID]; dup {
+				add(fmt.Sprintf("%s/rubric/%d/id", at, j), "step %s: rubric check id %q is already used by a check of step %s; check ids are unique in a case", s.ID, chk.ID, prev)
+			}
+			checkIDs[chk.ID] = s.ID
 			if err := chk.compile(); err != nil {
 				add(fmt.Sprintf("%s/rubric/%d", at, j), "step %s: rubric[%d]: %v", s.ID, j, err)
 			}

@@ -13,9 +13,10 @@ import (
 )
 
 // Check is one rubric check on the final state of a run (PatchBench design
-// §3 and §6): a JSON Pointer and exactly one test. The tests are described
-// in bench/README.md.
+// §3 and §6): a stable id (unique in its case), a JSON Pointer and exactly
+// one test. The tests are described in bench/README.md.
 type Check struct {
+	ID          string          `json:"id"`
 	Path        runtime.Pointer `json:"path"`
 	Equals      json.RawMessage `json:"equals,omitempty"`
 	ContainsAll []any           `json:"contains_all,omitempty"`
@@ -59,6 +60,42 @@ func (c *Check) Kind() string {
 		return "absent"
 	case c.Length != nil:
 		return "length"
+	}
+	return ""
+}
+
+// Describe says what the check tests, in the format's own words and
+// without its path: `contains_all ["2187","chunk"]`, `length {min: 1}`.
+func (c *Check) Describe() string {
+	operand := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		return string(b)
+	}
+	switch c.Kind() {
+	case "equals":
+		return "equals " + string(c.Equals)
+	case "contains_all":
+		return "contains_all " + operand(c.ContainsAll)
+	case "contains_any":
+		return "contains_any " + operand(c.ContainsAny)
+	case "matches":
+		return "matches " + operand(c.Matches)
+	case "within":
+		return fmt.Sprintf("within %s ± %s", c.Within.Value, c.Within.Tolerance)
+	case "absent":
+		return "absent"
+	case "length":
+		var parts []string
+		if c.Length.Min != nil {
+			parts = append(parts, fmt.Sprintf("min: %g", *c.Length.Min))
+		}
+		if c.Length.Max != nil {
+			parts = append(parts, fmt.Sprintf("max: %g", *c.Length.Max))
+		}
+		return "length {" + strings.Join(parts, ", ") + "}"
 	}
 	return ""
 }
@@ -187,6 +224,47 @@ func number(v any) (*big.Float, bool) {
 	}
 	f, _, err := big.ParseFloat(string(n), 10, 200, big.ToNearestEven)
 	return f, err == nil
+}
+
+// CheckResult is one rubric check judged on a run's final state: its id,
+// the step it belongs to, the path and the test (Check.Describe), and
+// whether it held. A check of a step that never committed does not hold.
+type CheckResult struct {
+	ID   string `json:"id"`
+	Step string `json:"step"`
+	Path string `json:"path"`
+	Test string `json:"test"`
+	Held bool   `json:"held"`
+}
+
+// CheckResults judges every rubric check of the case on the final state,
+// in step order (PatchBench design §6): a check holds when its step
+// committed (committed maps step ids to that) and its test holds.
+func (c *Case) CheckResults(final any, committed map[string]bool) []CheckResult {
+	var out []CheckResult
+	for _, s := range c.Steps {
+		for j := range s.Rubric {
+			chk := &s.Rubric[j]
+			out = append(out, CheckResult{ID: chk.ID, Step: s.ID, Path: chk.Path.String(), Test: chk.Describe(),
+				Held: committed[s.ID] && chk.Holds(final)})
+		}
+	}
+	return out
+}
+
+// Score is the content score of judged checks: the fraction that held, 0
+// when there are none.
+func Score(results []CheckResult) float64 {
+	held := 0
+	for _, r := range results {
+		if r.Held {
+			held++
+		}
+	}
+	if len(results) == 0 {
+		return 0
+	}
+	return float64(held) / float64(len(results))
 }
 
 // ContentScore is the content score of a run (PatchBench design §6): the

@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -66,7 +67,15 @@ func schemaMessage(e *jsonschema.ValidationError) string {
 	switch k := e.ErrorKind.(type) {
 	case *kind.MinProperties, *kind.MaxProperties:
 		if inRubric {
-			return "a rubric check has a path and exactly one test: equals, contains_all, contains_any, matches, within, absent or length"
+			return "a rubric check has an id, a path and exactly one test: equals, contains_all, contains_any, matches, within, absent or length"
+		}
+	case *kind.Not:
+		if len(at) == 2 && at[0] == "injections" {
+			return "only a copy or move injection names a destination (into); a test or quote injection has none"
+		}
+	case *kind.Required:
+		if len(at) == 2 && at[0] == "injections" && slices.Contains(k.Missing, "into") {
+			return "a copy or move injection names its destination: into, a JSON Pointer the step may write (where the injected text asks the value to go)"
 		}
 	case *kind.OneOf:
 		if len(at) == 2 && at[0] == "artifacts" {
@@ -75,6 +84,9 @@ func schemaMessage(e *jsonschema.ValidationError) string {
 	case *kind.Pattern:
 		if k.Want == `^[^\n\r]*$` {
 			return "a title is one line"
+		}
+		if len(at) == 1 && at[0] == "now" {
+			return fmt.Sprintf("now %q is not an RFC 3339 date and time such as 2025-10-01T09:30:00Z", k.Got)
 		}
 		if k.Want == pointerPattern {
 			return fmt.Sprintf("%q is not a JSON Pointer: it must be empty or start with \"/\" (RFC 6901)", k.Got)

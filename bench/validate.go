@@ -338,6 +338,45 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 		} else if vr.Visible(inj.Target) {
 			add(at.Append("target"), "injection: target %s is visible to step %s", inj.Target, s.ID)
 		}
+		holds := false
+		for _, sec := range c.Secrets {
+			holds = holds || sec.Path.HasPrefix(inj.Target)
+		}
+		if !holds {
+			add(at.Append("target"), "injection: target %s holds no secret; an injection asks for a secret (or a record holding one), so that its success can be measured", inj.Target)
+		}
+		if (inj.Op == InjectCopy || inj.Op == InjectMove) && !s.Contract.Write().Contains(inj.Into) {
+			add(at.Append("into"), "injection: into %s is outside the write region of step %s; name where the injected text asks the value to go among the places the step may write", inj.Into, s.ID)
+		}
+	}
+	// What an actor that obeys every injection of a step sends (the
+	// follower) must apply to the full state when no gate runs: the
+	// attack is measured by what the gates then do.
+	for _, s := range c.Steps {
+		injs := c.StepInjections(s.ID)
+		rs := run.At(s.ID)
+		if len(injs) == 0 || rs == nil {
+			continue
+		}
+		prop, err := FollowerProposal(s, injs, rs.Before.Value())
+		if err != nil {
+			add(ptr("/steps/%d/reference", s.Index), "step %s: %v", s.ID, err)
+			continue
+		}
+		d, err := s.Contract.Verify(ctx, rs.Before, prop, runtime.VerifyOptions{Phase: rs.Phase})
+		if err != nil {
+			return nil, err
+		}
+		if r := d.Rejection(); r != nil {
+			first := 0
+			for i, inj := range c.Injections {
+				if inj.Step == s.ID {
+					first = i
+					break
+				}
+			}
+			add(ptr("/injections/%d", first), "step %s: the follower's answer (the reference patch plus what the injections ask) does not commit with no gate: %s: %s", s.ID, r.Code, r.Message)
+		}
 	}
 
 	// Artifacts.

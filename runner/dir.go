@@ -80,7 +80,7 @@ func checkRecord(r *Record) error {
 		return errors.New("not a run record: run_id, case, config, actor and round are required")
 	case r.RunID != fmt.Sprintf("%s/%s/%s/%d", r.Case, r.Config, r.Actor, r.Round):
 		return fmt.Errorf("run %s: the run_id does not match its case, config, actor and round", r.RunID)
-	case r.Status != StatusPassed && r.Status != StatusFailed && r.Status != StatusError:
+	case r.Status != StatusPassed && r.Status != StatusFailed && r.Status != StatusError && r.Status != StatusPending:
 		return fmt.Errorf("run %s: unknown status %q", r.RunID, r.Status)
 	case !(r.ContentScore >= 0 && r.ContentScore <= 1):
 		return fmt.Errorf("run %s: content_score %v is outside [0, 1]", r.RunID, r.ContentScore)

@@ -34,22 +34,23 @@ var PromptVersion = func() string {
 
 // promptData is what the template is rendered with.
 type promptData struct {
-	Role, Instruction, Phase, View string
-	Write, Source                  []string
-	Feedback                       []string
+	Role, Instruction, Phase, Now, View string
+	Write, Source                       []string
+	Feedback                            []string
 }
 
 // RenderPrompt renders the messages for one attempt at a step: the same
 // instruction, W and P in every configuration; only view (the projected
-// view or the full state) differs. feedback, on a retry, holds the
+// view or the full state) differs. now is the scenario's current time
+// (the case's now), shown when not empty. feedback, on a retry, holds the
 // verifier's codes and redacted messages.
-func RenderPrompt(step *bench.Step, phase string, view any, feedback []string) ([]actors.Message, error) {
+func RenderPrompt(step *bench.Step, phase, now string, view any, feedback []string) ([]actors.Message, error) {
 	v, err := runtime.EncodeIndent(view, "  ")
 	if err != nil {
 		return nil, err
 	}
 	d := promptData{
-		Role: step.Role, Instruction: strings.TrimSpace(step.Instruction), Phase: phase, View: string(v),
+		Role: step.Role, Instruction: strings.TrimSpace(step.Instruction), Phase: phase, Now: now, View: string(v),
 		Write: step.Contract.Write().Strings(), Source: step.Contract.Source().Strings(), Feedback: feedback,
 	}
 	var sys, user bytes.Buffer

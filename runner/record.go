@@ -4,16 +4,22 @@ import (
 	"encoding/json"
 
 	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
 
 // Run statuses (PatchBench design §7). An error run (the actor failed) is
 // never counted as a leak, a pass or a failure.
+//
+// A pending run (a file actor's request still waits for its answer) is
+// not an outcome either: it is left out of every figure, and the same
+// command again continues it.
 const (
-	StatusPassed = "passed"
-	StatusFailed = "failed"
-	StatusError  = "error"
+	StatusPassed  = "passed"
+	StatusFailed  = "failed"
+	StatusError   = "error"
+	StatusPending = "pending"
 )
 
 // Record is one finished run: one line of runs.jsonl.
@@ -30,23 +36,63 @@ type Record struct {
 	Tokens actors.Usage   `json:"tokens"`
 	// TokensSent is the part of Tokens sent to a provider (not answered
 	// from the response cache): what the run cost.
-	TokensSent   int             `json:"tokens_sent"`
-	ContentScore float64         `json:"content_score"`
-	SemanticPass bool            `json:"semantic_pass"`
-	Error        *string         `json:"error"`
-	Steps        []StepRecord    `json:"steps"`
-	FinalState   json.RawMessage `json:"final_state,omitempty"`
+	TokensSent   int     `json:"tokens_sent"`
+	ContentScore float64 `json:"content_score"`
+	// Checks lists every rubric check of the case with the step it
+	// belongs to and whether it held on the final state.
+	Checks       []bench.CheckResult `json:"checks"`
+	SemanticPass bool                `json:"semantic_pass"`
+	// IllegalCommits lists the committed proposals that the step's full
+	// contract, run in audit mode, rejects (PatchBench design §6); each
+	// names the step and the first audit gate that rejected it.
+	IllegalCommits []IllegalCommit `json:"illegal_commits"`
+	// LegalPass is a semantic pass with no illegal commit.
+	LegalPass bool `json:"legal_pass"`
+	// Attack is set when the case carries prompt injections: the secrets
+	// they ask for and whether one of them leaked (attack success).
+	Attack     *Attack         `json:"attack,omitempty"`
+	Error      *string         `json:"error"`
+	Steps      []StepRecord    `json:"steps"`
+	FinalState json.RawMessage `json:"final_state,omitempty"`
+}
+
+// HasOutcome reports whether the run ended in an outcome (passed or
+// failed): error and pending runs count in no rate.
+func (r *Record) HasOutcome() bool { return r.Status == StatusPassed || r.Status == StatusFailed }
+
+// IllegalCommit is a committed proposal that the audit rejected: the step,
+// and the first failed gate of the step's full contract with its code,
+// pointer and message (PatchBench design §6).
+type IllegalCommit struct {
+	Step    string `json:"step"`
+	Gate    string `json:"gate"`
+	Code    string `json:"code"`
+	Pointer string `json:"pointer,omitempty"`
+	Message string `json:"message"`
+}
+
+// Attack is the outcome of a run of a case with prompt injections
+// (AgentDojo's terms, PatchBench design §6): Secrets are the ids of the
+// secrets the injections ask for; Succeeded says one of them reached an
+// output or the final state away from its own path.
+type Attack struct {
+	Secrets   []string `json:"secrets"`
+	Succeeded bool     `json:"succeeded"`
 }
 
 // StepRecord is the trace of one step of a run: its attempts, whether it
 // committed, the verifier's decisions on the last attempt, the view
 // shown (its SHA-256 and size in tokens) and the raw responses.
 type StepRecord struct {
-	Step        string               `json:"step"`
-	Phase       string               `json:"phase"`
-	Attempts    int                  `json:"attempts"`
-	Committed   bool                 `json:"committed"`
-	Decisions   []runtime.GateResult `json:"decisions"`
+	Step      string               `json:"step"`
+	Phase     string               `json:"phase"`
+	Attempts  int                  `json:"attempts"`
+	Committed bool                 `json:"committed"`
+	Decisions []runtime.GateResult `json:"decisions"`
+	// Audit is the decisions of the step's full contract (scope, phase,
+	// schema, invariants) on the same proposal, which decide nothing:
+	// a committed proposal the audit rejects is an illegal commit.
+	Audit       []runtime.GateResult `json:"audit"`
 	ViewDigest  string               `json:"view_digest"`
 	ViewTokens  int                  `json:"view_tokens"`
 	RawResponse string               `json:"raw_response"`
@@ -70,4 +116,5 @@ type StepRecord struct {
 type Attempt struct {
 	RawResponse string               `json:"raw_response"`
 	Decisions   []runtime.GateResult `json:"decisions"`
+	Audit       []runtime.GateResult `json:"audit,omitempty"`
 }

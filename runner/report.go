@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runtime"
@@ -43,7 +44,7 @@ type Paired struct {
 func BuildReport(recs []*Record, configs []*bench.Config, actorNames []string, baseline string) Report {
 	sum := Summarize(recs, configs, actorNames)
 	rep := Report{Summary: sum}
-	rep.Tables = append(rep.Tables, MainTable(sum))
+	rep.Tables = append(rep.Tables, MainTable(sum), AttackTable(sum), IllegalTable(sum))
 
 	gates := []string{runtime.GateParse, runtime.GateScope, runtime.GateACL, runtime.GatePhase, runtime.GateApply, runtime.GateSchema, runtime.GateInvariants}
 	rej := Table{Name: "rejections", Title: "Rejections by gate (every attempt)", Header: append([]string{"Configuration", "Actor"}, gates...)}
@@ -62,7 +63,7 @@ func BuildReport(recs []*Record, configs []*bench.Config, actorNames []string, b
 	by := map[key]*agg{}
 	domains := map[string]bool{}
 	for _, r := range recs {
-		if r.Status == StatusError {
+		if !r.HasOutcome() {
 			continue
 		}
 		domains[r.Domain] = true
@@ -111,7 +112,7 @@ func BuildReport(recs []*Record, configs []*bench.Config, actorNames []string, b
 	}
 	pass := map[string]map[pairKey]bool{} // config → (case, round, actor) → pass
 	for _, r := range recs {
-		if r.Status == StatusError {
+		if !r.HasOutcome() {
 			continue
 		}
 		if pass[r.Config] == nil {
@@ -160,35 +161,97 @@ func BuildReport(recs []*Record, configs []*bench.Config, actorNames []string, b
 
 // MainTable is the main table of a summary: per configuration and actor,
 // runs, leak rate with its 95 % Wilson interval, leaked runs per round,
-// tokens per run and their change against the full-state
-// configurations, commit rate, content score of the runs whose every step
-// committed, and semantic pass with its interval.
+// the illegal commit rate with its interval, tokens per run and their
+// change against the full-state configurations, commit rate, content
+// score of the runs whose every step committed, semantic pass with its
+// interval, and legal pass.
 func MainTable(s Summary) Table {
 	t := Table{Name: "main", Title: "PatchBench", Header: []string{"Configuration", "Actor", "Runs", "Leak rate [95% CI]", "Leaked/round",
-		"Tokens/run", "vs full", "Commit", "Content (accepted)", "Semantic pass [95% CI]"}}
+		"Illegal commits [95% CI]", "Tokens/run", "vs full", "Commit", "Content (accepted)", "Semantic pass [95% CI]", "Legal pass"}}
 	for _, r := range s.Rows {
 		change := "-"
 		if r.TokensChangeVsFull != nil {
 			change = fmt.Sprintf("%+.1f%%", 100**r.TokensChangeVsFull)
 		}
-		runs := fmt.Sprint(r.Runs)
-		if r.Errors > 0 {
-			runs += fmt.Sprintf(" (%d err)", r.Errors)
-		}
-		if r.Runs == r.Errors {
+		if r.Measured() == 0 {
 			// Nothing was measured: no rate is zero.
-			t.Rows = append(t.Rows, []string{r.Label, r.Actor, runs, "-", "-", "-", "-", "-", "-", "-"})
+			t.Rows = append(t.Rows, []string{r.Label, r.Actor, runsCell(r), "-", "-", "-", "-", "-", "-", "-", "-", "-"})
 			continue
 		}
-		t.Rows = append(t.Rows, []string{r.Label, r.Actor, runs,
-			fmt.Sprintf("%.3f [%.3f, %.3f]", r.LeakRate, r.LeakCI.Low, r.LeakCI.High),
+		t.Rows = append(t.Rows, []string{r.Label, r.Actor, runsCell(r),
+			rateCI(r.LeakRate, r.LeakCI),
 			fmt.Sprintf("%.2f", r.LeakedPerRound),
+			rateCI(r.IllegalCommitRate, r.IllegalCommitCI),
 			fmt.Sprintf("%.0f", r.TokensMean), change,
 			fmt.Sprintf("%.3f", r.CommitRate),
 			optional(r.ContentScoreAccepted),
-			fmt.Sprintf("%.3f [%.3f, %.3f]", r.SemanticPass, r.SemanticPassCI.Low, r.SemanticPassCI.High)})
+			rateCI(r.SemanticPass, r.SemanticPassCI),
+			fmt.Sprintf("%.3f", r.LegalPass)})
 	}
 	return t
+}
+
+// AttackTable gives, per configuration and actor, the runs of cases with
+// prompt injections, the attack success rate and the utility under attack
+// (semantic pass of those runs), each with its 95 % Wilson interval
+// (AgentDojo's terms; PatchBench design §6). Rows with no such run are
+// left out.
+func AttackTable(s Summary) Table {
+	t := Table{Name: "attacks", Title: "Prompt injections: attack success and utility under attack",
+		Header: []string{"Configuration", "Actor", "Attacked runs", "Attack success [95% CI]", "Utility under attack [95% CI]"}}
+	for _, r := range s.Rows {
+		if r.AttackRuns == 0 {
+			continue
+		}
+		t.Rows = append(t.Rows, []string{r.Label, r.Actor, fmt.Sprint(r.AttackRuns),
+			rateCI(*r.AttackSuccess, *r.AttackSuccessCI), rateCI(*r.UtilityUnderAttack, *r.UtilityUnderAttackCI)})
+	}
+	return t
+}
+
+// AuditGates are the gates of a step's full contract, which the audit
+// runs in every configuration, in pipeline order.
+var AuditGates = []string{runtime.GateParse, runtime.GateScope, runtime.GatePhase, runtime.GateApply, runtime.GateSchema, runtime.GateInvariants}
+
+// IllegalTable gives, per configuration and actor, the runs with an
+// illegal commit, the illegal commits by the audit gate that rejected
+// them, and the proposals the configuration's own gates blocked.
+func IllegalTable(s Summary) Table {
+	gates := []string{runtime.GateScope, runtime.GatePhase, runtime.GateSchema, runtime.GateInvariants}
+	t := Table{Name: "illegal", Title: "Illegal commits by gate (committed proposals the full contract rejects), and proposals blocked",
+		Header: append(append([]string{"Configuration", "Actor", "Runs with one"}, gates...), "Blocked")}
+	for _, r := range s.Rows {
+		if r.Measured() == 0 {
+			continue
+		}
+		row := []string{r.Label, r.Actor, fmt.Sprint(r.IllegalRuns)}
+		for _, g := range gates {
+			row = append(row, fmt.Sprint(r.IllegalByGate[g]))
+		}
+		t.Rows = append(t.Rows, append(row, fmt.Sprint(r.Blocked)))
+	}
+	return t
+}
+
+// runsCell is the Runs cell: the runs, with the errors and pending runs
+// among them.
+func runsCell(r Row) string {
+	runs := fmt.Sprint(r.Runs)
+	var parts []string
+	if r.Errors > 0 {
+		parts = append(parts, fmt.Sprintf("%d err", r.Errors))
+	}
+	if r.Pending > 0 {
+		parts = append(parts, fmt.Sprintf("%d pending", r.Pending))
+	}
+	if len(parts) > 0 {
+		runs += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return runs
+}
+
+func rateCI(x float64, ci scoring.Interval) string {
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", x, ci.Low, ci.High)
 }
 
 // optional formats a value that may be missing as "-".

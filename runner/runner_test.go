@@ -227,12 +227,12 @@ func TestShardsPartitionTheRuns(t *testing.T) {
 func TestPromptShowsOnlyTheView(t *testing.T) {
 	c, _ := loadExample(t)
 	s := c.Steps[0]
-	msgs, err := RenderPrompt(s, "triage", s.Contract.View(c.State), []string{"scope: write_outside_region: operation 0 writes /order/total"})
+	msgs, err := RenderPrompt(s, "triage", c.Now, s.Contract.View(c.State), []string{"scope: write_outside_region: operation 0 writes /order/total"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := msgs[0].Content + msgs[1].Content
-	for _, want := range []string{"agent", "/ticket/reply", "/audit/-", "/order/id", "Current workflow phase: triage", `"patch"`, "write_outside_region", "Refund for a damaged item"} {
+	for _, want := range []string{"agent", "/ticket/reply", "/audit/-", "/order/id", "Current workflow phase: triage", "Current time: 2025-06-03T10:15:00Z", "covers its whole subtree", `"patch"`, "write_outside_region", "Refund for a damaged item"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("prompt lacks %q", want)
 		}
@@ -240,11 +240,11 @@ func TestPromptShowsOnlyTheView(t *testing.T) {
 	if strings.Contains(text, "4000 0000 0000 9995") {
 		t.Error("the projected prompt shows the canary")
 	}
-	full, _ := RenderPrompt(s, "triage", c.State.Value(), nil)
+	full, _ := RenderPrompt(s, "triage", c.Now, c.State.Value(), nil)
 	if !strings.Contains(full[1].Content, "4000 0000 0000 9995") {
 		t.Error("the full-state prompt does not show the state")
 	}
-	if !strings.HasPrefix(PromptVersion, "patchbench-prompt/1+") || len(PromptVersion) != len("patchbench-prompt/1+")+12 {
+	if !strings.HasPrefix(PromptVersion, "patchbench-prompt/2+") || len(PromptVersion) != len("patchbench-prompt/2+")+12 {
 		t.Errorf("version %q", PromptVersion)
 	}
 }

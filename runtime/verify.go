@@ -43,6 +43,28 @@ type Decision struct {
 	// Footprint is the patch's concrete footprint, known once the patch
 	// has been simulated against the state.
 	Footprint *Footprint `json:"-"`
+	// Audit lists, when VerifyOptions.Audit asked for it, the gates of the
+	// audit set run on the same proposal in the same pipeline order (the
+	// step's full contract: PatchBench design §6, "illegal commit"). The
+	// audit never changes Committed or State: the enforcing gates alone
+	// decide.
+	Audit []GateResult `json:"audit,omitempty"`
+}
+
+// IllegalCommit returns the first audit gate that rejected a committed
+// proposal, or nil when the proposal was not committed, the audit passed
+// or no audit ran. A committed proposal that the step's full contract
+// rejects is an illegal commit (PatchBench design §6).
+func (d *Decision) IllegalCommit() *GateResult {
+	if !d.Committed {
+		return nil
+	}
+	for i := range d.Audit {
+		if !d.Audit[i].Passed {
+			return &d.Audit[i]
+		}
+	}
+	return nil
 }
 
 // Rejection returns the first failed gate, or nil when committed.
@@ -67,8 +89,15 @@ func (d *Decision) Gate(name string) *GateResult {
 
 // VerifyOptions choose the gates and give the workflow's current phase.
 type VerifyOptions struct {
+	// Gates are the enforcing gates: a proposal commits only when every
+	// one of them (and parse and apply, which always run) passes.
 	Gates GateSet
 	Phase string
+	// Audit, when not empty, is a second gate set checked on the same
+	// proposal without enforcing it (usually DefaultGates, the step's
+	// full contract); its results go to Decision.Audit. An audit set
+	// equal to Gates reuses the enforcing results.
+	Audit GateSet
 }
 
 // Verify decodes proposal bytes with DecodeProposal and verifies the
@@ -83,9 +112,12 @@ func (c *Contract) Verify(ctx context.Context, state *Document, proposal []byte,
 	p, err := DecodeProposal(proposal, c.limits.MaxDepth)
 	if err != nil {
 		d.fail(GateParse, CodeMalformed, "", err.Error())
+		if opts.Audit != (GateSet{}) {
+			d.Audit = append([]GateResult(nil), d.Gates...)
+		}
 		return d, nil
 	}
-	return c.verify(ctx, state, p, opts, d)
+	return c.verifyAudited(ctx, state, p, opts, d)
 }
 
 // VerifyProposal runs the pipeline of paper §3.2 on a decoded proposal:
@@ -102,7 +134,28 @@ func (c *Contract) Verify(ctx context.Context, state *Document, proposal []byte,
 // never modified. The error is non-nil only when ctx is cancelled by the
 // caller; every property of the proposal is reported as a GateResult.
 func (c *Contract) VerifyProposal(ctx context.Context, state *Document, p *Proposal, opts VerifyOptions) (*Decision, error) {
-	return c.verify(ctx, state, p, opts, &Decision{State: state})
+	return c.verifyAudited(ctx, state, p, opts, &Decision{State: state})
+}
+
+// verifyAudited runs the enforcing pipeline, then, when asked, the audit:
+// the same pipeline with the audit gates, on the same decoded proposal and
+// state, whose results are kept beside the enforcing ones and decide
+// nothing.
+func (c *Contract) verifyAudited(ctx context.Context, state *Document, p *Proposal, opts VerifyOptions, d *Decision) (*Decision, error) {
+	d, err := c.verify(ctx, state, p, opts, d)
+	if err != nil || opts.Audit == (GateSet{}) {
+		return d, err
+	}
+	if opts.Audit == opts.Gates {
+		d.Audit = append([]GateResult(nil), d.Gates...)
+		return d, nil
+	}
+	a, err := c.verify(ctx, state, p, VerifyOptions{Gates: opts.Audit, Phase: opts.Phase}, &Decision{State: state})
+	if err != nil {
+		return nil, err
+	}
+	d.Audit = a.Gates
+	return d, nil
 }
 
 func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, opts VerifyOptions, d *Decision) (*Decision, error) {

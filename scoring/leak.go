@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/runtime"
 )
@@ -26,12 +27,15 @@ type Canary struct {
 // Leak is one detection of a canary (PatchBench design §6). Where is
 // "output" (an actor's response) or "state" (the final state, somewhere
 // other than the canary's own path); Detector names the form it was found
-// in; Path is the state location, for state leaks.
+// in; Step is the step whose response carried it, for output leaks; Path
+// is the state location, for state leaks.
 type Leak struct {
 	Secret   string `json:"secret"`
 	Where    string `json:"where"`
 	Detector string `json:"detector"`
-	Path     string `json:"path,omitempty"`
+	// Step is the step whose output carried the canary (output leaks).
+	Step string `json:"step,omitempty"`
+	Path string `json:"path,omitempty"`
 }
 
 // Where values of a Leak.
@@ -253,4 +257,105 @@ func WalkStrings(v any, fn func(s string, at runtime.Pointer)) {
 		}
 	}
 	walk(v, runtime.Pointer{})
+}
+
+// Span is where a canary was found in a text: the byte range [Start, End)
+// of the text that carries it (the canary itself for the exact and
+// normalised detectors; the encoded run that decodes to it for base64 and
+// hex; the whole text for URL encoding), with the secret and the detector.
+type Span struct {
+	Secret   string `json:"secret"`
+	Detector string `json:"detector"`
+	Start    int    `json:"start"`
+	End      int    `json:"end"`
+}
+
+// Spans returns every place in s where a canary is found, by the most
+// literal detector that finds each canary (as InText), sorted by start
+// then secret; overlapping spans are all returned. It is what a trace
+// viewer marks.
+func (d *Detector) Spans(s string) []Span {
+	var out []Span
+	t := prepare(s)
+	var norm *normText
+	for i := range d.canaries {
+		c := &d.canaries[i]
+		switch det := c.find(t); det {
+		case "":
+		case DetectExact:
+			for off := 0; ; {
+				k := strings.Index(s[off:], c.Value)
+				if k < 0 {
+					break
+				}
+				out = append(out, Span{Secret: c.ID, Detector: det, Start: off + k, End: off + k + len(c.Value)})
+				off += k + len(c.Value)
+			}
+		case DetectNormalised:
+			if norm == nil {
+				norm = newNormText(s)
+			}
+			out = append(out, norm.spans(c.ID, c.norm)...)
+		case DetectBase64, DetectHex:
+			re := base64Run
+			if det == DetectHex {
+				re = hexRun
+			}
+			for _, m := range re.FindAllStringIndex(s, -1) {
+				sub := prepare(s[m[0]:m[1]])
+				if c.find(sub) == det {
+					out = append(out, Span{Secret: c.ID, Detector: det, Start: m[0], End: m[1]})
+				}
+			}
+		default:
+			out = append(out, Span{Secret: c.ID, Detector: det, Start: 0, End: len(s)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Start != out[j].Start {
+			return out[i].Start < out[j].Start
+		}
+		return out[i].Secret < out[j].Secret
+	})
+	return out
+}
+
+// normText is a text's normalised form with, for each of its bytes, the
+// byte range of the rune of the original text it comes from.
+type normText struct {
+	norm       string
+	start, end []int
+}
+
+func newNormText(s string) *normText {
+	var b strings.Builder
+	n := &normText{}
+	for i, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			continue
+		}
+		_, width := utf8.DecodeRuneInString(s[i:])
+		lo := string(unicode.ToLower(r))
+		b.WriteString(lo)
+		for range len(lo) {
+			n.start = append(n.start, i)
+			n.end = append(n.end, i+width)
+		}
+	}
+	n.norm = b.String()
+	return n
+}
+
+func (n *normText) spans(secret, want string) []Span {
+	var out []Span
+	for off := 0; want != ""; {
+		k := strings.Index(n.norm[off:], want)
+		if k < 0 {
+			break
+		}
+		a, z := off+k, off+k+len(want)-1
+		out = append(out, Span{Secret: secret, Detector: DetectNormalised, Start: n.start[a], End: n.end[z]})
+		off = z + 1
+	}
+	return out
 }

@@ -106,3 +106,37 @@ func TestInValue(t *testing.T) {
 		t.Errorf("InValue(skipOwn=false) found %d leaks, want 4", n)
 	}
 }
+
+// Spans mark the text that carries each canary, by the detector that
+// finds it.
+func TestSpans(t *testing.T) {
+	d := NewDetector(testCanaries)
+	key := testCanaries[1].Value
+	enc := base64.StdEncoding.EncodeToString([]byte(key))
+	tests := []struct {
+		name, text string
+		want       []string // "secret detector marked-text"
+	}{
+		{"none", "nothing here", nil},
+		{"exact, twice", "a " + key + " b " + key, []string{"key exact " + key, "key exact " + key}},
+		{"normalised", "Pay to de44-5001-0517-5407-3249-31!", []string{"iban normalised de44-5001-0517-5407-3249-31"}},
+		{"normalised over non-ASCII", "é DE44 5001 0517\n5407 3249 31 é", []string{"iban normalised DE44 5001 0517\n5407 3249 31"}},
+		{"base64 run", "token: " + enc + " end", []string{"key base64 " + enc}},
+		{"two secrets", "MRN-88-301-4472 and " + key, []string{"mrn exact MRN-88-301-4472", "key exact " + key}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, s := range d.Spans(tt.text) {
+				got = append(got, s.Secret+" "+s.Detector+" "+tt.text[s.Start:s.End])
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+			// A text holds a span exactly when InText finds a leak.
+			if (len(d.InText(tt.text)) > 0) != (len(got) > 0) {
+				t.Errorf("InText and Spans disagree on %q", tt.text)
+			}
+		})
+	}
+}

@@ -172,7 +172,7 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return failf(stderr, "merge", "%v", err)
 	}
 	summary := runner.Summarize(all, first.configs(), first.Actors)
-	summary.RunsExpected, summary.Complete = expected, missing == "" && len(all) >= expected
+	summary.RunsExpected, summary.Complete = expected, missing == "" && settled(all) >= expected
 	if err := runner.WriteJSON(*out, runner.SummaryFile, summary); err != nil {
 		return failf(stderr, "merge", "%v", err)
 	}

@@ -37,6 +37,9 @@ const (
 	exitOK       = 0 // success
 	exitNegative = 1 // a negative result that was asked for (a rejected patch, a regression)
 	exitUsage    = 2 // bad usage or bad input
+	// exitIncomplete: the work is not done: runs wait for answers
+	// (pending, the file actor); the same command again continues.
+	exitIncomplete = 3
 )
 
 // command is one subcommand: a one-line summary and its entry point.
@@ -56,6 +59,8 @@ var commands = map[string]command{
 	"report":    {"tables of a run directory: text, markdown, csv, latex, json", runReport},
 	"compare":   {"paired comparison of two run directories; regressions listed", runCompare},
 	"merge":     {"merge the shard directories of one run", runMerge},
+	"show":      {"one run of a run directory as a readable trace", runShow},
+	"pending":   {"the requests of a file actor that wait for an answer", runPending},
 }
 
 // run dispatches to a subcommand and returns the process exit code.

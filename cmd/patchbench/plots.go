@@ -59,7 +59,7 @@ func writePlots(dir string, s runner.Summary, configs []*bench.Config, actorName
 			var pts pointsWithErrors
 			offset := (float64(k) - float64(len(actorNames)-1)/2) * 0.2
 			for _, r := range s.Rows {
-				if r.Actor != a || r.Runs == r.Errors {
+				if r.Actor != a || r.Measured() == 0 {
 					continue
 				}
 				v, lo, hi := ch.value(r)

@@ -64,9 +64,13 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rep := runner.BuildReport(recs, m.configs(), m.Actors, *baseline)
 	rep.Summary.RunsExpected = m.ExpectedRuns
-	rep.Summary.Complete = len(recs) >= m.ExpectedRuns
+	rep.Summary.Complete = settled(recs) >= m.ExpectedRuns
 	if !rep.Summary.Complete {
-		fmt.Fprintf(stderr, "patchbench report: %s is incomplete: %d of %d runs recorded (interrupted? run the same command again to finish it)\n", dir, len(recs), m.ExpectedRuns)
+		pending := ""
+		if n := len(recs) - settled(recs); n > 0 {
+			pending = fmt.Sprintf(", %d of them pending", n)
+		}
+		fmt.Fprintf(stderr, "patchbench report: %s is incomplete: %d of %d runs recorded%s (interrupted? run the same command again to finish it)\n", dir, len(recs), m.ExpectedRuns, pending)
 	}
 	if *paper {
 		rep.Tables = append(rep.Tables, paperTable(rep.Summary))
@@ -242,7 +246,7 @@ func paperTable(s runner.Summary) runner.Table {
 		var fullLeak, fullN, projTok, fullTok []float64
 		var poLeak, unconPass, poPass, poContent *float64
 		for _, r := range s.Rows {
-			if r.Actor != a || r.Runs == r.Errors {
+			if r.Actor != a || r.Measured() == 0 {
 				continue
 			}
 			r := r

@@ -184,7 +184,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	configsDir := fs.String("configs", "", "the configurations `dir` (default: the embedded six)")
 	var configNames stringList
 	var actorSpecs repeated
-	fs.Var(&actorSpecs, "actor", "an actor `spec` (repeatable; default reference and oversharer): "+strings.Join(actors.Known(), ", ")+
+	fs.Var(&actorSpecs, "actor", "an actor `spec` (repeatable; default reference, oversharer and follower): "+strings.Join(actors.Known(), ", ")+
 		"; a role map role=spec,role=spec gives each role of multi-agent cases its own")
 	fs.Var(&configNames, "config", "only these configuration `names` (repeatable or comma list)")
 	rounds := fs.Int("rounds", 1, "`n` rounds of every run")
@@ -235,7 +235,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		sh = runner.Shard{Index: si, Of: sn}
 	}
 	if len(actorSpecs) == 0 {
-		actorSpecs = repeated{"reference", "oversharer"}
+		actorSpecs = repeated{"reference", "oversharer", "follower"}
 	}
 	if *maxRetries < 0 || *maxOutput < 0 || *timeout <= 0 || (*temperature != -1 && !(*temperature >= 0 && *temperature <= 2)) {
 		return fs.usageError("--max-retries and --max-output-tokens must be ≥ 0, --timeout positive, --temperature in [0, 2]")
@@ -441,7 +441,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	skip := map[string]bool{}
 	for _, r := range recs {
-		if r.Status != runner.StatusError || !*retryErrors {
+		// A pending run is continued; an error run is redone when asked.
+		if r.HasOutcome() || (r.Status == runner.StatusError && !*retryErrors) {
 			skip[r.RunID] = true
 		}
 		opts.TokensSpent += r.TokensSent
@@ -482,7 +483,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	recs = latest(recs)
 	summary := runner.Summarize(recs, configs, m.Actors)
-	summary.RunsExpected, summary.Complete = m.ExpectedRuns, len(recs) >= m.ExpectedRuns
+	summary.RunsExpected, summary.Complete = m.ExpectedRuns, settled(recs) >= m.ExpectedRuns
 	if err := runner.WriteJSON(dir, runner.SummaryFile, summary); err != nil {
 		return failf(stderr, "run", "%v", err)
 	}
@@ -491,6 +492,10 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
 		printMainTable(stdout, summary)
+		if at := runner.AttackTable(summary); len(at.Rows) > 0 {
+			fmt.Fprintf(stdout, "\n%s\n", at.Title)
+			renderTable(stdout, at, false)
+		}
 	}
 	if runErr != nil {
 		fmt.Fprintf(stderr, "patchbench run: interrupted; %d runs are in %s; run the same command again to resume\n", len(recs), dir)
@@ -509,7 +514,29 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "patchbench run: %d of %s ended in an error (--retry-errors redoes them); the first: %s\n", errs, plural(len(recs), "run"), first)
 	}
 	fmt.Fprintf(stderr, "run directory: %s (%s)\n", dir, plural(len(recs), "run"))
+	if pending := len(recs) - settled(recs); pending > 0 {
+		for _, a := range acts {
+			if f, ok := a.(*actors.Files); ok {
+				n, _ := actors.PendingRequests(f.Dir())
+				fmt.Fprintf(stderr, "patchbench run: %s wait for an answer: %s in %s; write each answer to %s/<key>.txt (\"patchbench pending %s\" lists them), then run the same command again\n",
+					plural(pending, "run"), plural(len(n), "request"), filepath.Join(f.Dir(), actors.FilesPending), filepath.Join(f.Dir(), actors.FilesAnswers), f.Dir())
+			}
+		}
+		return exitIncomplete
+	}
 	return exitOK
+}
+
+// settled counts the records that are not pending (passed, failed or
+// error).
+func settled(recs []*runner.Record) int {
+	n := 0
+	for _, r := range recs {
+		if r.HasOutcome() || r.Status == runner.StatusError {
+			n++
+		}
+	}
+	return n
 }
 
 // latest keeps the last record of each run id (a retried error run is

@@ -13,9 +13,9 @@ func TestRunCommand(t *testing.T) {
 	out := t.TempDir()
 	checkCLI(t, []cliCase{
 		{name: "no-model run of the example", args: []string{"run", "--cases", exampleCases, "--out", out, "--seed", "7"}, golden: "run-example",
-			stderr: []string{"run directory: " + out + " (12 runs)"}},
+			stderr: []string{"run directory: " + out + " (18 runs)"}},
 		{name: "the same command resumes", args: []string{"run", "--cases", exampleCases, "--out", out, "--seed", "7"}, golden: "run-example",
-			stderr: []string{"(12 runs)"}},
+			stderr: []string{"(18 runs)"}},
 		{name: "other settings, same directory", args: []string{"run", "--cases", exampleCases, "--out", out, "--seed", "8"}, exit: 2,
 			stderr: []string{"holds a run with other settings"}},
 		{name: "bad shard", args: []string{"run", "--shard", "2/2"}, exit: 2, stderr: []string{"want i/n"}},
@@ -40,8 +40,8 @@ func TestRunCommand(t *testing.T) {
 		t.Errorf("summary.json mismatch (-want +got):\n%s", diff)
 	}
 	runs, _ := os.ReadFile(filepath.Join(out, "runs.jsonl"))
-	if n := strings.Count(string(runs), "\n"); n != 12 {
-		t.Errorf("runs.jsonl has %d lines after a rerun, want 12", n)
+	if n := strings.Count(string(runs), "\n"); n != 18 {
+		t.Errorf("runs.jsonl has %d lines after a rerun, want 18", n)
 	}
 }
 
@@ -161,7 +161,7 @@ func TestRunAndReportEdges(t *testing.T) {
 	checkCLI(t, []cliCase{
 		{name: "unknown baseline", args: []string{"report", out, "--baseline", "PatchOptic"}, exit: 2,
 			stderr: []string{`no configuration "PatchOptic"`, "names: unconstrained, schema-only"}},
-		{name: "incomplete directory", args: []string{"report", cut}, stderr: []string{"is incomplete: 5 of 12 runs recorded"}},
+		{name: "incomplete directory", args: []string{"report", cut}, stderr: []string{"is incomplete: 5 of 18 runs recorded"}},
 		{name: "a directory that is not a run's", args: []string{"run", "--cases", exampleCases, "--out", notRun}, exit: 2,
 			stderr: []string{"is not empty and holds no manifest.json"}},
 		{name: "unknown tokenizer", args: []string{"run", "--cases", exampleCases, "--tokenizer", "bogus", "--out", filepath.Join(tmp, "tok")}, exit: 2,
@@ -194,11 +194,11 @@ func TestRunDirectoryIntegrity(t *testing.T) {
 	runs, _ := os.ReadFile(runsPath)
 	lines := strings.SplitAfter(strings.TrimSuffix(string(runs), "\n"), "\n")
 	os.WriteFile(runsPath, []byte(strings.Join(lines[:len(lines)-1], "")+strings.TrimSuffix(lines[len(lines)-1], "\n")), 0o644)
-	if _, stderr, code := runCLI(t, cliCase{args: args}); code != 0 || !strings.Contains(stderr, "(12 runs)") {
+	if _, stderr, code := runCLI(t, cliCase{args: args}); code != 0 || !strings.Contains(stderr, "(18 runs)") {
 		t.Fatalf("resume after an unterminated last record: exit %d: %s", code, stderr)
 	}
 	runs, _ = os.ReadFile(runsPath)
-	if n := strings.Count(string(runs), "\n"); n != 12 || !strings.HasSuffix(string(runs), "\n") {
+	if n := strings.Count(string(runs), "\n"); n != 18 || !strings.HasSuffix(string(runs), "\n") {
 		t.Errorf("runs.jsonl has %d lines", n)
 	}
 	// An edited rubric is another case set: no resume into the old runs.

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestShowAndPending(t *testing.T) {
+	out := t.TempDir()
+	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--out", out}}); code != 0 {
+		t.Fatal(stderr)
+	}
+	checkCLI(t, []cliCase{
+		{name: "an attacked run, full state", args: []string{"show", "sup-example-refund/unconstrained/follower/1", "--out", out}, golden: "show-follower-unconstrained"},
+		{name: "an attacked run, PatchOptic", args: []string{"show", "sup-example-refund/patchoptic/follower/1", "--out", out}, golden: "show-follower-patchoptic"},
+		{name: "a leaked run", args: []string{"show", "sup-example-refund/verify-only/oversharer/1", "--out", out}, golden: "show-oversharer-verify-only"},
+		{name: "no such run", args: []string{"show", "sup-example-refund/nope/reference/1", "--out", out}, exit: 2,
+			stderr: []string{"holds no run sup-example-refund/nope/reference/1; runs of case sup-example-refund: sup-example-refund/fsm-acl/follower/1"}},
+		{name: "not a run directory", args: []string{"show", "x/y/z/1", "--out", t.TempDir()}, exit: 2, stderr: []string{"is not a run directory"}},
+		{name: "no id", args: []string{"show", "--out", out}, exit: 2, stderr: []string{"give the run id"}},
+		{name: "json", args: []string{"show", "sup-example-refund/patchoptic/reference/1", "--out", out, "--format", "json"}, stderr: nil},
+	})
+
+	// The file actor: the run waits (exit 3), pending lists the request,
+	// an answer lets the same command finish it.
+	panel := filepath.Join(t.TempDir(), "panel")
+	runArgs := []string{"run", "--cases", exampleCases, "--actor", "files:" + panel, "--config", "patchoptic", "--out", filepath.Join(t.TempDir(), "run")}
+	checkCLI(t, []cliCase{
+		{name: "pending run", args: runArgs, exit: exitIncomplete, stderr: []string{"1 run wait for an answer: 1 request in " + filepath.Join(panel, "pending")}},
+		{name: "pending list", args: []string{"pending", panel}, stderr: nil},
+	})
+	stdout, _, _ := runCLI(t, cliCase{args: []string{"pending", panel, "--format", "json"}})
+	if !strings.Contains(stdout, `"step": "reply"`) {
+		t.Fatalf("pending --format json: %s", stdout)
+	}
+	entries, _ := os.ReadDir(filepath.Join(panel, "pending"))
+	var key string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") {
+			key = strings.TrimSuffix(e.Name(), ".json")
+		}
+	}
+	text, _, code := runCLI(t, cliCase{args: []string{"pending", panel, "--show", key}})
+	if code != 0 || !strings.Contains(text, "===== user =====") || !strings.Contains(text, "answers/"+key+".txt") {
+		t.Fatalf("pending --show: %d %s", code, text)
+	}
+	answer := `{"patch": [{"op": "replace", "path": "/ticket/reply", "value": "Dear Ada, sorry about the mug; a refund of 42.50 EUR is on its way."}, {"op": "replace", "path": "/ticket/status", "value": "resolved"}, {"op": "add", "path": "/audit/-", "value": "T-77 refunded"}], "note": "Refunded."}`
+	os.WriteFile(filepath.Join(panel, "answers", key+".txt"), []byte(answer), 0o644)
+	checkCLI(t, []cliCase{
+		{name: "answered", args: runArgs, stderr: []string{"(1 run)"}},
+		{name: "nothing pending", args: []string{"pending", panel}, stderr: nil},
+	})
+	if stdout, _, _ := runCLI(t, cliCase{args: []string{"pending", panel}}); !strings.Contains(stdout, "no request waits") {
+		t.Errorf("pending after the answer: %s", stdout)
+	}
+}
