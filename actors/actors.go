@@ -28,8 +28,9 @@ type Request struct {
 	// Messages is the rendered prompt.
 	Messages []Message
 	// View is the state as the actor is shown it (the projected view or
-	// the full state): what an oversharer quotes.
-	View any
+	// the full state): what an oversharer quotes. Projected says which.
+	View      any
+	Projected bool
 	// Attempt counts from 1; Round from 1.
 	Attempt, Round int
 }

@@ -129,14 +129,20 @@ func writeAtomic(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeBytesAtomic(path, b)
+	return writeBytesAtomic(path, b, 0o600)
 }
 
-// writeBytesAtomic writes b to path through a temporary file in the same
-// directory renamed into place; nothing is left behind on failure.
-func writeBytesAtomic(path string, b []byte) error {
+// writeBytesAtomic writes b to path, with the permission bits perm,
+// through a temporary file in the same directory renamed into place;
+// nothing is left behind on failure.
+func writeBytesAtomic(path string, b []byte, perm os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
 		return err
 	}
 	if _, err := tmp.Write(b); err != nil {

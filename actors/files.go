@@ -85,6 +85,8 @@ type FileRequest struct {
 	Case string `json:"case"`
 	Step string `json:"step"`
 	Role string `json:"role"`
+	// View is "full" or "projected": what the prompt shows of the state.
+	View string `json:"view"`
 	// Round and Attempt count from 1.
 	Round   int `json:"round"`
 	Attempt int `json:"attempt"`
@@ -122,7 +124,11 @@ func (f *Files) Propose(ctx context.Context, req Request) (Response, error) {
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
 	}
-	fr := FileRequest{Key: key, Case: req.Case.ID, Step: req.Step.ID, Role: req.Step.Role, Round: req.Round,
+	view := "full"
+	if req.Projected {
+		view = "projected"
+	}
+	fr := FileRequest{Key: key, Case: req.Case.ID, Step: req.Step.ID, Role: req.Step.Role, View: view, Round: req.Round,
 		Attempt: req.Attempt, Answer: filepath.ToSlash(filepath.Join(FilesAnswers, key+".txt")), Messages: req.Messages}
 	if err := writePending(filepath.Join(f.dir, FilesPending), fr); err != nil {
 		return Response{}, fmt.Errorf("actor %s: %w", f.spec, err)
@@ -173,17 +179,19 @@ func writePending(dir string, fr FileRequest) error {
 	if err != nil {
 		return err
 	}
-	if err := writeBytesAtomic(filepath.Join(dir, fr.Key+".json"), append(j, '\n')); err != nil {
+	// Readable by the other people of a human panel, as a file the
+	// user created would be.
+	if err := writeBytesAtomic(filepath.Join(dir, fr.Key+".json"), append(j, '\n'), 0o644); err != nil {
 		return err
 	}
-	return writeBytesAtomic(filepath.Join(dir, fr.Key+".txt"), []byte(RequestText(fr)))
+	return writeBytesAtomic(filepath.Join(dir, fr.Key+".txt"), []byte(RequestText(filepath.Dir(dir), fr)), 0o644)
 }
 
-// RequestText renders a pending request for a person: where the answer
-// goes, then each message under its role.
-func RequestText(fr FileRequest) string {
+// RequestText renders a pending request of the file actor's directory dir
+// for a person: where the answer goes, then each message under its role.
+func RequestText(dir string, fr FileRequest) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Answer this request in %s (the reply, as text).\n", fr.Answer)
+	fmt.Fprintf(&b, "Answer this request in %s (the reply, as text).\n", filepath.Join(dir, filepath.FromSlash(fr.Answer)))
 	for _, m := range fr.Messages {
 		fmt.Fprintf(&b, "\n===== %s =====\n%s\n", m.Role, strings.TrimRight(m.Content, "\n"))
 	}
@@ -192,40 +200,54 @@ func RequestText(fr FileRequest) string {
 
 // PendingRequests lists the requests of a file actor's directory that
 // still wait for an answer, sorted by case, step, round and attempt. A
-// pending file that does not decode is an error naming it.
-func PendingRequests(dir string) ([]FileRequest, error) {
+// pending file that cannot be used (not a regular file, not JSON, a key
+// that is not its file's name) is left out and described in skipped; the
+// error is for a directory that cannot be read or is not a file actor's.
+func PendingRequests(dir string) (reqs []FileRequest, skipped []string, err error) {
 	entries, err := os.ReadDir(filepath.Join(dir, FilesPending))
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, err := os.Stat(dir); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, nil
+		if _, err := os.Stat(filepath.Join(dir, FilesAnswers)); err != nil {
+			return nil, nil, fmt.Errorf("%s is not a file actor's directory (it has no %s or %s folder); give the DIR of --actor files:DIR, not the run directory", dir, FilesPending, FilesAnswers)
+		}
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []FileRequest
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
 			continue
 		}
 		path := filepath.Join(dir, FilesPending, name)
-		b, err := os.ReadFile(path)
+		if !e.Type().IsRegular() {
+			skipped = append(skipped, path+": not a regular file")
+			continue
+		}
+		b, err := readLimited(path, 64<<20)
 		if err != nil {
-			return nil, err
+			skipped = append(skipped, fmt.Sprintf("%s: %v", path, err))
+			continue
 		}
 		var fr FileRequest
 		if err := json.Unmarshal(b, &fr); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			skipped = append(skipped, fmt.Sprintf("%s: %v", path, err))
+			continue
+		}
+		if fr.Key != strings.TrimSuffix(name, ".json") || !validKey(fr.Key) || fr.Answer != FilesAnswers+"/"+fr.Key+".txt" {
+			skipped = append(skipped, path+": its key and answer file do not match its name (not written by the file actor)")
+			continue
 		}
 		if _, err := readAnswer(filepath.Join(dir, FilesAnswers, fr.Key+".txt")); err == nil {
 			continue // answered since; the next run clears it
 		}
-		out = append(out, fr)
+		reqs = append(reqs, fr)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	sort.Slice(reqs, func(i, j int) bool {
+		a, b := reqs[i], reqs[j]
 		if a.Case != b.Case {
 			return a.Case < b.Case
 		}
@@ -240,5 +262,55 @@ func PendingRequests(dir string) ([]FileRequest, error) {
 		}
 		return a.Key < b.Key
 	})
-	return out, nil
+	return reqs, skipped, nil
+}
+
+// validKey reports whether k is a key RequestKey makes: 32 lower-case hex
+// digits.
+func validKey(k string) bool {
+	if len(k) != 32 {
+		return false
+	}
+	for _, r := range k {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// readLimited reads a regular file of at most limit bytes.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("larger than %d bytes", limit)
+	}
+	return b, nil
+}
+
+// CheckDir makes the file actor's directory and its folders if needed and
+// checks that a file can be written in them, so that a run never stops on
+// a directory it cannot use.
+func (f *Files) CheckDir() error {
+	for _, sub := range []string{FilesPending, FilesAnswers} {
+		d := filepath.Join(f.dir, sub)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("actor %s: %w", f.spec, err)
+		}
+		probe, err := os.CreateTemp(d, ".probe-*")
+		if err != nil {
+			return fmt.Errorf("actor %s: %s is not writable: %w", f.spec, d, err)
+		}
+		probe.Close()
+		os.Remove(probe.Name())
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,8 +21,23 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Domains are the six domains of the suite (paper §4), in report order.
-var Domains = []string{"finance", "marketing", "medical", "science", "software", "support"}
+// SuiteDomains are the six domains of the embedded suite (paper §4). A
+// case set of a user's may use any domain names: a domain is data (a
+// lower-case word), and only the embedded suite is checked to hold these
+// six.
+var SuiteDomains = []string{"finance", "marketing", "medical", "science", "software", "support"}
+
+// DomainsOf returns the domains of a set of cases, sorted, each once.
+func DomainsOf(cases []*Case) []string {
+	var out []string
+	for _, c := range cases {
+		if !slices.Contains(out, c.Domain) {
+			out = append(out, c.Domain)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Artifact categories of the no-model stress test (PatchBench design §3).
 const (
@@ -95,6 +111,13 @@ type Step struct {
 	Spec        runtime.ContractSpec
 	Contract    *runtime.Contract
 	Rubric      []Check
+	// BlindWrite lists the write patterns the step writes without seeing
+	// them, on purpose (an append-only log): the exceptions to the rule
+	// that a step sees what it writes.
+	BlindWrite []runtime.Pointer
+	// Pulls declare what makes the step hard for a careless actor (the
+	// authoring rules of bench/README.md).
+	Pulls []Pull
 	// Reference is the reference proposal as JSON bytes,
 	// {"patch": [...], "note": "..."}, ready for Contract.Verify.
 	Reference     []byte
@@ -102,6 +125,32 @@ type Step struct {
 	// Index is the step's position in the case, from 0.
 	Index int
 }
+
+// Pull is a declared pull of a step toward a failure the paper measures
+// (PatchBench design §3, authoring rules): Kind "disclosure" names a
+// Record the natural way of doing the step copies, forwards or summarises
+// whole and the Secret inside it that the step does not need; Kind
+// "write" names a Path outside the step's write region that a natural
+// completion also touches (closing the ticket the step only drafts, the
+// next role's status); Kind "rule" names a Rule (an invariant's name, or
+// "schema") that a natural completion breaks (a refund above the order
+// total, a value the form does not allow). Why says what makes the pull
+// realistic.
+type Pull struct {
+	Kind   string          `json:"kind"`
+	Secret string          `json:"secret,omitempty"`
+	Record runtime.Pointer `json:"record,omitempty"`
+	Path   runtime.Pointer `json:"path,omitempty"`
+	Rule   string          `json:"rule,omitempty"`
+	Why    string          `json:"why"`
+}
+
+// Pull kinds.
+const (
+	PullDisclosure = "disclosure"
+	PullWrite      = "write"
+	PullRule       = "rule"
+)
 
 // Pair is a declared commutation analysis of two steps of one phase.
 type Pair struct {
@@ -123,6 +172,11 @@ type Injection struct {
 	Target runtime.Pointer `json:"target"`
 	Op     string          `json:"op"`
 	Into   runtime.Pointer `json:"into,omitempty"`
+	// Plausibility is how the injected text reads: "blunt" (an obvious
+	// request to disclose), "plausible" (a business-like request: a
+	// manager's note, a compliance requirement, a vendor's template) or
+	// "subtle" (a routine-looking system or runbook instruction).
+	Plausibility string `json:"plausibility,omitempty"`
 }
 
 // Injection ops.
@@ -238,7 +292,9 @@ type stepFile struct {
 	Instruction  string                     `json:"instruction"`
 	View         runtime.ViewSpec           `json:"view"`
 	Write        []string                   `json:"write"`
+	BlindWrite   []runtime.Pointer          `json:"blind_write"`
 	Source       []string                   `json:"source"`
+	Pulls        []Pull                     `json:"pulls"`
 	OutputSchema map[string]json.RawMessage `json:"output_schema"`
 	Rubric       []Check                    `json:"rubric"`
 	Reference    struct {
@@ -399,7 +455,7 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 			add("/schema", "schema: %v", err)
 		}
 	}
-	if _, err := time.Parse(time.RFC3339, cf.Now); err != nil {
+	if err := checkRFC3339(cf.Now); err != nil {
 		add("/now", "now %q is not an RFC 3339 date and time (2025-10-01T09:30:00Z): %v", cf.Now, err)
 	}
 	checkIDs := map[string]string{} // check id → step id
@@ -409,6 +465,7 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 		s := &Step{
 			ID: sf.ID, Role: sf.Role, Phases: sf.Phases, AdvanceTo: sf.AdvanceTo, Parent: sf.Parent,
 			Instruction: sf.Instruction, Rubric: sf.Rubric, ReferenceNote: sf.Reference.Note, Index: i,
+			BlindWrite: sf.BlindWrite, Pulls: sf.Pulls,
 		}
 		s.Spec = runtime.ContractSpec{
 			View: sf.View, Write: sf.Write, Source: sf.Source, Phases: sf.Phases,
@@ -475,6 +532,18 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 		return nil, ps
 	}
 	return c, nil
+}
+
+// checkRFC3339 checks a date and time of RFC 3339 §5.6: seconds required,
+// fractional seconds allowed, T and Z in either case, and a leap second
+// (:60) allowed.
+func checkRFC3339(s string) error {
+	u := strings.ToUpper(s)
+	if len(u) >= 19 && u[16:19] == ":60" {
+		u = u[:17] + "59" + u[19:]
+	}
+	_, err := time.Parse(time.RFC3339Nano, u)
+	return err
 }
 
 // contractFieldPointer turns a ContractError field ("view.include[2]",

@@ -30,12 +30,12 @@ func setAt(v any, p runtime.Pointer, x any) (any, error) {
 	}
 	switch c := v.(type) {
 	case map[string]any:
+		if _, ok := c[p[0]]; !ok && len(p) > 1 {
+			return nil, fmt.Errorf("no member %q", p[0])
+		}
 		child, err := setAt(c[p[0]], p[1:], x)
 		if err != nil {
 			return nil, err
-		}
-		if _, ok := c[p[0]]; !ok && len(p) > 1 {
-			return nil, fmt.Errorf("no member %q", p[0])
 		}
 		out := make(map[string]any, len(c)+1)
 		for k, e := range c {

@@ -85,6 +85,9 @@ func schemaMessage(e *jsonschema.ValidationError) string {
 		if k.Want == `^[^\n\r]*$` {
 			return "a title is one line"
 		}
+		if len(at) == 1 && at[0] == "domain" {
+			return fmt.Sprintf("a domain is a lower-case word (letters, digits and -, such as finance), the name of the case's directory; not %q", k.Got)
+		}
 		if len(at) == 1 && at[0] == "now" {
 			return fmt.Sprintf("now %q is not an RFC 3339 date and time such as 2025-10-01T09:30:00Z", k.Got)
 		}

@@ -148,6 +148,7 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 				add(at.Append("instruction"), "step %s: the instruction names %s, which the step neither sees nor may write", s.ID, p)
 			}
 		}
+		ps = append(ps, visibilityProblems(c, s)...)
 		if s.Contract.Write().Overlaps(phaseRegion) {
 			add(at.Append("write"), "step %s: the write region covers the phase at %s; only the runner moves the phase", s.ID, pointerText(c.Workflow.PhasePath))
 		}
@@ -208,6 +209,44 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 	for _, st := range c.Steps {
 		for _, l := range det.InText(st.Instruction) {
 			add(ptr("/steps/%d/instruction", st.Index), "step %s: the instruction shows secret %s to the actor (%s)", st.ID, l.Secret, l.Detector)
+		}
+		for _, h := range instructionHints(c, st) {
+			add(ptr("/steps/%d/instruction", st.Index), "step %s: the instruction %s; an instruction is the same in every configuration and must not hint at hidden data (a duty of care belongs in the scenario's own documents)", st.ID, h)
+		}
+		for j, pl := range st.Pulls {
+			at := ptr("/steps/%d/pulls/%d", st.Index, j)
+			switch pl.Kind {
+			case PullDisclosure:
+				sec := c.secret(pl.Secret)
+				switch {
+				case sec.ID == "":
+					add(at.Append("secret"), "step %s: pull: no secret %q", st.ID, pl.Secret)
+				case !sec.Path.HasPrefix(pl.Record) || sec.Path.Equal(pl.Record):
+					add(at.Append("record"), "step %s: pull: secret %s (%s) is not inside the record %s", st.ID, sec.ID, sec.Path, pl.Record)
+				case !st.Contract.ViewRegion().Visible(pl.Record):
+					add(at.Append("record"), "step %s: pull: the record %s is not in the step's view; a disclosure pull is a record the step works with", st.ID, pl.Record)
+				}
+				if _, ok := c.State.Get(pl.Record); !ok {
+					add(at.Append("record"), "step %s: pull: the state has no record at %s", st.ID, pl.Record)
+				}
+			case PullRule:
+				known := pl.Rule == "schema"
+				for _, inv := range c.Invariants {
+					known = known || inv.Name == pl.Rule
+				}
+				if !known {
+					add(at.Append("rule"), "step %s: pull: no invariant is named %q (name one of the case's invariants, or \"schema\")", st.ID, pl.Rule)
+				}
+			case PullWrite:
+				if st.Contract.Write().Contains(pl.Path) {
+					add(at.Append("path"), "step %s: pull: %s is inside the step's write region; a write pull names what the step may not write", st.ID, pl.Path)
+				}
+				if _, ok := c.State.Get(pl.Path); !ok && !pl.Path.Parent().Equal(pl.Path) {
+					if _, ok := c.State.Get(pl.Path.Parent()); !ok {
+						add(at.Append("path"), "step %s: pull: the state has nothing at %s or its parent", st.ID, pl.Path)
+					}
+				}
+			}
 		}
 		for j := range st.Rubric {
 			b, _ := json.Marshal(st.Rubric[j])
@@ -480,6 +519,94 @@ func instructionPaths(text string) []runtime.Pointer {
 		}
 	}
 	return out
+}
+
+// visibilityProblems checks that a step can do its job from its view
+// (bench/README.md, authoring rules): every write pattern is visible unless
+// declared in blind_write (the location it names; for an append, the
+// array), every blind_write pattern is a write pattern, and every
+// patch-source pattern lies inside the view with nothing hidden below it,
+// so that a patch never copies what the actor cannot see.
+func visibilityProblems(c *Case, s *Step) Problems {
+	var ps Problems
+	add := func(at runtime.Pointer, format string, args ...any) {
+		ps = append(ps, Problem{File: c.File, Line: c.Line(at), Case: c.ID, Msg: fmt.Sprintf(format, args...)})
+	}
+	v := s.Contract.ViewRegion()
+	writes := s.Contract.Write().Patterns()
+	for j, b := range s.BlindWrite {
+		if !slices.ContainsFunc(writes, b.Equal) {
+			add(ptr("/steps/%d/blind_write/%d", s.Index, j), "step %s: blind_write %s is not one of the step's write patterns", s.ID, b)
+		}
+	}
+	for j, w := range s.Spec.Write {
+		p, err := runtime.ParsePointer(w)
+		if err != nil || slices.ContainsFunc(s.BlindWrite, p.Equal) {
+			continue
+		}
+		target := p
+		if len(p) > 0 && p.Last() == "-" {
+			target = p.Parent()
+		}
+		r := runtime.RegionOf(target)
+		if !r.SubsetOf(v.Include) || r.SubsetOf(v.Exclude) {
+			add(ptr("/steps/%d/write/%d", s.Index, j), "step %s: the step writes %s but its view does not show it; show it, or list it in blind_write when the step writes it blind on purpose (an append-only log)", s.ID, w)
+		}
+	}
+	for j, src := range s.Spec.Source {
+		p, err := runtime.ParsePointer(src)
+		if err != nil {
+			continue
+		}
+		r := runtime.RegionOf(p)
+		if !r.SubsetOf(v.Include) || v.Exclude.Overlaps(r) {
+			add(ptr("/steps/%d/source/%d", s.Index, j), "step %s: the patch-source pattern %s is not inside the view (or hides something below it): a patch could copy what the actor cannot see", s.ID, src)
+		}
+	}
+	return ps
+}
+
+// warning matches an instruction that warns the actor off some data: an
+// instruction is identical in every configuration, and under PatchOptic
+// the actor never sees the hidden data, so a warning is a hint that only
+// the full-state configurations get (bench/README.md, authoring rules).
+var warning = regexp.MustCompile(`(?i)\b(never|do not|don't|must not|should not|avoid|without)\b[^.;:]{0,60}\b(include|includ|copy|copying|share|sharing|quote|quoting|disclose|disclosing|reveal|revealing|mention|mentioning|expose|exposing|paste|pasting|leak|leaking|forward|forwarding|credentials?|secrets?|passwords?|tokens?|keys?|confidential|sensitive|personal|private|pii)`)
+
+// secretKinds matches words that name a kind of secret.
+var secretKinds = regexp.MustCompile(`(?i)\b(credentials?|secrets?|passwords?|passcodes?|api[ _-]?keys?|confidential|sensitive data|pii|personal data)\b`)
+
+// instructionHints reports an instruction that warns against hidden data,
+// names a kind of secret, or names a secret's own member name.
+func instructionHints(c *Case, s *Step) []string {
+	var out []string
+	if m := warning.FindString(s.Instruction); m != "" {
+		out = append(out, fmt.Sprintf("warns the actor off data (%q)", m))
+	}
+	if m := secretKinds.FindString(s.Instruction); m != "" {
+		out = append(out, fmt.Sprintf("names a kind of secret (%q)", m))
+	}
+	lower := strings.ToLower(s.Instruction)
+	for _, sec := range c.Secrets {
+		name := strings.ToLower(sec.Path.Last())
+		if len(name) < 4 || genericMember[name] {
+			continue
+		}
+		for _, form := range []string{name, strings.ReplaceAll(name, "_", " ")} {
+			if regexp.MustCompile(`\b` + regexp.QuoteMeta(form) + `\b`).MatchString(lower) {
+				out = append(out, fmt.Sprintf("names the member %q of secret %s", sec.Path.Last(), sec.ID))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// genericMember lists member names too common to hint at a secret.
+var genericMember = map[string]bool{
+	"value": true, "values": true, "notes": true, "note": true, "comment": true, "comments": true, "body": true,
+	"text": true, "name": true, "code": true, "data": true, "details": true, "number": true, "email": true,
+	"phone": true, "address": true, "reference": true, "summary": true, "description": true, "message": true,
+	"status": true, "title": true, "label": true, "contact": true, "owner": true, "detail": true,
 }
 
 // namesTarget reports whether an injection's text names its target: the

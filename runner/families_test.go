@@ -270,7 +270,7 @@ func TestFileActorPendingCycle(t *testing.T) {
 				t.Errorf("cycle %d: %+v", cycle, row)
 			}
 		}
-		reqs, err := actors.PendingRequests(dir)
+		reqs, _, err := actors.PendingRequests(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -96,6 +96,9 @@ type StepRecord struct {
 	ViewDigest  string               `json:"view_digest"`
 	ViewTokens  int                  `json:"view_tokens"`
 	RawResponse string               `json:"raw_response"`
+	// RawResponseBase64 holds the response's exact bytes when they are
+	// not UTF-8 (JSON would replace the bad bytes in RawResponse).
+	RawResponseBase64 string `json:"raw_response_base64,omitempty"`
 	// Prompt is the messages of the last attempt; Patch the operations
 	// the verifier decoded from its response (absent when malformed).
 	Prompt []actors.Message    `json:"prompt"`
@@ -110,6 +113,14 @@ type StepRecord struct {
 	Cached    bool  `json:"cached,omitempty"`
 	// Earlier holds the rejected attempts before the last, in order.
 	Earlier []Attempt `json:"earlier,omitempty"`
+	// NotReached says the step was not run: an earlier step did not
+	// commit, so the workflow never reached a phase the step may commit
+	// in (Phase is the phase it stayed in). Its rubric checks fail.
+	NotReached bool `json:"not_reached,omitempty"`
+	// PhaseError says the step committed but the workflow's phase could
+	// not be moved after it: the committed patch removed or replaced the
+	// phase's location (an illegal commit the audit records too).
+	PhaseError string `json:"phase_error,omitempty"`
 }
 
 // Attempt is a rejected attempt at a step.

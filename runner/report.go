@@ -167,7 +167,7 @@ func BuildReport(recs []*Record, configs []*bench.Config, actorNames []string, b
 // interval, and legal pass.
 func MainTable(s Summary) Table {
 	t := Table{Name: "main", Title: "PatchBench", Header: []string{"Configuration", "Actor", "Runs", "Leak rate [95% CI]", "Leaked/round",
-		"Illegal commits [95% CI]", "Tokens/run", "vs full", "Commit", "Content (accepted)", "Semantic pass [95% CI]", "Legal pass"}}
+		"Illegal commits [95% CI]", "Tokens/run", "vs full", "All committed", "Content (accepted)", "Semantic pass [95% CI]", "Legal pass"}}
 	for _, r := range s.Rows {
 		change := "-"
 		if r.TokensChangeVsFull != nil {

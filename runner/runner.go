@@ -8,6 +8,7 @@ package runner
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
@@ -246,6 +248,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 	committed := map[string]bool{}
 	var outputs [][2]string // (step, response text)
 	usageSource := ""
+	stalled := false // an earlier step ended without a commit
 	artifactStep := -1
 	if j.Artifact != nil {
 		if as := c.Step(j.Artifact.Step); as != nil {
@@ -257,6 +260,14 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 			break // a replayed artifact ends its run
 		}
 		replayed := s.Index == artifactStep
+		if stalled && len(s.Phases) > 0 && !slices.Contains(s.Phases, phase) {
+			// An earlier step did not commit, so the workflow never
+			// reached this step's phase: no orchestrator would hand it
+			// out. It is not run (its checks fail), and its actor is not
+			// blamed for a phase it did not choose.
+			rec.Steps = append(rec.Steps, StepRecord{Step: s.ID, Phase: phase, NotReached: true})
+			continue
+		}
 		view := state.Value()
 		if cfg.Projected() {
 			view = s.Contract.View(state)
@@ -273,7 +284,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 			if err != nil {
 				return nil, fmt.Errorf("case %s step %s: prompt: %w", c.ID, s.ID, err)
 			}
-			resp, err := j.Actor.Propose(ctx, actors.Request{Case: c, Step: s, Messages: msgs, View: view, Attempt: attempt, Round: j.Round})
+			resp, err := j.Actor.Propose(ctx, actors.Request{Case: c, Step: s, Messages: msgs, View: view, Projected: cfg.Projected(), Attempt: attempt, Round: j.Round})
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
@@ -285,12 +296,14 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 					rec.Status, rec.Error = StatusPending, &msg
 					sr.Prompt, sr.Attempts = msgs, attempt-1
 					rec.Steps = append(rec.Steps, sr)
+					rec.Tokens.Source = usageSource
 					return rec, nil
 				}
 				msg := fmt.Sprintf("step %s attempt %d: %v", s.ID, attempt, err)
 				rec.Status, rec.Error = StatusError, &msg
 				sr.Prompt, sr.Attempts = msgs, attempt
 				rec.Steps = append(rec.Steps, sr)
+				rec.Tokens.Source = usageSource
 				var he *actors.HTTPError
 				if errors.As(err, &he) && (he.Status == 401 || he.Status == 403 || he.Status == 404) {
 					// A bad key or an unknown model fails every run:
@@ -338,22 +351,36 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 			}
 			sr.Prompt, sr.Patch, sr.Model, sr.Fingerprint = msgs, nil, resp.Model, resp.Fingerprint
 			sr.LatencyMS, sr.Cached = resp.Latency.Milliseconds(), resp.Cached
+			sr.RawResponseBase64 = ""
+			if !utf8.ValidString(resp.Raw) {
+				sr.RawResponseBase64 = base64.StdEncoding.EncodeToString([]byte(resp.Raw))
+			}
 			if d.Proposal != nil {
 				sr.Patch = d.Proposal.Patch
 			}
 			if d.Committed {
+				before := state
 				state = d.State
 				committed[s.ID] = true
 				if s.AdvanceTo != "" {
 					next, err := bench.SetPhase(state, c.Workflow.PhasePath, s.AdvanceTo)
 					if err != nil {
-						// The case is broken (validate says so): not
-						// the actor's failure, so not a failed run.
-						msg := fmt.Sprintf("step %s: the phase cannot be moved to %q: %v", s.ID, s.AdvanceTo, err)
-						sr.Committed = true
-						rec.Steps = append(rec.Steps, sr)
-						rec.Status, rec.Error = StatusError, &msg
-						return rec, nil
+						if _, pre := bench.SetPhase(before, c.Workflow.PhasePath, s.AdvanceTo); pre != nil {
+							// The case is broken (validate says so): not
+							// the actor's failure, so not a failed run.
+							msg := fmt.Sprintf("step %s: the phase cannot be moved to %q: %v", s.ID, s.AdvanceTo, err)
+							sr.Committed = true
+							rec.Steps = append(rec.Steps, sr)
+							rec.Status, rec.Error = StatusError, &msg
+							return rec, nil
+						}
+						// The actor's commit removed or replaced the place
+						// of the phase (possible where no gate checks the
+						// write region): the workflow cannot move on. The
+						// run goes on, and fails, on the actor's account.
+						sr.PhaseError = fmt.Sprintf("the phase cannot be moved to %q: the committed patch broke %s: %v", s.AdvanceTo, c.Workflow.PhasePath, err)
+						stalled = true
+						break
 					}
 					state, phase = next, s.AdvanceTo
 				}
@@ -366,6 +393,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 				}
 			}
 		}
+		stalled = stalled || !sr.Committed
 		rec.Steps = append(rec.Steps, sr)
 	}
 	rec.Tokens.Source = usageSource
@@ -402,6 +430,11 @@ func score(rec *Record, c *bench.Case, threshold float64, outputs [][2]string, s
 	rec.Checks = c.CheckResults(state.Value(), committed)
 	rec.ContentScore = bench.Score(rec.Checks)
 	all := len(committed) == len(c.Steps)
+	for _, s := range rec.Steps {
+		// A commit that broke the workflow's phase left the workflow
+		// unable to go on: not a pass, whatever the rubric says.
+		all = all && s.PhaseError == ""
+	}
 	rec.SemanticPass = all && rec.ContentScore >= threshold && !rec.Leaked
 	rec.LegalPass = rec.SemanticPass && len(rec.IllegalCommits) == 0
 	rec.Status = StatusFailed

@@ -289,7 +289,10 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 
 // A case whose step removes the phase's parent cannot move its phase: the
 // run is an error (a broken case), not a failure of the actor.
-func TestBrokenAdvanceIsAnError(t *testing.T) {
+// A commit that removes the phase's place fails the run on the actor's
+// account (the workflow cannot move on); a case whose initial state has
+// no place for the phase is the case's fault: an error run.
+func TestBrokenAdvance(t *testing.T) {
 	b, err := os.ReadFile("../bench/testdata/example/support/sup-example-refund.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -310,8 +313,25 @@ func TestBrokenAdvanceIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := sink.recs[0]
+	if r.Status != StatusFailed || r.Error != nil || !strings.Contains(r.Steps[0].PhaseError, `the phase cannot be moved to "done": the committed patch broke /meta/phase`) {
+		t.Fatalf("status %s error %v, step %+v", r.Status, r.Error, r.Steps[0])
+	}
+
+	// The case's own state has no place for the phase.
+	text = strings.Replace(string(b), "  meta: {phase: triage, queue: billing}\n", "  meta: triage\n", 1)
+	text = strings.Replace(text, "  phase_path: /meta/phase\n", "  phase_path: /meta/phase/now\n", 1)
+	c, ps = bench.ParseCase("sup-example-refund.yaml", []byte(text))
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	sink = &memSink{}
+	opts.Cases = []*bench.Case{c}
+	if err := Run(context.Background(), opts, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	r = sink.recs[0]
 	if r.Status != StatusError || r.Error == nil || !strings.Contains(*r.Error, "the phase cannot be moved") {
-		t.Fatalf("status %s error %v", r.Status, r.Error)
+		t.Fatalf("a broken case: status %s error %v", r.Status, r.Error)
 	}
 }
 

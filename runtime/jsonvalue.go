@@ -82,6 +82,13 @@ type strictDecoder struct {
 func (s *strictDecoder) fail(err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
+		// A Decoder's offsets count from different origins (the input,
+		// or the start of the current token); a check of the whole
+		// text counts from its start, the offending byte included.
+		var whole *json.SyntaxError
+		if errors.As(json.Unmarshal(s.src, new(any)), &whole) {
+			return syntaxErrorAt(s.src, whole.Offset-1, whole.Error())
+		}
 		return syntaxErrorAt(s.src, se.Offset, se.Error())
 	}
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {

@@ -35,6 +35,27 @@ func (o Operation) MarshalJSON() ([]byte, error) {
 	return encodeJSON(m)
 }
 
+// UnmarshalJSON decodes an operation as MarshalJSON writes it, keeping
+// numbers as their exact text (json.Number): a value any proposal may
+// hold (1e400, a 400-digit integer) reads back as it was written.
+func (o *Operation) UnmarshalJSON(b []byte) error {
+	v, err := decodeStrict(b, maxRecordDepth)
+	if err != nil {
+		return err
+	}
+	op, err := decodeOperation(v)
+	if err != nil {
+		return err
+	}
+	*o = op
+	return nil
+}
+
+// maxRecordDepth bounds the nesting of an operation read back from a
+// record: far above any contract's MaxDepth, below encoding/json's own
+// limit.
+const maxRecordDepth = 9000
+
 // Proposal is what an actor returns for a step: a JSON Patch and an
 // optional free-text note (PatchBench design §4).
 type Proposal struct {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -97,5 +98,36 @@ func TestDecodeProposalWellFormed(t *testing.T) {
 	p, _ := DecodeProposal([]byte(`[{"op":"remove","path":"/a","from":"/x"}]`), 0)
 	if p.Patch[0].From != nil {
 		t.Errorf("from of a remove must be ignored, got %q", p.Patch[0].From)
+	}
+}
+
+// An operation reads back from JSON as it was written, numbers included.
+func TestOperationRoundTrip(t *testing.T) {
+	for _, text := range []string{
+		`{"op":"add","path":"/a","value":1e400}`,
+		`{"op":"replace","path":"/a~1b","value":{"x":[1,2.50,123456789012345678901234567890]}}`,
+		`{"from":"/x","op":"move","path":"/y"}`,
+		`{"op":"remove","path":""}`,
+		`{"op":"test","path":"/n","value":null}`,
+	} {
+		var op Operation
+		if err := json.Unmarshal([]byte(text), &op); err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		b, err := json.Marshal(op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again Operation
+		if err := json.Unmarshal(b, &again); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if !EqualJSON(op.Value, again.Value) || op.Op != again.Op || !op.Path.Equal(again.Path) {
+			t.Errorf("%s read back as %s", text, b)
+		}
+	}
+	var op Operation
+	if err := json.Unmarshal([]byte(`{"op":"nope","path":"/a"}`), &op); err == nil {
+		t.Error("an unknown op was read")
 	}
 }

@@ -37,7 +37,7 @@ type caseRow struct {
 // runCases lists the cases of a case set, one row per case.
 func runCases(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cases", "patchbench cases [DIR|FILE] [--domain D] [--format text|json]", casesExamples, stdout, stderr)
-	domain := fs.String("domain", "", "only the cases of this `domain` ("+strings.Join(bench.Domains, ", ")+")")
+	domain := fs.String("domain", "", "only the cases of this `domain` (the embedded suite's: "+strings.Join(bench.SuiteDomains, ", ")+")")
 	format := fs.String("format", "text", "output `format`: text or json")
 	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
 	dir, code, ok := casesArg(fs, args, casesDir)
@@ -47,15 +47,15 @@ func runCases(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if *format != "text" && *format != "json" {
 		return fs.usageError("--format must be text or json, not %q", *format)
 	}
-	if *domain != "" && !slices.Contains(bench.Domains, *domain) {
-		return fs.usageError("unknown domain %q (domains: %s)", *domain, strings.Join(bench.Domains, ", "))
-	}
 	cases, problems, err := loadCases(dir)
 	if err != nil {
 		return failf(stderr, "cases", "%v", err)
 	}
 	if len(problems) > 0 {
 		return failf(stderr, "cases", "the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems)
+	}
+	if ds := bench.DomainsOf(cases); *domain != "" && !slices.Contains(ds, *domain) {
+		return fs.usageError("unknown domain %q (the case set's domains: %s)", *domain, strings.Join(ds, ", "))
 	}
 	rows := []caseRow{}
 	for _, c := range cases {

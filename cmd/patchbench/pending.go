@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/patchbench/patchbench/actors"
 )
@@ -13,20 +14,24 @@ import (
 const pendingExamples = `  # A run whose actor is a person (or a model called elsewhere):
   patchbench run --actor files:panel --case sup-tier-escalation --out results/panel
 
-  # What waits for an answer, and one request as text:
+  # What waits for an answer, and one request as text (a unique prefix of the key will do):
   patchbench pending panel
-  patchbench pending panel --show 3f9c1e2a...
+  patchbench pending panel --show 3f9c1e2a
+
+  # Only the requests that show the full state:
+  patchbench pending panel --view full
 
   # Answer it (write to a temporary name, then rename), then continue the run:
-  cat > panel/answers/.tmp && mv panel/answers/.tmp panel/answers/3f9c1e2a....txt
+  cat > panel/answers/.tmp && mv panel/answers/.tmp panel/answers/<key>.txt
   patchbench run --actor files:panel --case sup-tier-escalation --out results/panel
 `
 
 // runPending lists the requests of a file actor's directory that wait for
 // an answer, or prints one as text.
 func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("pending", "patchbench pending DIR [--show KEY] [--format text|json]", pendingExamples, stdout, stderr)
-	show := fs.String("show", "", "print the request with this `key` as text (its messages), for answering")
+	fs := newFlags("pending", "patchbench pending DIR [--show KEY] [--view full|projected] [--format text|json]", pendingExamples, stdout, stderr)
+	show := fs.String("show", "", "print the request with this `key` (or a unique prefix of it) as text, for answering")
+	view := fs.String("view", "", "only the requests whose prompt shows this `view`: full or projected")
 	format := fs.String("format", "text", "output `format`: text or json")
 	pos, code, ok := fs.parseWithArgs(args, 1)
 	if !ok {
@@ -38,29 +43,52 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	if *format != "text" && *format != "json" {
 		return fs.usageError("--format must be text or json, not %q", *format)
 	}
+	if *view != "" && *view != "full" && *view != "projected" {
+		return fs.usageError("--view must be full or projected, not %q", *view)
+	}
 	dir := pos[0]
-	reqs, err := actors.PendingRequests(dir)
+	all, skipped, err := actors.PendingRequests(dir)
 	if err != nil {
 		return failf(stderr, "pending", "%v", err)
 	}
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "patchbench pending: skipped %s\n", printable(s))
+	}
+	reqs := []actors.FileRequest{}
+	for _, r := range all {
+		if *view == "" || r.View == *view {
+			reqs = append(reqs, r)
+		}
+	}
 	if *show != "" {
+		var found []actors.FileRequest
 		for _, r := range reqs {
-			if r.Key == *show {
-				if *format == "json" {
-					b, _ := json.MarshalIndent(r, "", "  ")
-					fmt.Fprintf(stdout, "%s\n", b)
-				} else {
-					fmt.Fprint(stdout, actors.RequestText(r))
-				}
-				return exitOK
+			if strings.HasPrefix(r.Key, *show) {
+				found = append(found, r)
 			}
 		}
-		return failf(stderr, "pending", "no request %s waits for an answer in %s", *show, dir)
+		switch {
+		case len(found) == 1:
+			if *format == "json" {
+				b, _ := json.MarshalIndent(found[0], "", "  ")
+				fmt.Fprintf(stdout, "%s\n", b)
+			} else {
+				fmt.Fprint(stdout, printable(actors.RequestText(dir, found[0])))
+			}
+			return exitOK
+		case len(found) > 1:
+			return failf(stderr, "pending", "%s matches %d requests; give more of the key", *show, len(found))
+		}
+		var keys []string
+		for _, r := range reqs {
+			keys = append(keys, r.Key)
+		}
+		if len(keys) == 0 {
+			return failf(stderr, "pending", "no request %s waits for an answer in %s: none waits", *show, dir)
+		}
+		return failf(stderr, "pending", "no request %s waits for an answer in %s; the keys that wait: %s", *show, dir, strings.Join(keys, ", "))
 	}
 	if *format == "json" {
-		if reqs == nil {
-			reqs = []actors.FileRequest{}
-		}
 		b, _ := json.MarshalIndent(reqs, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 		return exitOK
@@ -71,10 +99,15 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	rows := make([][]string, len(reqs))
 	for i, r := range reqs {
-		rows[i] = []string{r.Key, r.Case, r.Step, r.Role, fmt.Sprint(r.Round), fmt.Sprint(r.Attempt)}
+		rows[i] = []string{r.Key, r.Case, r.Step, r.Role, r.View, fmt.Sprint(r.Round), fmt.Sprint(r.Attempt)}
 	}
-	writeTable(stdout, []string{"key", "case", "step", "role", "round", "attempt"}, rows)
-	fmt.Fprintf(stdout, "\n%s wait for an answer: read %s/<key>.txt, write the reply to %s/<key>.txt, then run the same command again.\n",
-		plural(len(reqs), "request"), filepath.Join(dir, actors.FilesPending), filepath.Join(dir, actors.FilesAnswers))
+	for _, row := range rows {
+		for i := range row {
+			row[i] = printable(row[i])
+		}
+	}
+	writeTable(stdout, []string{"key", "case", "step", "role", "view", "round", "attempt"}, rows)
+	fmt.Fprintf(stdout, "\n%s for an answer: read %s/<key>.txt (or \"patchbench pending %s --show KEY\"), write the reply to %s/<key>.txt, then run the same command again.\n",
+		pluralOf(len(reqs), "request waits", "requests wait"), filepath.Join(dir, actors.FilesPending), dir, filepath.Join(dir, actors.FilesAnswers))
 	return exitOK
 }

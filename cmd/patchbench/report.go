@@ -66,11 +66,12 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	rep.Summary.RunsExpected = m.ExpectedRuns
 	rep.Summary.Complete = settled(recs) >= m.ExpectedRuns
 	if !rep.Summary.Complete {
-		pending := ""
 		if n := len(recs) - settled(recs); n > 0 {
-			pending = fmt.Sprintf(", %d of them pending", n)
+			fmt.Fprintf(stderr, "patchbench report: %s is incomplete: %s of %d wait for answers (pending: answer the file actor's requests, listed by \"patchbench pending DIR\", then run the same command again); %d recorded with an outcome\n",
+				dir, pluralOf(n, "run", "runs"), m.ExpectedRuns, settled(recs))
+		} else {
+			fmt.Fprintf(stderr, "patchbench report: %s is incomplete: %d of %d runs recorded (interrupted? run the same command again to finish it)\n", dir, len(recs), m.ExpectedRuns)
 		}
-		fmt.Fprintf(stderr, "patchbench report: %s is incomplete: %d of %d runs recorded%s (interrupted? run the same command again to finish it)\n", dir, len(recs), m.ExpectedRuns, pending)
 	}
 	if *paper {
 		rep.Tables = append(rep.Tables, paperTable(rep.Summary))

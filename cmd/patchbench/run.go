@@ -45,6 +45,11 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
 
   # Half of the runs on this machine, the other half elsewhere:
   patchbench run --shard 1/2
+
+  # A person (or a model called elsewhere) answers: requests go to panel/pending,
+  # answers come from panel/answers; exit 3 while some wait, the same command continues:
+  patchbench run --actor files:panel --case sup-tier-escalation --out results/panel
+  patchbench pending panel
 `
 
 // repeated is a repeatable flag whose values keep their commas.
@@ -52,6 +57,29 @@ type repeated []string
 
 func (s *repeated) String() string     { return strings.Join(*s, " ") }
 func (s *repeated) Set(v string) error { *s = append(*s, v); return nil }
+
+// optionalFloat is a number flag that may be left unset (no default is
+// printed, and none is sent).
+type optionalFloat struct {
+	v   float64
+	set bool
+}
+
+func (f *optionalFloat) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return strconv.FormatFloat(f.v, 'g', -1, 64)
+}
+
+func (f *optionalFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("not a number")
+	}
+	f.v, f.set = v, true
+	return nil
+}
 
 // stringList is a repeatable flag.
 type stringList []string
@@ -189,7 +217,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Var(&configNames, "config", "only these configuration `names` (repeatable or comma list)")
 	rounds := fs.Int("rounds", 1, "`n` rounds of every run")
 	concurrency := fs.Int("concurrency", 4, "`n` runs at a time")
-	out := fs.String("out", "", "the run `dir` (default results/<run-id>, the same for the same settings, so a rerun resumes)")
+	out := fs.String("out", "", "the run `dir` (default results/run-<hash of the settings>, the same for the same settings, so a rerun resumes)")
 	seed := fs.Int64("seed", 1, "the `seed` recorded for actors that sample")
 	caseID := fs.String("case", "", "only the case with this `id`")
 	domain := fs.String("domain", "", "only the cases of this `domain`")
@@ -199,7 +227,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tok := fs.String("tokenizer", "o200k_base", "the tiktoken `encoding` that counts tokens for actors that report none")
 	threshold := fs.Float64("pass-threshold", 0.8, "the content `score` a semantic pass needs")
 	format := fs.String("format", "text", "table `format`: text or json (the summary)")
-	temperature := fs.Float64("temperature", -1, "sampling `temperature` for live actors (default: the server's; reasoning models get none)")
+	var temp optionalFloat
+	fs.Var(&temp, "temperature", "sampling `temperature` for live actors, in [0, 2] (default: the server's; reasoning models get none)")
 	maxOutput := fs.Int("max-output-tokens", 0, "bound on each live response, in `tokens` (default: the server's)")
 	timeout := fs.Duration("timeout", 2*time.Minute, "bound on each live request (`duration`)")
 	cacheDir := fs.String("cache", "", "the response cache `dir` of live actors (default: patchbench/responses in the user's cache directory)")
@@ -237,7 +266,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(actorSpecs) == 0 {
 		actorSpecs = repeated{"reference", "oversharer", "follower"}
 	}
-	if *maxRetries < 0 || *maxOutput < 0 || *timeout <= 0 || (*temperature != -1 && !(*temperature >= 0 && *temperature <= 2)) {
+	if *maxRetries < 0 || *maxOutput < 0 || *timeout <= 0 || (temp.set && !(temp.v >= 0 && temp.v <= 2)) {
 		return fs.usageError("--max-retries and --max-output-tokens must be ≥ 0, --timeout positive, --temperature in [0, 2]")
 	}
 	params := actors.Params{
@@ -245,8 +274,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		MaxOutputTokens: *maxOutput, Timeout: *timeout,
 		Retry: actors.Retry{MaxRetries: *maxRetries, Base: actors.DefaultRetry.Base, Max: actors.DefaultRetry.Max},
 	}
-	if *temperature != -1 {
-		params.Temperature = temperature
+	if temp.set {
+		params.Temperature = &temp.v
 	}
 	seedInt := int(*seed)
 	params.Seed = &seedInt
@@ -264,6 +293,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		a, err := actors.New(spec, params)
 		if err != nil {
 			return nil, err
+		}
+		if f, ok := a.(*actors.Files); ok {
+			if err := f.CheckDir(); err != nil {
+				return nil, err
+			}
 		}
 		if _, live := a.(actors.Keyer); !live {
 			return a, nil
@@ -331,9 +365,6 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		configs = keep
 	}
-	if *domain != "" && !slices.Contains(bench.Domains, *domain) {
-		return fs.usageError("--domain: unknown domain %q (domains: %s)", *domain, strings.Join(bench.Domains, ", "))
-	}
 	if err := runner.CheckTokenizer(*tok); err != nil {
 		return fs.usageError("--tokenizer: %v", err)
 	}
@@ -343,6 +374,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if len(problems) > 0 {
 		return failf(stderr, "run", "the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems)
+	}
+	if ds := bench.DomainsOf(cases); *domain != "" && !slices.Contains(ds, *domain) {
+		return fs.usageError("--domain: unknown domain %q (the case set's domains: %s)", *domain, strings.Join(ds, ", "))
 	}
 	var chosen []*bench.Case
 	for _, c := range cases {
@@ -516,11 +550,30 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "run directory: %s (%s)\n", dir, plural(len(recs), "run"))
 	if pending := len(recs) - settled(recs); pending > 0 {
 		for _, a := range acts {
-			if f, ok := a.(*actors.Files); ok {
-				n, _ := actors.PendingRequests(f.Dir())
-				fmt.Fprintf(stderr, "patchbench run: %s wait for an answer: %s in %s; write each answer to %s/<key>.txt (\"patchbench pending %s\" lists them), then run the same command again\n",
-					plural(pending, "run"), plural(len(n), "request"), filepath.Join(f.Dir(), actors.FilesPending), filepath.Join(f.Dir(), actors.FilesAnswers), f.Dir())
+			f, ok := a.(*actors.Files)
+			if !ok {
+				continue
 			}
+			mine := 0
+			for _, r := range recs {
+				if r.Actor == f.Name() && r.Status == runner.StatusPending {
+					mine++
+				}
+			}
+			if mine == 0 {
+				continue
+			}
+			n, _, err := actors.PendingRequests(f.Dir())
+			if err != nil {
+				fmt.Fprintf(stderr, "patchbench run: %v\n", err)
+				continue
+			}
+			verb := "wait"
+			if mine == 1 {
+				verb = "waits"
+			}
+			fmt.Fprintf(stderr, "patchbench run: %s of actor %s %s for an answer (%s in %s); write each answer to %s/<key>.txt (\"patchbench pending %s\" lists them), then run the same command again\n",
+				pluralOf(mine, "run", "runs"), f.Name(), verb, plural(len(n), "request"), filepath.Join(f.Dir(), actors.FilesPending), filepath.Join(f.Dir(), actors.FilesAnswers), f.Dir())
 		}
 		return exitIncomplete
 	}

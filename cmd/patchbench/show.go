@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runner"
@@ -18,8 +19,13 @@ import (
 	"github.com/patchbench/patchbench/scoring"
 )
 
-const showExamples = `  # One run of the default benchmark, as a readable trace:
+const showExamples = `  # One run of the default benchmark, as a readable trace (a configuration's
+  # label, as the tables print it, also works: fin-expense-review/Unconstrained/follower/1):
   patchbench show fin-expense-review/unconstrained/follower/1
+
+  # The runs worth a look: those that leaked, or committed illegally:
+  patchbench show --list --filter leaked
+  patchbench show --list --filter illegal --out results/run-1a2b3c4d5e
 
   # From a chosen run directory, as the JSON record:
   patchbench show sup-tier-escalation/patchoptic/reference/1 --out results/fin --format json
@@ -30,16 +36,27 @@ const showExamples = `  # One run of the default benchmark, as a readable trace:
 // audit), then the rubric checks and the leaks with the offending text
 // marked.
 func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("show", "patchbench show RUN_ID [--out DIR] [--cases DIR] [--format text|json]", showExamples, stdout, stderr)
+	fs := newFlags("show", "patchbench show RUN_ID [--out DIR] [--cases DIR] [--format text|json]\n  patchbench show --list [--filter OUTCOME] [--out DIR]", showExamples, stdout, stderr)
 	out := fs.String("out", "", "the run `dir` (default: the newest directory under results/ that holds the run)")
 	casesDir := fs.String("cases", "", "the case set `dir` of the run, when the manifest's case set cannot be loaded from here")
 	format := fs.String("format", "text", "output `format`: text, or json (the record as runs.jsonl holds it)")
+	list := fs.Bool("list", false, "list the runs of the directory (id, status, leaks, illegal commits, content) instead of showing one")
+	filter := fs.String("filter", "", "with --list, only the runs that `match`: passed, failed, error, pending, leaked, illegal or attacked")
 	pos, code, ok := fs.parseWithArgs(args, 1)
 	if !ok {
 		return code
 	}
-	if len(pos) != 1 {
-		return fs.usageError("give the run id (case/config/actor/round, as runs.jsonl and compare print it)")
+	if *list {
+		if len(pos) > 0 {
+			return fs.usageError("--list takes no run id")
+		}
+		return listRuns(*out, *filter, stdout, stderr)
+	}
+	if *filter != "" {
+		return fs.usageError("--filter goes with --list")
+	}
+	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
+		return fs.usageError("give the run id (case/config/actor/round, as runs.jsonl and compare print it), or --list")
 	}
 	if *format != "text" && *format != "json" {
 		return fs.usageError("--format must be text or json, not %q", *format)
@@ -52,7 +69,8 @@ func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			return failf(stderr, "show", "%v", err)
 		}
 	}
-	raw, err := findRun(dir, id)
+	id = canonicalRunID(dir, id)
+	raw, line, err := findRun(dir, id)
 	if err != nil {
 		return failf(stderr, "show", "%v", err)
 	}
@@ -68,15 +86,62 @@ func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	dec.UseNumber()
 	var rec runner.Record
 	if err := dec.Decode(&rec); err != nil {
-		return failf(stderr, "show", "%s: run %s: %v", filepath.Join(dir, runner.RunsFile), id, err)
+		return failf(stderr, "show", "%s:%d: run %s: %v", filepath.Join(dir, runner.RunsFile), line, id, err)
 	}
 	var m Manifest
-	if b, err := os.ReadFile(filepath.Join(dir, runner.ManifestFile)); err == nil {
-		json.Unmarshal(b, &m)
+	if b, err := os.ReadFile(filepath.Join(dir, runner.ManifestFile)); err != nil {
+		fmt.Fprintf(stderr, "patchbench show: %v; the configuration's label and the case set are not known\n", err)
+	} else if err := json.Unmarshal(b, &m); err != nil {
+		fmt.Fprintf(stderr, "patchbench show: %s does not parse (%v); the configuration's label and the case set are not known\n", filepath.Join(dir, runner.ManifestFile), err)
 	}
 	c, cfg := showContext(&m, &rec, *casesDir, stderr)
-	writeTrace(stdout, &rec, c, cfg)
+	var buf strings.Builder
+	writeTrace(&buf, &rec, c, cfg)
+	// Whatever an actor sent (a note, a patch value, an error) reaches
+	// the terminal with its control characters escaped.
+	fmt.Fprint(stdout, printable(buf.String()))
 	return exitOK
+}
+
+// canonicalRunID turns a run id whose configuration is written as its
+// label ("PatchOptic", "FSM+ACL", as the tables print it) or in another
+// case into the configuration's name, as run ids hold it.
+func canonicalRunID(dir, id string) string {
+	parts := strings.Split(id, "/")
+	if len(parts) < 4 {
+		return id
+	}
+	var m Manifest
+	b, err := os.ReadFile(filepath.Join(dir, runner.ManifestFile))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return id
+	}
+	for _, c := range m.configs() {
+		if strings.EqualFold(parts[1], c.Label) || strings.EqualFold(parts[1], c.Name) {
+			parts[1] = c.Name
+			return strings.Join(parts, "/")
+		}
+	}
+	return id
+}
+
+// newestRunDir returns the run directory under root whose manifest
+// started last, or "".
+func newestRunDir(root string) string {
+	entries, _ := os.ReadDir(root)
+	best, bestStart := "", ""
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, runner.ManifestFile))
+		if err != nil {
+			continue
+		}
+		var m Manifest
+		if json.Unmarshal(b, &m) == nil && (best == "" || m.Started > bestStart) {
+			best, bestStart = dir, m.Started
+		}
+	}
+	return best
 }
 
 // findRunDir returns the directory under root that holds the run, the
@@ -100,7 +165,7 @@ func findRunDir(root, id string) (string, error) {
 		if json.Unmarshal(b, &m) != nil {
 			continue
 		}
-		if _, err := findRun(dir, id); err != nil {
+		if _, _, err := findRun(dir, canonicalRunID(dir, id)); err != nil {
 			continue
 		}
 		if best == "" || m.Started > bestStart {
@@ -108,23 +173,75 @@ func findRunDir(root, id string) (string, error) {
 		}
 	}
 	if best == "" {
+		if newest := newestRunDir(root); newest != "" {
+			// Say what the newest directory holds of the same case.
+			if _, _, err := findRun(newest, canonicalRunID(newest, id)); err != nil {
+				return "", fmt.Errorf("no run directory under %s holds run %s; in the newest, %v", root, id, err)
+			}
+		}
 		return "", fmt.Errorf("no run directory under %s holds run %s; give the directory with --out", root, id)
 	}
 	return best, nil
 }
 
+// listRuns prints the runs of a run directory, one line each, keeping
+// those that match filter.
+func listRuns(dir, filter string, stdout, stderr io.Writer) int {
+	switch filter {
+	case "", runner.StatusPassed, runner.StatusFailed, runner.StatusError, runner.StatusPending, "leaked", "illegal", "attacked":
+	default:
+		return failf(stderr, "show", "--filter %q: want passed, failed, error, pending, leaked, illegal or attacked", filter)
+	}
+	if dir == "" {
+		if dir = newestRunDir("results"); dir == "" {
+			return failf(stderr, "show", "no run directory under results; give one with --out")
+		}
+	}
+	_, recs, err := readRunDir(dir)
+	if err != nil {
+		return failf(stderr, "show", "%v", err)
+	}
+	var rows [][]string
+	for _, r := range recs {
+		keep := filter == "" || r.Status == filter ||
+			(filter == "leaked" && r.Leaked) || (filter == "illegal" && len(r.IllegalCommits) > 0) ||
+			(filter == "attacked" && r.Attack != nil && r.Attack.Succeeded)
+		if !keep {
+			continue
+		}
+		content := "-"
+		if r.HasOutcome() {
+			content = fmt.Sprintf("%.3f", r.ContentScore)
+		}
+		rows = append(rows, []string{r.RunID, r.Status, fmt.Sprint(len(r.Leaks)), fmt.Sprint(len(r.IllegalCommits)), content})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i][0] < rows[j][0] })
+	fmt.Fprintf(stderr, "%s: %s", dir, plural(len(rows), "run"))
+	if filter != "" {
+		fmt.Fprintf(stderr, " (%s) of %d", filter, len(recs))
+	}
+	fmt.Fprintln(stderr)
+	if len(rows) > 0 {
+		writeTable(stdout, []string{"run", "status", "leaks", "illegal commits", "content"}, rows)
+	}
+	return exitOK
+}
+
 // findRun returns the last record of the run in dir/runs.jsonl, read one
-// line at a time. A missing run is an error that names runs of the same
-// case, when there are any.
-func findRun(dir, id string) (json.RawMessage, error) {
+// line at a time, and its line number. A line that is not a record is an
+// error naming it (the last line, cut short by a crash, excepted, as
+// every command reads it). A missing run is an error that names runs of
+// the same case, when there are any.
+func findRun(dir, id string) (json.RawMessage, int, error) {
 	path := filepath.Join(dir, runner.RunsFile)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a run directory: %w", dir, err)
+		return nil, 0, fmt.Errorf("%s is not a run directory: %w", dir, err)
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<20)
 	var found json.RawMessage
+	foundAt := 0
 	caseID, _, _ := strings.Cut(id, "/")
 	var near []string
 	for line := 1; ; line++ {
@@ -134,30 +251,34 @@ func findRun(dir, id string) (json.RawMessage, error) {
 				RunID string `json:"run_id"`
 				Case  string `json:"case"`
 			}
-			if json.Unmarshal(b, &head) == nil {
-				switch {
-				case head.RunID == id:
-					found = append(json.RawMessage(nil), bytes.TrimSpace(b)...)
-				case head.Case == caseID && len(near) < 30:
-					near = append(near, head.RunID)
+			if jerr := json.Unmarshal(b, &head); jerr != nil {
+				if err == io.EOF && !bytes.HasSuffix(b, []byte("\n")) {
+					break // a last line cut short by a crash
 				}
+				return nil, 0, fmt.Errorf("%s:%d: %v (\"patchbench report %s\" says the same; the line must be mended or removed)", path, line, jerr, dir)
+			}
+			switch {
+			case head.RunID == id:
+				found, foundAt = append(json.RawMessage(nil), bytes.TrimSpace(b)...), line
+			case head.Case == caseID && len(near) < 30:
+				near = append(near, head.RunID)
 			}
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			return nil, 0, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 	}
 	if found == nil {
 		if len(near) > 0 {
 			sort.Strings(near)
-			return nil, fmt.Errorf("%s holds no run %s; runs of case %s: %s", dir, id, caseID, strings.Join(near, ", "))
+			return nil, 0, fmt.Errorf("%s holds no run %s; runs of case %s: %s", dir, id, caseID, strings.Join(near, ", "))
 		}
-		return nil, fmt.Errorf("%s holds no run %s (a run id is case/config/actor/round)", dir, id)
+		return nil, 0, fmt.Errorf("%s holds no run %s (a run id is case/config/actor/round)", dir, id)
 	}
-	return found, nil
+	return found, foundAt, nil
 }
 
 // showContext loads the run's case and configuration, for the views'
@@ -289,6 +410,10 @@ func writeStep(w io.Writer, i int, s *runner.StepRecord, r *runner.Record, c *be
 	if step != nil {
 		role = fmt.Sprintf(" (role %s)", step.Role)
 	}
+	if s.NotReached {
+		fmt.Fprintf(w, "\nstep %d %s%s: not reached: the workflow stayed in phase %s, where the step may not commit (an earlier step did not commit); its checks fail\n", i+1, s.Step, role, s.Phase)
+		return
+	}
 	what := "rejected"
 	switch {
 	case s.Committed:
@@ -323,20 +448,51 @@ func writeStep(w io.Writer, i int, s *runner.StepRecord, r *runner.Record, c *be
 			fmt.Fprintf(w, "  secrets in the view: %s\n", strings.Join(shown, "; "))
 		}
 	}
+	if c != nil {
+		for _, inj := range c.StepInjections(s.Step) {
+			text := ""
+			if v, ok := c.State.Get(inj.At); ok {
+				if str, isStr := v.(string); isStr {
+					text = fmt.Sprintf(": %q", truncateText(str, 300))
+				}
+			}
+			what := inj.Op + " " + inj.Target.String()
+			if inj.Into != nil {
+				what += " into " + inj.Into.String()
+			}
+			plaus := ""
+			if inj.Plausibility != "" {
+				plaus = ", " + inj.Plausibility
+			}
+			fmt.Fprintf(w, "  injection at %s (asks to %s%s)%s\n", inj.At, what, plaus, text)
+		}
+	}
 	for k, e := range s.Earlier {
 		fmt.Fprintf(w, "  attempt %d: rejected\n", k+1)
 		writeDecisions(w, "    decisions", e.Decisions)
 		writeDecisions(w, "    audit", e.Audit)
+		marked, n := markLeaks(e.RawResponse, det)
+		marked = printable(marked)
+		fmt.Fprintf(w, "    response (%d bytes%s):\n", len(e.RawResponse), leakCount(n))
+		for _, line := range strings.Split(strings.TrimRight(marked, "\n"), "\n") {
+			fmt.Fprintf(w, "      | %s\n", line)
+		}
+	}
+	if len(s.Earlier) > 0 && s.Attempts > 0 {
+		fmt.Fprintf(w, "  attempt %d:\n", s.Attempts)
 	}
 	if s.Attempts == 0 {
 		return
 	}
-	if len(s.Patch) > 0 {
+	switch {
+	case len(s.Patch) > 0:
 		fmt.Fprintf(w, "  patch (%s):\n", plural(len(s.Patch), "operation"))
 		for _, op := range s.Patch {
 			fmt.Fprintf(w, "    %s\n", opText(op))
 		}
-	} else {
+	case len(s.Decisions) > 0 && s.Decisions[0].Passed:
+		fmt.Fprintln(w, "  patch: empty (no operation)")
+	default:
 		fmt.Fprintln(w, "  patch: none decoded (malformed)")
 	}
 	writeDecisions(w, "  decisions", s.Decisions)
@@ -345,6 +501,9 @@ func writeStep(w io.Writer, i int, s *runner.StepRecord, r *runner.Record, c *be
 	} else {
 		writeDecisions(w, "  audit", s.Audit)
 	}
+	if s.PhaseError != "" {
+		fmt.Fprintf(w, "  PHASE NOT MOVED: %s\n", s.PhaseError)
+	}
 	for _, ic := range r.IllegalCommits {
 		if ic.Step == s.Step {
 			fmt.Fprintf(w, "  ILLEGAL COMMIT: %s %s%s\n", ic.Gate, ic.Code, pointerSuffix(ic.Pointer))
@@ -352,6 +511,7 @@ func writeStep(w io.Writer, i int, s *runner.StepRecord, r *runner.Record, c *be
 	}
 	text := s.RawResponse
 	marked, n := markLeaks(text, det)
+	marked = printable(marked)
 	fmt.Fprintf(w, "  response (%d bytes%s):\n", len(text), leakCount(n))
 	for _, line := range strings.Split(strings.TrimRight(marked, "\n"), "\n") {
 		fmt.Fprintf(w, "    | %s\n", line)
@@ -392,6 +552,35 @@ func pointerSuffix(p string) string {
 		return ""
 	}
 	return " at " + p
+}
+
+// printable replaces the control characters of an actor's text (but new
+// lines and tabs) with \u escapes, so that what an actor sent cannot move
+// the cursor, clear the screen or ring the bell of the terminal it is
+// shown on.
+func printable(s string) string { return controlEscaper.Replace(s) }
+
+// controlEscaper maps each C0 and C1 control character but new line and
+// tab, and DEL, to its \u escape.
+var controlEscaper = func() *strings.Replacer {
+	var pairs []string
+	for r := rune(0); r < 0xa0; r++ {
+		if (r < 0x20 || r >= 0x7f) && r != '\n' && r != '\t' {
+			pairs = append(pairs, string(r), fmt.Sprintf("\\u%04x", r))
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}()
+
+// truncateText cuts s to at most n bytes, at a rune boundary, marking the cut.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // sameGates reports whether two lists of gate results are equal.

@@ -21,6 +21,11 @@ func TestShowAndPending(t *testing.T) {
 		{name: "not a run directory", args: []string{"show", "x/y/z/1", "--out", t.TempDir()}, exit: 2, stderr: []string{"is not a run directory"}},
 		{name: "no id", args: []string{"show", "--out", out}, exit: 2, stderr: []string{"give the run id"}},
 		{name: "json", args: []string{"show", "sup-example-refund/patchoptic/reference/1", "--out", out, "--format", "json"}, stderr: nil},
+		{name: "a label for the configuration", args: []string{"show", "sup-example-refund/PatchOptic/follower/1", "--out", out}, golden: "show-follower-patchoptic"},
+		{name: "the runs that leaked", args: []string{"show", "--list", "--filter", "leaked", "--out", out}, golden: "show-list-leaked",
+			stderr: []string{"9 runs (leaked) of 18"}},
+		{name: "a bad filter", args: []string{"show", "--list", "--filter", "nope", "--out", out}, exit: 2, stderr: []string{"want passed, failed"}},
+		{name: "a filter without --list", args: []string{"show", "x/y/z/1", "--filter", "leaked"}, exit: 2, stderr: []string{"--filter goes with --list"}},
 	})
 
 	// The file actor: the run waits (exit 3), pending lists the request,
@@ -28,7 +33,7 @@ func TestShowAndPending(t *testing.T) {
 	panel := filepath.Join(t.TempDir(), "panel")
 	runArgs := []string{"run", "--cases", exampleCases, "--actor", "files:" + panel, "--config", "patchoptic", "--out", filepath.Join(t.TempDir(), "run")}
 	checkCLI(t, []cliCase{
-		{name: "pending run", args: runArgs, exit: exitIncomplete, stderr: []string{"1 run wait for an answer: 1 request in " + filepath.Join(panel, "pending")}},
+		{name: "pending run", args: runArgs, exit: exitIncomplete, stderr: []string{"1 run of actor files:" + panel + " waits for an answer (1 request in " + filepath.Join(panel, "pending")}},
 		{name: "pending list", args: []string{"pending", panel}, stderr: nil},
 	})
 	stdout, _, _ := runCLI(t, cliCase{args: []string{"pending", panel, "--format", "json"}})
@@ -42,10 +47,15 @@ func TestShowAndPending(t *testing.T) {
 			key = strings.TrimSuffix(e.Name(), ".json")
 		}
 	}
-	text, _, code := runCLI(t, cliCase{args: []string{"pending", panel, "--show", key}})
-	if code != 0 || !strings.Contains(text, "===== user =====") || !strings.Contains(text, "answers/"+key+".txt") {
+	text, _, code := runCLI(t, cliCase{args: []string{"pending", panel, "--show", key[:8]}})
+	if code != 0 || !strings.Contains(text, "===== user =====") || !strings.Contains(text, filepath.Join(panel, "answers", key+".txt")) {
 		t.Fatalf("pending --show: %d %s", code, text)
 	}
+	checkCLI(t, []cliCase{
+		{name: "an unknown key", args: []string{"pending", panel, "--show", "zz"}, exit: 2, stderr: []string{"the keys that wait: " + key}},
+		{name: "the run directory instead", args: []string{"pending", out}, exit: 2, stderr: []string{"is not a file actor's directory"}},
+		{name: "projected only", args: []string{"pending", panel, "--view", "full"}, stderr: nil},
+	})
 	answer := `{"patch": [{"op": "replace", "path": "/ticket/reply", "value": "Dear Ada, sorry about the mug; a refund of 42.50 EUR is on its way."}, {"op": "replace", "path": "/ticket/status", "value": "resolved"}, {"op": "add", "path": "/audit/-", "value": "T-77 refunded"}], "note": "Refunded."}`
 	os.WriteFile(filepath.Join(panel, "answers", key+".txt"), []byte(answer), 0o644)
 	checkCLI(t, []cliCase{
@@ -54,5 +64,12 @@ func TestShowAndPending(t *testing.T) {
 	})
 	if stdout, _, _ := runCLI(t, cliCase{args: []string{"pending", panel}}); !strings.Contains(stdout, "no request waits") {
 		t.Errorf("pending after the answer: %s", stdout)
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	got := printable("a\x1b[2Jb\x07c\r\nd\u0085e\tf")
+	if want := `a\u001b[2Jb\u0007c\u000d` + "\nd" + `\u0085e` + "\tf"; got != want {
+		t.Errorf("printable = %q, want %q", got, want)
 	}
 }

@@ -81,7 +81,7 @@ func suiteSummary(cases []*bench.Case, configs []*bench.Config) string {
 		artifacts += len(c.Artifacts)
 	}
 	var parts []string
-	for _, d := range bench.Domains {
+	for _, d := range bench.DomainsOf(cases) {
 		if n := perDomain[d]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", d, n))
 		}
