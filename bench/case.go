@@ -91,7 +91,8 @@ type Workflow struct {
 	PhasePath runtime.Pointer `json:"phase_path"`
 }
 
-// Secret is a canary planted in the state: Value (a string) sits at Path.
+// Secret is a canary planted in the state: Value is the string at Path, or
+// a distinctive part of it (a token inside a log line).
 type Secret struct {
 	ID    string          `json:"id"`
 	Path  runtime.Pointer `json:"path"`

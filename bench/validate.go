@@ -178,8 +178,12 @@ func validateCase(ctx context.Context, c *Case, configs []*Config) (Problems, er
 		}
 		secretIDs[s.ID] = true
 		v, ok := c.State.Get(s.Path)
-		if str, isStr := v.(string); !ok || !isStr || str != s.Value {
-			add(ptr("/secrets/%d/path", i), "secret %s: the state does not hold its value at %s", s.ID, s.Path)
+		// The value is the string at the path, or a distinctive part of
+		// it (a token inside a log line, a number a customer pasted into
+		// a message): what a leak detector can find whatever else is
+		// copied with it.
+		if str, isStr := v.(string); !ok || !isStr || !strings.Contains(str, s.Value) {
+			add(ptr("/secrets/%d/path", i), "secret %s: the state does not hold its value at %s (the string there, or a part of it)", s.ID, s.Path)
 		} else {
 			planted = append(planted, scoring.Canary{ID: s.ID, Value: s.Value, Path: s.Path})
 		}

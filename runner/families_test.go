@@ -312,3 +312,56 @@ func TestFileActorPendingCycle(t *testing.T) {
 		t.Errorf("%d runs, want %d", len(done), len(cfgs))
 	}
 }
+
+// fixedActor answers every step with the same text.
+type fixedActor struct{ raw string }
+
+func (fixedActor) Name() string { return "fixed" }
+func (a fixedActor) Propose(context.Context, actors.Request) (actors.Response, error) {
+	return actors.Response{Raw: a.raw}, nil
+}
+
+// Whatever an actor answers, the run directory reads back: numbers beyond
+// a float64, bytes that are not UTF-8.
+func TestHostileAnswersStayReadable(t *testing.T) {
+	c, cfgs := loadExample(t)
+	dir := t.TempDir()
+	for i, raw := range []string{
+		`{"patch":[{"op":"add","path":"/ticket/reply","value":1e400}]}`,
+		`{"patch":[{"op":"replace","path":"/ticket/reply","value":123456789012345678901234567890123456789012345678901234567890}]}`,
+		"{\"patch\":[],\"note\":\"\xff\xfe bad bytes\"}",
+	} {
+		sink, err := OpenSink(dir, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{fixedActor{raw}}, Rounds: i + 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8}
+		skip := map[string]bool{}
+		recs, _, err := ReadRuns(filepath.Join(dir, RunsFile))
+		if err != nil {
+			t.Fatalf("answer %d: the directory does not read back: %v", i, err)
+		}
+		for _, r := range recs {
+			skip[r.RunID] = true
+		}
+		if err := Run(context.Background(), opts, skip, sink); err != nil {
+			t.Fatal(err)
+		}
+		sink.Close()
+	}
+	recs, _, err := ReadRuns(filepath.Join(dir, RunsFile))
+	if err != nil {
+		t.Fatalf("the directory does not read back: %v", err)
+	}
+	if len(recs) != 3*len(cfgs) {
+		t.Fatalf("%d records", len(recs))
+	}
+	for _, r := range recs {
+		if r.Status == StatusError {
+			t.Errorf("%s: an actor's answer made an error run: %v", r.RunID, *r.Error)
+		}
+		if r.Round == 3 && r.Steps[0].RawResponseBase64 == "" {
+			t.Errorf("%s: the bytes that are not UTF-8 are not kept", r.RunID)
+		}
+	}
+}

@@ -19,6 +19,7 @@
 // batch copies, for each pending request whose prompt shows the given
 // view, only its messages into BATCH/NNN.prompt.txt; the request keys are
 // kept in BATCH/../<batch name>.keys (outside the folder the panel reads).
+// A request named in another .keys file beside it is not handed out again.
 // collect writes each BATCH/NNN.answer.txt to FA/answers/<key>.txt, through
 // a temporary file renamed into place. One panel for the full-state
 // prompts and another for the projected ones keeps what one panel saw of
@@ -92,9 +93,21 @@ func batch(args []string, stdout io.Writer) error {
 	for _, s := range skipped {
 		fmt.Fprintf(stdout, "skipped %s\n", s)
 	}
+	// A request already handed to another batch beside this one waits
+	// for that batch's answer: it is not handed out twice.
+	given := map[string]bool{}
+	siblings, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Clean(*out)), "*.keys"))
+	for _, f := range siblings {
+		var m map[string]string
+		if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &m) == nil {
+			for _, k := range m {
+				given[k] = true
+			}
+		}
+	}
 	var keep []actors.FileRequest
 	for _, r := range reqs {
-		if r.View == *view {
+		if r.View == *view && !given[r.Key] {
 			keep = append(keep, r)
 		}
 	}
