@@ -46,13 +46,7 @@ func hasEmptyToken(p Pointer) bool {
 // anew (numbers keep their text; member order and string escapes may
 // change).
 func applyLibrary(raw []byte, ops []Operation, roots []any, lim Limits) ([]byte, error) {
-	opts := jsonpatch.NewApplyOptions()
-	opts.SupportNegativeIndices = false
-	opts.AccumulatedCopySizeLimit = lim.MaxCopyBytes
-	opts.EscapeHTML = false
-	opts.AllowMissingPathOnRemove = false
-	opts.EnsurePathExistsOnAdd = false
-
+	opts := libraryOptions(lim)
 	doc := bytes.TrimLeft(raw, " \t\r\n") // the library tells arrays by the first byte
 	var batch []Operation
 	flush := func() error {
@@ -94,6 +88,19 @@ func applyLibrary(raw []byte, ops []Operation, roots []any, lim Limits) ([]byte,
 		return nil, err
 	}
 	return doc, nil
+}
+
+// libraryOptions are the strict options under which the apply library
+// runs: no negative indexes, the copy-size limit, no HTML escaping, no
+// missing paths tolerated on remove, no paths created on add.
+func libraryOptions(lim Limits) *jsonpatch.ApplyOptions {
+	opts := jsonpatch.NewApplyOptions()
+	opts.SupportNegativeIndices = false
+	opts.AccumulatedCopySizeLimit = lim.MaxCopyBytes
+	opts.EscapeHTML = false
+	opts.AllowMissingPathOnRemove = false
+	opts.EnsurePathExistsOnAdd = false
+	return opts
 }
 
 // isCopyLimit reports whether err is the library's copy-size limit.

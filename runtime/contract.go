@@ -231,6 +231,12 @@ type Contract struct {
 	outputs    []outputSchema
 	invariants []invariant
 	limits     Limits
+
+	// incremental is the analysis of schema for incremental validation
+	// (schema_incr.go), nil when the schema does not allow it.
+	incremental *schemaIndex
+	// wholeOnly turns the footprint path off (tests and benchmarks).
+	wholeOnly bool
 }
 
 type outputSchema struct {
@@ -294,6 +300,7 @@ func Compile(spec ContractSpec) (*Contract, error) {
 		if c.schema, err = compileSchema("schema", spec.Schema); err != nil {
 			return nil, err
 		}
+		c.incremental = analyseSchema(c.schema)
 	}
 	keys := make([]string, 0, len(spec.OutputSchema))
 	for k := range spec.OutputSchema {
@@ -348,6 +355,20 @@ func (c *Contract) Source() Region { return c.source }
 // Phases returns the phases in which the step may commit; empty means any.
 func (c *Contract) Phases() []string { return c.phases }
 
+// IncrementalSchema reports whether the state schema can be validated
+// incrementally, decided when the contract is compiled: a schema of draft
+// 2019-09 or later, without $dynamicRef, $recursiveRef or vocabulary
+// extensions. Then a patch applied at its foci has the state after it
+// validated on the changed subtrees (against the schemas that apply to
+// them) and on the keywords of the containers above them that may change
+// their verdict (uniqueItems, contains), provided the state before it is
+// valid and no schema on the changed paths is non-local there (const,
+// enum, not, anyOf, oneOf, if, dependentSchemas, format or content
+// keywords on a container above a change); otherwise the whole state is
+// validated, as it always is when this reports false. The decisions are
+// the same either way. It is false when the contract has no schema.
+func (c *Contract) IncrementalSchema() bool { return c.incremental != nil }
+
 // Limits returns the effective limits, defaults filled in.
 func (c *Contract) Limits() Limits { return c.limits }
 
@@ -358,7 +379,7 @@ func (c *Contract) Footprint() Footprint {
 }
 
 // View projects doc to what this step's actor may see (see View).
-func (c *Contract) View(doc *Document) any { return View(doc.value, c.view) }
+func (c *Contract) View(doc *Document) any { return View(doc.Value(), c.view) }
 
 // workLimit is the verification's wall-time budget.
 func (c *Contract) workLimit() time.Duration {

@@ -1,8 +1,14 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // DefaultMaxDepth is the default limit on container nesting for decoded
@@ -15,9 +21,49 @@ const DefaultMaxDepth = 512
 // and the decoded value (see the package documentation for the value
 // types). A Document is never modified; a commit produces a new one, so a
 // Document is safe for concurrent use.
+//
+// A document parsed from text (ParseDocument) or built from a value
+// (NewDocument) holds both at once. A document committed by a
+// verification shares every subtree the patch did not touch with the
+// state it was verified against: its value and its text are built from
+// the changed subtrees when first asked for (Value, Bytes), once, so a
+// commit costs what the patch's footprint costs, not what the state
+// costs.
 type Document struct {
+	// raw is the text and value the decoded value of a document that has
+	// them; a committed state built on demand keeps them in lazy.
 	raw   []byte
 	value any
+	lazy  *lazyDoc
+
+	// prep is the canonical text of a document that has raw, built on
+	// first use (or shared, when a commit keeps the text).
+	prepOnce sync.Once
+	prep     *textModel
+
+	// depth bounds the depth of the deepest value (the root is at 0); it
+	// is exact for parsed documents.
+	depth int
+	// consistent is true when value is exactly what raw decodes to (always,
+	// except for a NewDocument value with strings that are not UTF-8).
+	consistent bool
+	// valid caches, per compiled schema, whether the document satisfies
+	// it (bool).
+	valid sync.Map
+}
+
+// lazyDoc is a committed state's value and text, kept as changes against
+// the state before and built whole on demand.
+type lazyDoc struct {
+	tree any        // the value, with overlays on the changed paths
+	text *textModel // the canonical text
+
+	valOnce sync.Once
+	val     any
+	valDone atomic.Bool
+
+	rawOnce sync.Once
+	raw     []byte
 }
 
 // ParseDocument decodes one JSON value strictly: it rejects invalid JSON,
@@ -28,33 +74,47 @@ func ParseDocument(b []byte) (*Document, error) {
 }
 
 func parseDocument(b []byte, maxDepth int) (*Document, error) {
-	v, err := decodeStrict(b, maxDepth)
+	v, depth, err := decodeStrictDepth(b, maxDepth)
 	if err != nil {
 		return nil, err
 	}
-	return &Document{raw: append([]byte(nil), b...), value: v}, nil
+	return &Document{raw: append([]byte(nil), b...), value: v, depth: depth, consistent: true}, nil
 }
 
 // NewDocument builds a Document from a decoded JSON value made of the
 // types listed in the package documentation (json.Number for numbers). The
 // value is retained and must not be modified afterwards.
 func NewDocument(v any) (*Document, error) {
-	if err := checkValue(v, 0); err != nil {
+	var st valueStats
+	if err := checkValue(v, 0, &st); err != nil {
 		return nil, err
 	}
 	raw, err := encodeJSON(v)
 	if err != nil {
 		return nil, err
 	}
-	return &Document{raw: raw, value: v}, nil
+	return &Document{raw: raw, value: v, depth: st.depth, consistent: !st.badUTF8}, nil
 }
 
-func checkValue(v any, depth int) error {
+// valueStats are what checkValue learns on its way: the depth of the
+// deepest value, and whether some string is not UTF-8 (its encoding then
+// replaces bytes, so text and value differ).
+type valueStats struct {
+	depth   int
+	badUTF8 bool
+}
+
+func checkValue(v any, depth int, st *valueStats) error {
 	if depth > DefaultMaxDepth {
 		return fmt.Errorf("value nested deeper than %d levels", DefaultMaxDepth)
 	}
+	st.depth = max(st.depth, depth)
 	switch x := v.(type) {
-	case nil, bool, string:
+	case nil, bool:
+	case string:
+		if !utf8.ValidString(x) {
+			st.badUTF8 = true
+		}
 	case json.Number:
 		if _, ok := normalizeNumber(string(x)); !ok {
 			return fmt.Errorf("invalid number %q", string(x))
@@ -64,13 +124,16 @@ func checkValue(v any, depth int) error {
 		}
 	case []any:
 		for _, e := range x {
-			if err := checkValue(e, depth+1); err != nil {
+			if err := checkValue(e, depth+1, st); err != nil {
 				return err
 			}
 		}
 	case map[string]any:
-		for _, e := range x {
-			if err := checkValue(e, depth+1); err != nil {
+		for k, e := range x {
+			if !utf8.ValidString(k) {
+				st.badUTF8 = true
+			}
+			if err := checkValue(e, depth+1, st); err != nil {
 				return err
 			}
 		}
@@ -80,22 +143,101 @@ func checkValue(v any, depth int) error {
 	return nil
 }
 
-// Bytes returns the document's JSON text. The caller must not modify it.
-func (d *Document) Bytes() []byte { return d.raw }
+// valueDepth returns the depth of the deepest value in v (v at 0).
+func valueDepth(v any) int {
+	d := 0
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			d = max(d, 1+valueDepth(e))
+		}
+	case map[string]any:
+		for _, e := range x {
+			d = max(d, 1+valueDepth(e))
+		}
+	}
+	return d
+}
 
-// Value returns the decoded document. The caller must not modify it.
-func (d *Document) Value() any { return d.value }
+// Bytes returns the document's JSON text. The caller must not modify it.
+// The text of a committed state is built on the first call.
+func (d *Document) Bytes() []byte {
+	if d.lazy == nil {
+		return d.raw
+	}
+	l := d.lazy
+	l.rawOnce.Do(func() { l.raw = l.text.bytes() })
+	return l.raw
+}
+
+// Value returns the decoded document. The caller must not modify it. The
+// value of a committed state is built on the first call, sharing every
+// unchanged subtree with the state before it.
+func (d *Document) Value() any {
+	if d.lazy == nil {
+		return d.value
+	}
+	l := d.lazy
+	l.valOnce.Do(func() {
+		l.val = materialize(l.tree)
+		l.valDone.Store(true)
+	})
+	return l.val
+}
+
+// tree returns the value, possibly with overlays (overlay.go), without
+// building it.
+func (d *Document) tree() any {
+	if d.lazy == nil {
+		return d.value
+	}
+	if d.lazy.valDone.Load() {
+		return d.lazy.val
+	}
+	return d.lazy.tree
+}
+
+// text returns the canonical text model, or nil when the text cannot
+// serve the footprint path (see canonicalText).
+func (d *Document) text() *textModel {
+	if d.lazy != nil {
+		return d.lazy.text
+	}
+	d.prepOnce.Do(func() {
+		if d.prep == nil {
+			if buf := canonicalText(bytes.TrimLeft(d.raw, " \t\r\n")); buf != nil {
+				d.prep = newTextModel(buf)
+			}
+		}
+	})
+	return d.prep
+}
+
+// satisfies reports whether the document is valid against s, validating
+// it whole the first time (the answer is kept).
+func (d *Document) satisfies(s *jsonschema.Schema) bool {
+	if v, ok := d.valid.Load(s); ok {
+		return v.(bool)
+	}
+	f, err := validateSchema(s, d.Value())
+	ok := err == nil && f == nil
+	d.valid.Store(s, ok)
+	return ok
+}
 
 // Get returns the value at pointer p, and whether it exists. Array tokens
 // must be valid indexes (ParseIndex).
 func (d *Document) Get(p Pointer) (any, bool) {
-	v, err := getAt(d.value, p)
-	return v, err == nil
+	v, err := getAt(d.tree(), p)
+	if err != nil {
+		return nil, false
+	}
+	return materialize(v), true
 }
 
 // MarshalJSON returns the document's text, so a Document embeds as itself
 // in encoded records.
-func (d *Document) MarshalJSON() ([]byte, error) { return d.raw, nil }
+func (d *Document) MarshalJSON() ([]byte, error) { return d.Bytes(), nil }
 
 // Lookup returns the value at pointer p inside a decoded JSON value (as
 // Document.Value returns), and whether it exists.

@@ -105,7 +105,8 @@ func evalInvariant(ctx context.Context, inv invariant, pre, post any, phase stri
 }
 
 // jsonAdapter presents decoded JSON to CEL lazily: objects and arrays are
-// wrapped, not converted. A number becomes an int when its text is an
+// wrapped, not converted, and so are the overlays of a committed state
+// (overlay.go), which read as the containers they stand for. A number becomes an int when its text is an
 // integer that fits in int64, a uint when it fits only in uint64, and a
 // double otherwise; an integer beyond uint64, or a number beyond the
 // range of a double (overflow or underflow), becomes a CEL error, so a
@@ -142,6 +143,8 @@ func (a jsonTypeAdapter) NativeToValue(v any) ref.Val {
 		return types.NewStringInterfaceMap(a, x)
 	case []any:
 		return types.NewDynamicList(a, x)
+	case *ovNode:
+		return newOverlayVal(a, x)
 	}
 	return types.DefaultTypeAdapter.NativeToValue(v)
 }

@@ -49,6 +49,13 @@ func syntaxErrorAt(b []byte, off int64, msg string) *SyntaxError {
 // white space. NaN and Infinity are not JSON and are rejected as syntax
 // errors.
 func decodeStrict(b []byte, maxDepth int) (any, error) {
+	v, _, err := decodeStrictDepth(b, maxDepth)
+	return v, err
+}
+
+// decodeStrictDepth is decodeStrict that also returns the depth of the
+// deepest value (the root is at depth 0, its members at 1).
+func decodeStrictDepth(b []byte, maxDepth int) (any, int, error) {
 	if !utf8.Valid(b) {
 		off := 0
 		for off < len(b) {
@@ -58,25 +65,26 @@ func decodeStrict(b []byte, maxDepth int) (any, error) {
 			}
 			off += size
 		}
-		return nil, syntaxErrorAt(b, int64(off), "invalid UTF-8")
+		return nil, 0, syntaxErrorAt(b, int64(off), "invalid UTF-8")
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	sd := strictDecoder{d: d, src: b, maxDepth: maxDepth}
 	v, err := sd.value(0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if _, err := d.Token(); err != io.EOF {
-		return nil, syntaxErrorAt(b, d.InputOffset(), "data after the JSON value")
+		return nil, 0, syntaxErrorAt(b, d.InputOffset(), "data after the JSON value")
 	}
-	return v, nil
+	return v, sd.deepest, nil
 }
 
 type strictDecoder struct {
 	d        *json.Decoder
 	src      []byte
 	maxDepth int
+	deepest  int // depth of the deepest value read
 }
 
 func (s *strictDecoder) fail(err error) error {
@@ -98,6 +106,7 @@ func (s *strictDecoder) fail(err error) error {
 }
 
 func (s *strictDecoder) value(depth int) (any, error) {
+	s.deepest = max(s.deepest, depth)
 	tok, err := s.d.Token()
 	if err != nil {
 		return nil, s.fail(err)

@@ -64,33 +64,77 @@ type locAccess struct {
 // checked. maxCopy bounds the bytes copy operations may add in total;
 // ctx, checked between operations, bounds the time.
 func simulate(ctx context.Context, doc any, ops []Operation, maxCopy int64) (any, *trace, error) {
+	w := &wholeDoc{root: doc}
+	t, err := simulateOn(ctx, w, ops, maxCopy)
+	if err != nil {
+		return nil, t, err
+	}
+	return w.root, t, nil
+}
+
+// simDoc is what the reference semantics read and change: the whole
+// document (wholeDoc) or the foci of a patch (forest, focus.go). Pointers
+// are always the patch's own, from the document's root, so errors and the
+// trace name the same locations either way.
+type simDoc interface {
+	// get resolves p (RFC 6901 §4), as getAt.
+	get(p Pointer) (any, error)
+	// update replaces the container holding p's last token (len(p) > 0)
+	// with what f returns, as trace.update.
+	update(t *trace, p Pointer, f func(parent any) (any, error)) error
+	// setRoot replaces the whole document (a target of "").
+	setRoot(v any)
+	// snapshot is the whole document, for the operations the apply
+	// library does not apply.
+	snapshot() any
+}
+
+// wholeDoc is the document itself: every change copies the containers on
+// its path from the root.
+type wholeDoc struct{ root any }
+
+func (w *wholeDoc) get(p Pointer) (any, error) { return getAt(w.root, p) }
+
+func (w *wholeDoc) update(t *trace, p Pointer, f func(parent any) (any, error)) error {
+	out, err := t.update(w.root, p, 0, f)
+	if err != nil {
+		return err
+	}
+	w.root = out
+	return nil
+}
+
+func (w *wholeDoc) setRoot(v any) { w.root = v }
+func (w *wholeDoc) snapshot() any { return w.root }
+
+// simulateOn runs the reference semantics of ops on doc (see simulate).
+func simulateOn(ctx context.Context, doc simDoc, ops []Operation, maxCopy int64) (*trace, error) {
 	t := &trace{roots: make([]any, len(ops))}
 	var copied int64
-	root := doc
 	for i, op := range ops {
 		if i%64 == 63 && ctx.Err() != nil {
-			return nil, t, &applyError{op: i, ptr: op.Path, code: CodeLimitExceeded, msg: "the patch ran past the work-time limit"}
+			return t, &applyError{op: i, ptr: op.Path, code: CodeLimitExceeded, msg: "the patch ran past the work-time limit"}
 		}
 		var err error
 		switch op.Op {
 		case OpTest:
 			t.sources = append(t.sources, locAccess{i, op.Path})
 			var v any
-			if v, err = getAt(root, op.Path); err != nil {
+			if v, err = doc.get(op.Path); err != nil {
 				err = asApplyError(err, i, op.Path)
 			} else if !equalJSON(v, op.Value) {
 				err = &applyError{op: i, ptr: op.Path, code: CodeTestFailed, msg: "test failed: the value differs"}
 			}
 		case OpAdd:
-			root, err = t.add(root, i, op.Path, op.Value, true)
+			err = t.add(doc, i, op.Path, op.Value, true)
 		case OpReplace:
-			root, err = t.replace(root, i, op.Path, op.Value)
+			err = t.replace(doc, i, op.Path, op.Value)
 		case OpRemove:
-			root, err = t.remove(root, i, op.Path)
+			err = t.remove(doc, i, op.Path)
 		case OpCopy, OpMove:
 			t.sources = append(t.sources, locAccess{i, op.From})
 			var v any
-			if v, err = getAt(root, op.From); err != nil {
+			if v, err = doc.get(op.From); err != nil {
 				err = asApplyError(err, i, op.From)
 				break
 			}
@@ -102,7 +146,7 @@ func simulate(ctx context.Context, doc any, ops []Operation, maxCopy int64) (any
 				}
 				copied += n
 				t.disown() // v may now be reachable from two places
-				root, err = t.add(root, i, op.Path, v, false)
+				err = t.add(doc, i, op.Path, v, false)
 				t.disown()
 				break
 			}
@@ -116,21 +160,21 @@ func simulate(ctx context.Context, doc any, ops []Operation, maxCopy int64) (any
 				t.writes = append(t.writes, locAccess{i, op.Path})
 				break
 			}
-			if root, err = t.remove(root, i, op.From); err == nil {
-				root, err = t.add(root, i, op.Path, v, false)
+			if err = t.remove(doc, i, op.From); err == nil {
+				err = t.add(doc, i, op.Path, v, false)
 			}
 		default:
 			err = &applyError{op: i, ptr: op.Path, code: CodeMalformed, msg: "unknown op"}
 		}
 		if err != nil {
-			return nil, t, err
+			return t, err
 		}
 		if op.Op != OpTest && !libraryOp(op) {
-			t.roots[i] = root // the apply bridge needs the document here
-			t.disown()        // so later operations must not change it
+			t.roots[i] = doc.snapshot() // the apply bridge needs the document here
+			t.disown()                  // so later operations must not change it
 		}
 	}
-	return root, t, nil
+	return t, nil
 }
 
 // navError is a failure to resolve a pointer; asApplyError adds the
@@ -151,9 +195,28 @@ func asApplyError(err error, op int, p Pointer) error {
 
 // getAt resolves p in doc (RFC 6901 §4). Tokens that meet an array must be
 // valid indexes of existing elements.
-func getAt(doc any, p Pointer) (any, error) {
+func getAt(doc any, p Pointer) (any, error) { return getAtFrom(doc, p, 0) }
+
+// getAtFrom resolves the tokens of p from index start on, doc being the
+// value at p[:start]; errors name locations by p's own tokens. doc may
+// hold overlays (overlay.go).
+func getAtFrom(doc any, p Pointer, start int) (any, error) {
 	cur := doc
-	for i, tok := range p {
+	for i := start; i < len(p); i++ {
+		tok := p[i]
+		if n, ok := cur.(*ovNode); ok {
+			if _, isMap := n.base.(map[string]any); !isMap {
+				if _, err := arrayIndex(tok, len(n.base.([]any)), false, p[:i+1]); err != nil {
+					return nil, err
+				}
+			}
+			v, found := ovChild(n, tok)
+			if !found {
+				return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s does not exist", p[:i+1])}
+			}
+			cur = v
+			continue
+		}
 		switch c := cur.(type) {
 		case map[string]any:
 			v, ok := c[tok]
@@ -298,14 +361,15 @@ func notContainer(p Pointer, _ any) error {
 }
 
 // add performs RFC 6902 §4.1 and records its writes.
-func (t *trace) add(root any, op int, p Pointer, val any, literal bool) (any, error) {
+func (t *trace) add(doc simDoc, op int, p Pointer, val any, literal bool) error {
 	if len(p) == 0 {
 		t.writes = append(t.writes, locAccess{op, p})
 		t.placed = append(t.placed, placement{p, literal})
-		return val, nil
+		doc.setRoot(val)
+		return nil
 	}
 	last := p.Last()
-	out, err := t.update(root, p, 0, func(parent any) (any, error) {
+	err := doc.update(t, p, func(parent any) (any, error) {
 		switch c := parent.(type) {
 		case map[string]any:
 			m := t.writableMap(c)
@@ -338,16 +402,16 @@ func (t *trace) add(root any, op int, p Pointer, val any, literal bool) (any, er
 			return nil, notContainer(p, parent)
 		}
 	})
-	return out, asApplyError(err, op, p)
+	return asApplyError(err, op, p)
 }
 
 // remove performs RFC 6902 §4.2 and records its writes.
-func (t *trace) remove(root any, op int, p Pointer) (any, error) {
+func (t *trace) remove(doc simDoc, op int, p Pointer) error {
 	if len(p) == 0 {
-		return nil, &applyError{op: op, ptr: p, code: CodeDoesNotApply, msg: "cannot remove the whole document"}
+		return &applyError{op: op, ptr: p, code: CodeDoesNotApply, msg: "cannot remove the whole document"}
 	}
 	last := p.Last()
-	out, err := t.update(root, p, 0, func(parent any) (any, error) {
+	err := doc.update(t, p, func(parent any) (any, error) {
 		switch c := parent.(type) {
 		case map[string]any:
 			if _, ok := c[last]; !ok {
@@ -372,18 +436,19 @@ func (t *trace) remove(root any, op int, p Pointer) (any, error) {
 			return nil, notContainer(p, parent)
 		}
 	})
-	return out, asApplyError(err, op, p)
+	return asApplyError(err, op, p)
 }
 
 // replace performs RFC 6902 §4.3 and records its write.
-func (t *trace) replace(root any, op int, p Pointer, val any) (any, error) {
+func (t *trace) replace(doc simDoc, op int, p Pointer, val any) error {
 	t.writes = append(t.writes, locAccess{op, p})
 	t.placed = append(t.placed, placement{p, true})
 	if len(p) == 0 {
-		return val, nil
+		doc.setRoot(val)
+		return nil
 	}
 	last := p.Last()
-	out, err := t.update(root, p, 0, func(parent any) (any, error) {
+	err := doc.update(t, p, func(parent any) (any, error) {
 		switch c := parent.(type) {
 		case map[string]any:
 			if _, ok := c[last]; !ok {
@@ -404,7 +469,7 @@ func (t *trace) replace(root any, op int, p Pointer, val any) (any, error) {
 			return nil, notContainer(p, parent)
 		}
 	})
-	return out, asApplyError(err, op, p)
+	return asApplyError(err, op, p)
 }
 
 // maxSpanExpand is the longest run of shifted array positions a footprint
@@ -451,7 +516,7 @@ func (t *trace) footprint() Footprint {
 // pattern. It returns the error that makes the patch inapplicable, if
 // any.
 func PatchFootprint(doc *Document, ops []Operation) (Footprint, error) {
-	_, t, err := simulate(context.Background(), doc.value, ops, 1<<62)
+	_, t, err := simulate(context.Background(), doc.Value(), ops, 1<<62)
 	if err != nil {
 		return Footprint{}, err
 	}

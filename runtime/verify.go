@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -49,6 +50,12 @@ type Decision struct {
 	// audit never changes Committed or State: the enforcing gates alone
 	// decide.
 	Audit []GateResult `json:"audit,omitempty"`
+
+	// path is the way the apply gate ran: on the patch's foci or on the
+	// whole document, and why (focus.go); incremental is true when the
+	// schema gate's verdict came from incremental validation.
+	path        pathChoice
+	incremental bool
 }
 
 // IllegalCommit returns the first audit gate that rejected a committed
@@ -189,17 +196,30 @@ func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, 
 		return d, err
 	}
 
-	// 3. apply
-	post, t, err := simulate(ctx, state.value, ops, c.limits.MaxCopyBytes)
-	if err != nil {
-		if parent.Err() != nil {
-			return nil, parent.Err()
-		}
-		ae, ok := err.(*applyError)
-		if !ok {
+	// 3. apply, on the footprint path when the patch allows it (focus.go),
+	// else on the whole document.
+	why, err := c.verifyFootprint(parent, ctx, state, ops, opts, d)
+	d.path = why
+	if why == pathFootprint || err != nil {
+		if err != nil {
 			return nil, err
 		}
-		d.fail(GateApply, ae.code, ae.ptr.String(), fmt.Sprintf("operation %d (%s): %s", ae.op, ops[ae.op].Op, ae.msg))
+		return d, nil
+	}
+	return c.verifyWhole(parent, ctx, state, ops, opts, d)
+}
+
+// verifyWhole runs the apply, schema and invariants gates on the whole
+// document: the state's whole value is simulated, its whole text given to
+// the apply library, the library's whole result decoded and checked, and
+// the whole state after the patch validated.
+func (c *Contract) verifyWhole(parent, ctx context.Context, state *Document, ops []Operation, opts VerifyOptions, d *Decision) (*Decision, error) {
+	pre := state.Value()
+	post, t, err := simulate(ctx, pre, ops, c.limits.MaxCopyBytes)
+	if err != nil {
+		if err := c.applyFailed(parent, d, ops, err); err != nil {
+			return nil, err
+		}
 		return d, nil
 	}
 	fp := t.footprint()
@@ -213,7 +233,7 @@ func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, 
 	if d.Rejection() != nil {
 		return d, nil
 	}
-	raw, err := applyLibrary(state.raw, ops, t.roots, c.limits)
+	raw, err := applyLibrary(state.Bytes(), ops, t.roots, c.limits)
 	if err != nil {
 		if isCopyLimit(err) {
 			d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("copies add more than %d bytes", c.limits.MaxCopyBytes))
@@ -240,33 +260,49 @@ func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, 
 		d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch nests deeper than %d levels", c.limits.MaxDepth))
 		return d, nil
 	} else if !ok {
-		d.fail(GateApply, CodeApplyMismatch, c.shown(at, state.value, ops, t), "the apply library and RFC 6902 disagree on the result; not committed")
+		d.fail(GateApply, CodeApplyMismatch, c.shown(at, pre, ops, t), "the apply library and RFC 6902 disagree on the result; not committed")
 		return d, nil
 	}
 	d.pass(GateApply)
-	next := &Document{raw: raw, value: got}
+	next := &Document{raw: raw, value: got, depth: valueDepth(got), consistent: true}
 
 	// 4. gates on the state after the patch
 	if opts.Gates.Schema {
 		if stop, err := d.timeUp(parent, ctx, GateSchema); stop {
 			return d, err
 		}
-		d.add(c.schemaGate(state.value, got, ops, t, &fp))
+		d.add(c.schemaGate(pre, got, ops, t, &fp))
 	}
 	if opts.Gates.Invariants {
 		if stop, err := d.timeUp(parent, ctx, GateInvariants); stop {
 			return d, err
 		}
-		d.add(c.invariantGate(ctx, parent, state.value, got, opts.Phase))
+		d.add(c.invariantGate(ctx, parent, pre, got, opts.Phase))
 		if parent.Err() != nil {
 			return nil, parent.Err()
 		}
 	}
 	if d.Rejection() == nil {
+		c.noteValid(next, opts)
 		d.Committed = true
 		d.State = next
 	}
 	return d, nil
+}
+
+// applyFailed records the apply gate's rejection of a patch the reference
+// semantics could not apply; it returns the caller's own context error,
+// or an error that is not a property of the patch.
+func (c *Contract) applyFailed(parent context.Context, d *Decision, ops []Operation, err error) error {
+	if parent.Err() != nil {
+		return parent.Err()
+	}
+	ae, ok := err.(*applyError)
+	if !ok {
+		return err
+	}
+	d.fail(GateApply, ae.code, ae.ptr.String(), fmt.Sprintf("operation %d (%s): %s", ae.op, ops[ae.op].Op, ae.msg))
+	return nil
 }
 
 func (d *Decision) add(r GateResult) { d.Gates = append(d.Gates, r) }
@@ -406,9 +442,18 @@ func (c *Contract) shown(p Pointer, pre any, ops []Operation, t *trace) string {
 }
 
 func (c *Contract) schemaGate(pre, post any, ops []Operation, t *trace, fp *Footprint) GateResult {
+	return c.schemaCheck(pre, post, ops, t, fp, nil)
+}
+
+// schemaCheck is the schema gate. On the footprint path, incremental says
+// whether the state after the patch is known to satisfy the schema without
+// validating it whole (schema_incr.go); post may then hold overlays, and
+// output schemas are looked up only where the patch wrote. Any failure is
+// explained by the same whole validation as on the whole-document path.
+func (c *Contract) schemaCheck(pre, post any, ops []Operation, t *trace, fp *Footprint, incremental func() bool) GateResult {
 	shown := func(p Pointer) string { return c.shown(p, pre, ops, t) }
-	if c.schema != nil {
-		f, err := validateSchema(c.schema, post)
+	if c.schema != nil && (incremental == nil || !incremental()) {
+		f, err := validateSchema(c.schema, materialize(post))
 		if err != nil {
 			return GateResult{Gate: GateSchema, Code: CodeSchemaViolation, Message: "the schema could not be evaluated", Detail: err.Error()}
 		}
@@ -417,12 +462,18 @@ func (c *Contract) schemaGate(pre, post any, ops []Operation, t *trace, fp *Foot
 		}
 	}
 	for _, o := range c.outputs {
-		for _, at := range matches(post, o.pattern) {
+		var ats []Pointer
+		if incremental == nil {
+			ats = matches(post, o.pattern)
+		} else {
+			ats = matchesWritten(post, o.pattern, fp.Write)
+		}
+		for _, at := range ats {
 			if !fp.Write.OverlapsSubtree(at) {
 				continue
 			}
 			v, _ := getAt(post, at)
-			f, err := validateSchema(o.schema, v)
+			f, err := validateSchema(o.schema, materialize(v))
 			if err != nil {
 				return GateResult{Gate: GateSchema, Code: CodeOutputSchema, Message: "the output schema could not be evaluated", Detail: err.Error()}
 			}
@@ -450,6 +501,71 @@ func schemaResult(code, what string, f *schemaFailure, shown func(Pointer) strin
 	return GateResult{Gate: GateSchema, Code: code, Pointer: ptr,
 		Message: fmt.Sprintf("%s breaks the schema %s: %s (keyword %s)", what, where, f.msg, f.keyword),
 		Detail:  fmt.Sprintf("at %q: %s", f.at.String(), f.detail)}
+}
+
+// matchesWritten is matches restricted to the locations whose subtree
+// overlaps the write region w: the same list, found by following the
+// pattern only where w can overlap it, so its cost follows the patch, not
+// the state. doc may hold overlays.
+func matchesWritten(doc any, pat Pointer, w Region) []Pointer {
+	var out []Pointer
+	var walk func(v any, i int, at Pointer, live []Pointer)
+	walk = func(v any, i int, at Pointer, live []Pointer) {
+		if len(live) == 0 {
+			return
+		}
+		if i == len(pat) {
+			out = append(out, at.Append())
+			return
+		}
+		follow := func(tok string) {
+			c, ok := ovChild(v, tok)
+			if !ok {
+				return
+			}
+			var next []Pointer
+			for _, q := range live {
+				if len(q) <= i || q[i] == Wildcard || q[i] == tok {
+					next = append(next, q)
+				}
+			}
+			walk(c, i+1, append(at, tok), next)
+		}
+		if tok := pat[i]; tok != Wildcard {
+			follow(tok)
+			return
+		}
+		all := false
+		var toks []string
+		for _, q := range live {
+			if len(q) <= i || q[i] == Wildcard {
+				all = true
+				break
+			}
+			if !slices.Contains(toks, q[i]) {
+				toks = append(toks, q[i])
+			}
+		}
+		if !all {
+			for _, tok := range toks {
+				follow(tok)
+			}
+			return
+		}
+		switch x := materialize(v).(type) {
+		case map[string]any:
+			for k := range x {
+				follow(k)
+			}
+		case []any:
+			for k := range x {
+				follow(strconv.Itoa(k))
+			}
+		}
+	}
+	walk(doc, 0, make(Pointer, 0, len(pat)), w.Patterns())
+	sortPointers(out)
+	return out
 }
 
 // matches expands a region pattern to the locations it names that exist

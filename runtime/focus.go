@@ -1,0 +1,445 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+)
+
+// The footprint path: apply a patch at its foci, not to the whole state.
+//
+// A focus is a subtree a patch reads or writes: the container each
+// operation changes (the parent of an add, remove or replace path, of a
+// copy or move target and of a move's from), and the value each copy's
+// from and each test's path reads. The foci of a patch are the outermost
+// of these; no two overlap, no operation changes a container above a
+// focus, and every operation's pointers lie in a focus. Then:
+//
+//  1. the reference semantics (simulate) run on the foci alone, with the
+//     patch's own pointers, so decisions, messages and the footprint are
+//     those of the whole document;
+//  2. evanphx/json-patch applies the patch, its pointers rewritten to a
+//     small document holding just the foci, under the same options and in
+//     the same batches as on the whole document;
+//  3. the reference result is checked against the library's at each
+//     focus, and the state after the patch is the state before with the
+//     foci put back: its value shares everything else (overlays), and its
+//     text is the old text with the foci's spans replaced, which is what
+//     the library writes for the whole document when the containers above
+//     the foci spell their member names as the library does;
+//  4. schema and invariants run on that state, schema incrementally when
+//     the contract's schema allows it (schema_incr.go).
+//
+// Every case this does not cover takes the whole-document path, today's
+// code, unchanged: a target of the whole document (""), an operation the
+// library does not apply (libraryOp), a patch whose foci include the root
+// container, a focus that does not exist in the state, member names above
+// a focus that the library would re-encode, a state nested deeper than
+// the contract allows or whose text and value could differ (NewDocument
+// with strings that are not UTF-8), an error of the library, and a
+// disagreement between the library and the reference. pathChoice names
+// the reason.
+
+// pathChoice says which path a verification took, and why.
+type pathChoice string
+
+const (
+	pathFootprint      pathChoice = "footprint"
+	pathWholeDisabled  pathChoice = "whole: footprint path disabled"
+	pathWholeOp        pathChoice = "whole: an operation the apply library does not apply"
+	pathWholeRoot      pathChoice = "whole: the patch changes the root container"
+	pathWholeState     pathChoice = "whole: the state's text cannot be spliced"
+	pathWholeDepth     pathChoice = "whole: the state nests deeper than the contract allows"
+	pathWholeFocus     pathChoice = "whole: a focus does not exist in the state"
+	pathWholeNames     pathChoice = "whole: member names above a focus would be re-encoded"
+	pathWholeLibrary   pathChoice = "whole: the apply library failed on the foci"
+	pathWholeMismatch  pathChoice = "whole: the library and the reference disagree at a focus"
+	pathWholeMalformed pathChoice = "whole: the library's result could not be split"
+)
+
+// focus is one subtree of the state that a patch reads or writes.
+type focus struct {
+	path    Pointer
+	written bool // an operation changes something in it
+	lib     bool // an operation the library applies reads or writes in it
+	pre     any  // its value before the patch (plain)
+	value   any  // its value in the reference simulation
+	oldText []byte
+	newText []byte
+	got     any // the library's result, decoded
+}
+
+// planFoci returns a patch's foci, in pointer order, or the reason there
+// are none to work with.
+func planFoci(ops []Operation) ([]*focus, pathChoice) {
+	type anchor struct {
+		p          Pointer
+		write, lib bool
+	}
+	var as []anchor
+	for _, op := range ops {
+		if op.Op != OpTest && !libraryOp(op) {
+			return nil, pathWholeOp
+		}
+		switch op.Op {
+		case OpTest:
+			as = append(as, anchor{p: op.Path})
+		case OpAdd, OpReplace, OpRemove:
+			as = append(as, anchor{op.Path.Parent(), true, true})
+		case OpCopy:
+			as = append(as, anchor{op.Path.Parent(), true, true}, anchor{op.From, false, true})
+		case OpMove:
+			as = append(as, anchor{op.Path.Parent(), true, true}, anchor{op.From.Parent(), true, true})
+		}
+	}
+	slices.SortStableFunc(as, func(a, b anchor) int { return a.p.Compare(b.p) })
+	var foci []*focus
+	for _, a := range as {
+		if len(a.p) == 0 {
+			return nil, pathWholeRoot
+		}
+		if n := len(foci); n > 0 && a.p.HasPrefix(foci[n-1].path) {
+			foci[n-1].written = foci[n-1].written || a.write
+			foci[n-1].lib = foci[n-1].lib || a.lib
+			continue
+		}
+		foci = append(foci, &focus{path: a.p, written: a.write, lib: a.lib})
+	}
+	return foci, pathFootprint
+}
+
+// forest is the simDoc of the footprint path: the foci, each changed in
+// place of the whole document.
+type forest struct{ foci []*focus }
+
+func (f *forest) find(p Pointer) *focus {
+	for _, fc := range f.foci {
+		if p.HasPrefix(fc.path) {
+			return fc
+		}
+	}
+	panic(fmt.Sprintf("runtime: %s lies in no focus", p))
+}
+
+func (f *forest) get(p Pointer) (any, error) {
+	fc := f.find(p)
+	return getAtFrom(fc.value, p, len(fc.path))
+}
+
+func (f *forest) update(t *trace, p Pointer, fn func(parent any) (any, error)) error {
+	fc := f.find(p)
+	out, err := t.update(fc.value, p, len(fc.path), fn)
+	if err != nil {
+		return err
+	}
+	fc.value = out
+	return nil
+}
+
+func (f *forest) setRoot(any) { panic("runtime: the footprint path never replaces the root") }
+func (f *forest) snapshot() any { return nil }
+
+// applyFoci applies the library's operations of ops to the foci with the
+// apply library: one small document {"0": focus, "1": focus, ...}, the
+// operations' pointers rewritten into it, in the batches applyLibrary
+// would use. It returns each library focus's new text.
+func applyFoci(foci []*focus, ops []Operation, lim Limits) ([][]byte, error) {
+	var lib []*focus
+	var doc []byte
+	doc = append(doc, '{')
+	for _, fc := range foci {
+		if !fc.lib {
+			continue
+		}
+		if len(lib) > 0 {
+			doc = append(doc, ',')
+		}
+		doc = append(doc, '"')
+		doc = strconv.AppendInt(doc, int64(len(lib)), 10)
+		doc = append(doc, '"', ':')
+		doc = append(doc, fc.oldText...)
+		lib = append(lib, fc)
+	}
+	doc = append(doc, '}')
+	rewrite := func(p Pointer) Pointer {
+		for i, fc := range lib {
+			if p.HasPrefix(fc.path) {
+				q := make(Pointer, 0, 1+len(p)-len(fc.path))
+				return append(append(q, strconv.Itoa(i)), p[len(fc.path):]...)
+			}
+		}
+		panic(fmt.Sprintf("runtime: %s lies in no focus", p))
+	}
+	opts := libraryOptions(lim)
+	var batch []Operation
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		text, err := encodeJSON(batch)
+		if err != nil {
+			return err
+		}
+		p, err := jsonpatch.DecodePatch(text)
+		if err != nil {
+			return err
+		}
+		if doc, err = p.ApplyWithOptions(doc, opts); err != nil {
+			return err
+		}
+		batch = batch[:0]
+		return nil
+	}
+	for _, op := range ops {
+		if !libraryOp(op) {
+			if err := flush(); err != nil { // a test: the whole-document path flushes here too
+				return nil, err
+			}
+			continue
+		}
+		r := op
+		r.Path = rewrite(op.Path)
+		if op.From != nil {
+			r.From = rewrite(op.From)
+		}
+		batch = append(batch, r)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return splitFoci(doc, len(lib))
+}
+
+// splitFoci returns the n member values of {"0": ..., "1": ..., ...}.
+func splitFoci(doc []byte, n int) ([][]byte, error) {
+	bad := fmt.Errorf("runtime: unexpected shape of the library's result on the foci")
+	out := make([][]byte, n)
+	if len(doc) < 2 || doc[0] != '{' {
+		return nil, bad
+	}
+	i := 1
+	for k := 0; k < n; k++ {
+		key := `"` + strconv.Itoa(k) + `":`
+		if !bytes.HasPrefix(doc[i:], []byte(key)) {
+			return nil, bad
+		}
+		i += len(key)
+		j := skipValue(doc, i)
+		if j < 0 || j >= len(doc) {
+			return nil, bad
+		}
+		out[k] = doc[i:j]
+		want := byte(',')
+		if k == n-1 {
+			want = '}'
+		}
+		if doc[j] != want {
+			return nil, bad
+		}
+		i = j + 1
+	}
+	if i != len(doc) {
+		return nil, bad
+	}
+	return out, nil
+}
+
+// maxOverlayNodes bounds the overlay a committed state keeps over a plain
+// value; past it the next commit builds the plain value first (an
+// amortised cost).
+const maxOverlayNodes = 256
+
+// verifyFootprint runs the apply, schema and invariants gates on the
+// footprint path. When it returns pathFootprint, d holds the complete
+// decision; otherwise d is as it was and the whole-document path must run.
+func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document, ops []Operation, opts VerifyOptions, d *Decision) (pathChoice, error) {
+	if c.wholeOnly {
+		return pathWholeDisabled, nil
+	}
+	model := state.text()
+	if model == nil || !state.consistent {
+		return pathWholeState, nil
+	}
+	if state.depth > c.limits.MaxDepth {
+		return pathWholeDepth, nil
+	}
+	tree := state.tree()
+	if !isObject(tree) && !isArrayValue(tree) {
+		return pathWholeRoot, nil
+	}
+	foci, why := planFoci(ops)
+	if why != pathFootprint {
+		return why, nil
+	}
+	libOps := false
+	for _, op := range ops {
+		libOps = libOps || libraryOp(op)
+	}
+	for _, fc := range foci {
+		v, err := getAt(tree, fc.path)
+		if err != nil {
+			return pathWholeFocus, nil
+		}
+		fc.pre = materialize(v)
+		fc.value = fc.pre
+		if fc.lib {
+			text, canon, ok := model.valueText(fc.path)
+			if !ok {
+				return pathWholeFocus, nil
+			}
+			if !canon {
+				return pathWholeNames, nil
+			}
+			fc.oldText = text
+		}
+	}
+
+	// 3. apply: the reference semantics on the foci.
+	t, err := simulateOn(ctx, &forest{foci}, ops, c.limits.MaxCopyBytes)
+	if err != nil {
+		return pathFootprint, c.applyFailed(parent, d, ops, err)
+	}
+	fp := t.footprint()
+	if opts.Gates.Scope {
+		c.shiftCheck(d, GateScope, ops, t)
+	}
+	if opts.Gates.ACL {
+		c.shiftCheck(d, GateACL, ops, t)
+	}
+	if d.Rejection() != nil {
+		d.Footprint = &fp
+		return pathFootprint, nil
+	}
+
+	// The library on the foci, then the checks the whole-document path
+	// makes, in its order: size, decoding, agreement and depth.
+	var changes []textChange
+	size := model.size
+	if libOps {
+		texts, err := applyFoci(foci, ops, c.limits)
+		if err != nil {
+			return pathWholeLibrary, nil
+		}
+		k := 0
+		for _, fc := range foci {
+			if !fc.lib {
+				continue
+			}
+			fc.newText = texts[k]
+			k++
+			if !bytes.Equal(fc.newText, fc.oldText) {
+				changes = append(changes, textChange{path: fc.path, old: fc.oldText, new: fc.newText})
+				size += len(fc.newText) - len(fc.oldText)
+			}
+		}
+	}
+	var next *textModel
+	if len(changes) > 0 {
+		var ok bool
+		if next, ok = model.with(changes); !ok {
+			return pathWholeMalformed, nil
+		}
+	}
+	if !libOps && state.lazy == nil {
+		size = len(bytes.TrimLeft(state.raw, " \t\r\n"))
+	}
+	d.Footprint = &fp
+	if int64(size) > c.limits.MaxDocumentBytes {
+		d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch has %d bytes; the limit is %d", size, c.limits.MaxDocumentBytes))
+		return pathFootprint, nil
+	}
+	for _, fc := range foci {
+		fc.got = fc.pre
+		if fc.lib && !bytes.Equal(fc.newText, fc.oldText) {
+			if fc.got, err = decodeFast(fc.newText); err != nil {
+				d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch nests deeper than %d levels", c.limits.MaxDepth))
+				return pathFootprint, nil
+			}
+		}
+	}
+	tooDeep := false
+	for _, fc := range foci {
+		if !fc.written {
+			continue
+		}
+		if _, ok, deep := crossCheck(fc.value, fc.got, c.limits.MaxDepth-len(fc.path)); deep {
+			tooDeep = true
+		} else if !ok {
+			d.Footprint = nil
+			return pathWholeMismatch, nil
+		}
+	}
+	if tooDeep {
+		d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch nests deeper than %d levels", c.limits.MaxDepth))
+		return pathFootprint, nil
+	}
+	d.pass(GateApply)
+
+	// The state after the patch: the state before with the foci put back.
+	post := tree
+	if ovSize(post) > maxOverlayNodes {
+		post = state.Value()
+	}
+	depth := state.depth
+	var changed []focusChange
+	for _, fc := range foci {
+		if fc.lib && !bytes.Equal(fc.newText, fc.oldText) {
+			post = ovSet(post, fc.path, fc.got)
+			depth = max(depth, len(fc.path)+valueDepth(fc.got))
+			if fc.written {
+				changed = append(changed, focusChange{fc.path, fc.got})
+			}
+		}
+	}
+
+	// 4. gates on the state after the patch
+	if opts.Gates.Schema {
+		if stop, err := d.timeUp(parent, ctx, GateSchema); stop {
+			return pathFootprint, err
+		}
+		d.add(c.schemaCheck(tree, post, ops, t, &fp, func() bool {
+			d.incremental = c.incremental != nil && state.satisfies(c.schema) && c.incremental.holds(post, changed)
+			return d.incremental
+		}))
+	}
+	if opts.Gates.Invariants {
+		if stop, err := d.timeUp(parent, ctx, GateInvariants); stop {
+			return pathFootprint, err
+		}
+		d.add(c.invariantGate(ctx, parent, tree, post, opts.Phase))
+		if parent.Err() != nil {
+			return pathFootprint, parent.Err()
+		}
+	}
+	if d.Rejection() != nil {
+		return pathFootprint, nil
+	}
+	var nd *Document
+	switch {
+	case !libOps && state.lazy == nil:
+		// The library was given nothing: the whole-document path keeps
+		// the text as it was, leading white space trimmed.
+		nd = &Document{raw: bytes.TrimLeft(state.raw, " \t\r\n"), value: state.value, prep: model}
+	case next == nil:
+		nd = &Document{lazy: &lazyDoc{tree: tree, text: model}}
+	default:
+		nd = &Document{lazy: &lazyDoc{tree: post, text: next}}
+	}
+	nd.depth, nd.consistent = depth, true
+	c.noteValid(nd, opts)
+	d.Committed = true
+	d.State = nd
+	return pathFootprint, nil
+}
+
+// noteValid records, on a committed state, that it satisfies the schema
+// the schema gate checked.
+func (c *Contract) noteValid(nd *Document, opts VerifyOptions) {
+	if opts.Gates.Schema && c.schema != nil {
+		nd.valid.Store(c.schema, true)
+	}
+}

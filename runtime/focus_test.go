@@ -1,0 +1,563 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The footprint path (focus.go) must decide exactly as the whole-document
+// path: the same gates, codes, pointers, messages and details, the same
+// footprint, and a committed state with the same text and value. These
+// tests run every proposal both ways and compare.
+
+// wholeOnly returns a copy of c that always takes the whole-document path.
+func wholeOnly(c *Contract) *Contract {
+	w := *c
+	w.wholeOnly = true
+	return &w
+}
+
+// diffDecisions describes how two decisions differ, "" when they do not.
+func diffDecisions(a, b *Decision, inA, inB *Document) string {
+	if (a == nil) != (b == nil) {
+		return fmt.Sprintf("decision %v vs %v", a, b)
+	}
+	if a.Committed != b.Committed {
+		return fmt.Sprintf("committed %v vs %v (%+v | %+v)", a.Committed, b.Committed, a.Gates, b.Gates)
+	}
+	for _, pair := range [][2][]GateResult{{a.Gates, b.Gates}, {a.Audit, b.Audit}} {
+		if !slices.EqualFunc(pair[0], pair[1], sameGateResult) {
+			return fmt.Sprintf("gates\n  %+v\n  %+v", pair[0], pair[1])
+		}
+	}
+	if (a.Footprint == nil) != (b.Footprint == nil) {
+		return fmt.Sprintf("footprint %v vs %v", a.Footprint, b.Footprint)
+	}
+	if f, g := a.Footprint, b.Footprint; f != nil && !(f.Read.Equal(g.Read) && f.Write.Equal(g.Write) && f.Source.Equal(g.Source)) {
+		return fmt.Sprintf("footprint %+v vs %+v", *f, *g)
+	}
+	if !a.Committed {
+		if a.State != inA || b.State != inB {
+			return "a rejection did not return the input state"
+		}
+		return ""
+	}
+	if !bytes.Equal(a.State.Bytes(), b.State.Bytes()) {
+		return fmt.Sprintf("state text\n  %s\n  %s", a.State.Bytes(), b.State.Bytes())
+	}
+	if x, y := toJSON(a.State.Value()), toJSON(b.State.Value()); x != y {
+		return fmt.Sprintf("state value\n  %s\n  %s", x, y)
+	}
+	again, err := ParseDocument(a.State.Bytes())
+	if err != nil || toJSON(again.Value()) != toJSON(a.State.Value()) {
+		return fmt.Sprintf("the committed text does not decode to the committed value: %v", err)
+	}
+	for _, p := range []string{"", "/a", "/b/0", "/records/3/tags"} {
+		v1, ok1 := a.State.Get(MustPointer(p))
+		v2, ok2 := b.State.Get(MustPointer(p))
+		if ok1 != ok2 || toJSON(v1) != toJSON(v2) {
+			return fmt.Sprintf("Get(%q) differs", p)
+		}
+	}
+	return ""
+}
+
+// sameGateResult compares every field; the detail, the schema library's
+// own text, lists member names in map order (on both paths alike), so it
+// is compared as a multiset of bytes.
+func sameGateResult(a, b GateResult) bool {
+	da, db := []byte(a.Detail), []byte(b.Detail)
+	slices.Sort(da)
+	slices.Sort(db)
+	a.Detail, b.Detail = "", ""
+	return a == b && bytes.Equal(da, db)
+}
+
+// Generators of states, texts, schemas, contracts and patches that reach
+// the corners: member names and strings the apply library re-encodes,
+// numbers with unusual spellings, non-compact texts, every schema keyword
+// the incremental validation handles and the ones it refuses.
+
+var (
+	genKeys    = []string{"a", "b", "c", "d", "", "x/y", "m~n", "<k>", "é", "0", "1", "ab", "\u2028k", "q\"t", "\bk"}
+	genStrings = []string{"x", "y", "<&>", "a\u2028b", "q\"t", "back\\slash", "\u0001ctl", "é", "", "a/b", "~", "ZZ"}
+	genNumbers = []string{"0", "1", "2", "-0", "1.0", "1e2", "12345678901234567890", "0.5", "-3", "2.50"}
+)
+
+func genValue(rng *rand.Rand, depth int) any {
+	if depth <= 0 || rng.IntN(4) == 0 {
+		switch rng.IntN(5) {
+		case 0:
+			return json.Number(genNumbers[rng.IntN(len(genNumbers))])
+		case 1, 2:
+			return genStrings[rng.IntN(len(genStrings))]
+		case 3:
+			return rng.IntN(2) == 0
+		default:
+			return nil
+		}
+	}
+	if rng.IntN(2) == 0 {
+		a := make([]any, rng.IntN(5))
+		for i := range a {
+			a[i] = genValue(rng, depth-1)
+		}
+		return a
+	}
+	m := map[string]any{}
+	for range rng.IntN(5) {
+		m[genKeys[rng.IntN(len(genKeys))]] = genValue(rng, depth-1)
+	}
+	return m
+}
+
+func genRoot(rng *rand.Rand) any {
+	for {
+		v := genValue(rng, 4)
+		switch v.(type) {
+		case map[string]any, []any:
+			return v
+		}
+	}
+}
+
+// quoteJSON writes a string the way no encoder would: some ASCII letters
+// as \u escapes, '/' as \/.
+func quoteJSON(rng *rand.Rand, s string, odd bool) string {
+	if !odd {
+		b, _ := encodeJSON(s)
+		return string(b)
+	}
+	var sb strings.Builder
+	sb.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			sb.WriteString(`\"`)
+		case r == '\\':
+			sb.WriteString(`\\`)
+		case r < 0x20:
+			fmt.Fprintf(&sb, `\u%04x`, r)
+		case r == '/' && rng.IntN(2) == 0:
+			sb.WriteString(`\/`)
+		case r >= 'a' && r <= 'z' && rng.IntN(3) == 0:
+			fmt.Fprintf(&sb, `\u%04X`, r)
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	sb.WriteByte('"')
+	return sb.String()
+}
+
+// renderOdd writes v with random member order, white space and escapes.
+func renderOdd(rng *rand.Rand, v any, sb *strings.Builder) {
+	ws := func() {
+		if rng.IntN(4) == 0 {
+			sb.WriteString([]string{" ", "\n  ", "\t"}[rng.IntN(3)])
+		}
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		sb.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			ws()
+			sb.WriteString(quoteJSON(rng, k, rng.IntN(3) == 0))
+			ws()
+			sb.WriteByte(':')
+			ws()
+			renderOdd(rng, x[k], sb)
+		}
+		ws()
+		sb.WriteByte('}')
+	case []any:
+		sb.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			ws()
+			renderOdd(rng, e, sb)
+		}
+		ws()
+		sb.WriteByte(']')
+	case string:
+		sb.WriteString(quoteJSON(rng, x, rng.IntN(3) == 0))
+	default:
+		b, _ := encodeJSON(x)
+		sb.Write(b)
+	}
+}
+
+func genDoc(t testing.TB, rng *rand.Rand, v any) *Document {
+	var text []byte
+	switch rng.IntN(6) {
+	case 0:
+		d, err := NewDocument(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	case 1:
+		text, _ = EncodeIndent(v, "  ")
+		text = append([]byte("\n "), text...)
+	case 2, 3:
+		var sb strings.Builder
+		renderOdd(rng, v, &sb)
+		text = []byte(sb.String())
+	default:
+		text, _ = encodeJSON(v)
+	}
+	d, err := ParseDocument(text)
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	return d
+}
+
+// locations lists every location in v, the root first.
+func locations(v any, at Pointer, out *[]Pointer) {
+	*out = append(*out, at)
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			locations(c, at.Append(k), out)
+		}
+	case []any:
+		for i, c := range x {
+			locations(c, at.Append(strconv.Itoa(i)), out)
+		}
+	}
+	sortPointers(*out)
+}
+
+func genTarget(rng *rand.Rand, v any, locs []Pointer) Pointer {
+	if rng.IntN(12) == 0 {
+		return []Pointer{{}, {"nope", "x"}, {"a", "-", "b"}, {"b", "01"}, {""}, {"a", ""}}[rng.IntN(6)]
+	}
+	for {
+		c := locs[rng.IntN(len(locs))]
+		switch x := materialize(mustGet(v, c)).(type) {
+		case map[string]any:
+			return c.Append(genKeys[rng.IntN(len(genKeys))])
+		case []any:
+			if rng.IntN(2) == 0 {
+				return c.Append("-")
+			}
+			return c.Append(strconv.Itoa(rng.IntN(len(x) + 2)))
+		}
+		if rng.IntN(10) == 0 {
+			return c.Append("a")
+		}
+	}
+}
+
+func mustGet(v any, p Pointer) any {
+	x, err := getAt(v, p)
+	if err != nil {
+		panic(err)
+	}
+	return x
+}
+
+func genPatch(rng *rand.Rand, v any) []Operation {
+	var locs []Pointer
+	locations(v, Pointer{}, &locs)
+	existing := func(root bool) Pointer {
+		if rng.IntN(15) == 0 {
+			return Pointer{"zz", "q"}
+		}
+		if !root && len(locs) > 1 {
+			return locs[1+rng.IntN(len(locs)-1)]
+		}
+		return locs[rng.IntN(len(locs))]
+	}
+	ops := make([]Operation, 1+rng.IntN(5))
+	for i := range ops {
+		var op Operation
+		switch rng.IntN(10) {
+		case 0, 1:
+			op = Operation{Op: OpAdd, Path: genTarget(rng, v, locs), Value: genValue(rng, 2)}
+		case 2, 3:
+			op = Operation{Op: OpReplace, Path: existing(rng.IntN(20) == 0), Value: genValue(rng, 2)}
+		case 4:
+			op = Operation{Op: OpRemove, Path: existing(false)}
+		case 5:
+			op = Operation{Op: OpCopy, From: existing(rng.IntN(20) == 0), Path: genTarget(rng, v, locs)}
+		case 6:
+			op = Operation{Op: OpMove, From: existing(false), Path: genTarget(rng, v, locs)}
+		default:
+			op = Operation{Op: OpTest, Path: existing(rng.IntN(10) == 0)}
+			if x, err := getAt(v, op.Path); err == nil && rng.IntN(4) > 0 {
+				op.Value = materialize(x)
+			} else {
+				op.Value = genValue(rng, 1)
+			}
+		}
+		ops[i] = op
+	}
+	return ops
+}
+
+// genSchema returns a JSON Schema that v often satisfies, with keywords of
+// every kind; defs collects subschemas referenced with $ref.
+func genSchema(rng *rand.Rand, v any, defs map[string]any) any {
+	if rng.IntN(8) == 0 {
+		return []any{true, map[string]any{}}[rng.IntN(2)]
+	}
+	s := map[string]any{}
+	switch x := v.(type) {
+	case map[string]any:
+		s["type"] = "object"
+		props := map[string]any{}
+		var keys, req []any
+		for k, c := range x {
+			keys = append(keys, k)
+			if rng.IntN(5) < 3 {
+				props[k] = genSchema(rng, c, defs)
+			}
+			if rng.IntN(2) == 0 {
+				req = append(req, k)
+			}
+		}
+		if len(props) > 0 {
+			s["properties"] = props
+		}
+		if len(req) > 0 {
+			s["required"] = req
+		}
+		switch rng.IntN(6) {
+		case 0:
+			s["additionalProperties"] = false
+			for k, c := range x {
+				if _, ok := props[k]; !ok {
+					props[k] = genSchema(rng, c, defs)
+				}
+			}
+			s["properties"] = props
+		case 1:
+			s["additionalProperties"] = map[string]any{"type": []any{"string", "number", "object", "array", "boolean", "null"}}
+		case 2:
+			s["unevaluatedProperties"] = []any{false, map[string]any{"not": map[string]any{"type": "boolean"}}, map[string]any{"maxLength": json.Number("3")}}[rng.IntN(3)]
+		case 3:
+			s["patternProperties"] = map[string]any{"^[a-c]$": map[string]any{"type": []any{"string", "object", "array", "number", "null", "boolean"}}}
+		}
+		if rng.IntN(4) == 0 {
+			s["propertyNames"] = map[string]any{"maxLength": json.Number(strconv.Itoa(2 + rng.IntN(3)))}
+		}
+		if rng.IntN(4) == 0 {
+			s["minProperties"] = json.Number(strconv.Itoa(max(0, len(x)-1)))
+			s["maxProperties"] = json.Number(strconv.Itoa(len(x) + 1))
+		}
+		if len(keys) >= 2 && rng.IntN(4) == 0 {
+			s["dependentRequired"] = map[string]any{keys[0].(string): []any{keys[1]}}
+		}
+	case []any:
+		s["type"] = "array"
+		if len(x) > 0 && rng.IntN(2) == 0 {
+			s["items"] = genSchema(rng, x[len(x)-1], defs)
+		}
+		if len(x) > 1 && rng.IntN(3) == 0 {
+			s["prefixItems"] = []any{genSchema(rng, x[0], defs)}
+		}
+		if rng.IntN(4) == 0 {
+			s["uniqueItems"] = true
+		}
+		if len(x) > 0 && rng.IntN(4) == 0 {
+			s["contains"] = genSchema(rng, x[rng.IntN(len(x))], defs)
+			if rng.IntN(2) == 0 {
+				s["maxContains"] = json.Number(strconv.Itoa(len(x)))
+				s["minContains"] = json.Number("1")
+			}
+		}
+		if rng.IntN(4) == 0 {
+			s["minItems"] = json.Number(strconv.Itoa(max(0, len(x)-1)))
+			s["maxItems"] = json.Number(strconv.Itoa(len(x) + 2))
+		}
+		if _, ok := s["items"]; !ok && rng.IntN(4) == 0 {
+			s["unevaluatedItems"] = []any{false, map[string]any{"type": "string"}}[rng.IntN(2)]
+		}
+	case string:
+		s["type"] = "string"
+		if rng.IntN(3) == 0 {
+			s["maxLength"] = json.Number(strconv.Itoa(len([]rune(x)) + rng.IntN(3)))
+		}
+		if rng.IntN(4) == 0 {
+			s["pattern"] = "^[^Z]*$"
+		}
+	case json.Number:
+		s["type"] = "number"
+		if rng.IntN(3) == 0 {
+			s["minimum"] = json.Number("-3")
+		}
+		if rng.IntN(4) == 0 {
+			s["multipleOf"] = json.Number("0.5")
+		}
+	case bool:
+		s["type"] = "boolean"
+	case nil:
+		s["type"] = "null"
+	}
+	// Keywords that make a schema non-local above a change, and in-place
+	// applicators that keep it local.
+	switch rng.IntN(14) {
+	case 0:
+		return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
+	case 1:
+		return map[string]any{"oneOf": []any{s, false}}
+	case 2:
+		s["not"] = map[string]any{"const": "ZZ"}
+	case 3:
+		return map[string]any{"if": map[string]any{"type": "object"}, "then": s, "else": true}
+	case 4:
+		s["enum"] = []any{v, json.Number("7")}
+	case 5:
+		name := fmt.Sprintf("d%d", len(defs))
+		defs[name] = s
+		return map[string]any{"$ref": "#/$defs/" + name}
+	case 6:
+		return map[string]any{"allOf": []any{s, map[string]any{"minProperties": json.Number("0")}}}
+	case 7:
+		if _, ok := v.(map[string]any); ok {
+			s["dependentSchemas"] = map[string]any{"a": map[string]any{"required": []any{"b"}}}
+		}
+	}
+	return s
+}
+
+var genRules = []string{
+	`size(post) >= size(pre) - 2`,
+	`post == pre || size(post) > 0`,
+	`!("zz" in post)`,
+	`post != pre`,
+	`[pre, post].size() == 2`,
+	`has(post.a) || !has(pre.a)`,
+	`post.a == pre.a`,
+	`post.all(k, k != "ZZ")`,
+	`post.exists(k, k == "b") || true`,
+	`size(post.b) >= 0`,
+	`post.b[0] == pre.b[0]`,
+	`string(post.c) != "ZZ"`,
+	`post.map(k, k).size() == size(post)`,
+	`"x" in post.d || true`,
+	`post.d == pre.d`,
+}
+
+func genContract(t testing.TB, rng *rand.Rand, v any) (*Contract, VerifyOptions) {
+	spec := ContractSpec{View: ViewSpec{Include: []string{""}}, Write: []string{""}, Source: []string{""}}
+	var locs []Pointer
+	locations(v, Pointer{}, &locs)
+	pick := func() string { return locs[rng.IntN(len(locs))].String() }
+	if rng.IntN(4) == 0 {
+		spec.Write = []string{pick(), pick() + "/-"}
+		spec.Source = []string{pick()}
+		spec.View = ViewSpec{Include: []string{pick(), pick()}, Exclude: []string{pick()}}
+	}
+	if rng.IntN(5) == 0 {
+		spec.Phases = []string{"p"}
+	}
+	if rng.IntN(4) > 0 {
+		defs := map[string]any{}
+		s := genSchema(rng, v, defs)
+		if m, ok := s.(map[string]any); ok && len(defs) > 0 {
+			m["$defs"] = defs
+		} else if len(defs) > 0 {
+			s = map[string]any{"allOf": []any{s}, "$defs": defs}
+		}
+		spec.Schema = s
+	}
+	if rng.IntN(3) == 0 {
+		spec.OutputSchema = map[string]any{
+			pick():  map[string]any{"not": map[string]any{"type": "boolean"}},
+			"/*/-":  map[string]any{"type": []any{"string", "number", "object", "array", "null"}},
+			"/b/*/": map[string]any{"maxLength": json.Number("2")},
+		}
+	}
+	for range rng.IntN(3) {
+		spec.Invariants = append(spec.Invariants, InvariantSpec{Name: fmt.Sprintf("r%d", len(spec.Invariants)), Rule: genRules[rng.IntN(len(genRules))]})
+	}
+	if rng.IntN(6) == 0 {
+		spec.Limits = Limits{MaxDepth: 3 + rng.IntN(3), MaxDocumentBytes: int64(200 + rng.IntN(400)), MaxCopyBytes: int64(20 + rng.IntN(200))}
+	}
+	c, err := Compile(spec)
+	if err != nil {
+		t.Fatalf("%+v: %v", spec, err)
+	}
+	opts := VerifyOptions{Gates: DefaultGates, Phase: "p"}
+	switch rng.IntN(6) {
+	case 0:
+		opts.Gates = GateSet{}
+	case 1:
+		opts.Gates = GateSet{ACL: true, Schema: true, Invariants: true}
+		opts.Audit = DefaultGates
+	case 2:
+		opts.Gates = GateSet{Schema: true}
+	}
+	return c, opts
+}
+
+// TestFootprintPathMatchesWholePath is the differential property test:
+// random states (in canonical, indented and oddly escaped texts, and
+// built from values), random contracts (schemas from a generator covering
+// the keywords incremental validation handles and those it refuses,
+// output schemas, invariants, limits), random patches, applied in chains
+// so that committed states (built lazily on the footprint path) are
+// verified again. Both paths must give the same decision, the same codes
+// and messages and the same resulting text.
+func TestFootprintPathMatchesWholePath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 1))
+	n := 4000
+	if testing.Short() {
+		n = 400
+	}
+	paths := map[pathChoice]int{}
+	incremental := 0
+	for i := 0; i < n; i++ {
+		v := genRoot(rng)
+		c, opts := genContract(t, rng, v)
+		w := wholeOnly(c)
+		fast := genDoc(t, rng, v)
+		whole := fast
+		for step := 0; step < 4; step++ {
+			ops := genPatch(rng, fast.Value())
+			p := &Proposal{Patch: ops}
+			a, errA := c.VerifyProposal(context.Background(), fast, p, opts)
+			b, errB := w.VerifyProposal(context.Background(), whole, p, opts)
+			if (errA == nil) != (errB == nil) {
+				t.Fatalf("errors %v vs %v", errA, errB)
+			}
+			if diff := diffDecisions(a, b, fast, whole); diff != "" {
+				t.Fatalf("case %d step %d: %s\nstate %s\npatch %s\nspec %s\npath %s",
+					i, step, diff, fast.Bytes(), toJSON(ops), toJSON(c.Spec()), a.path)
+			}
+			paths[a.path]++
+			if a.incremental {
+				incremental++
+			}
+			if a.Committed {
+				fast, whole = a.State, b.State
+			}
+		}
+	}
+	t.Logf("paths: %v; incremental schema decisions: %d", paths, incremental)
+	if paths[pathFootprint] < n/2 || incremental < n/20 {
+		t.Fatalf("the footprint path ran %d times and incremental validation %d times in %d chains: the generators do not reach them", paths[pathFootprint], incremental, n)
+	}
+}
