@@ -140,7 +140,7 @@ func (f *forest) update(t *trace, p Pointer, fn func(parent any) (any, error)) e
 	return nil
 }
 
-func (f *forest) setRoot(any) { panic("runtime: the footprint path never replaces the root") }
+func (f *forest) setRoot(any)   { panic("runtime: the footprint path never replaces the root") }
 func (f *forest) snapshot() any { return nil }
 
 // applyFoci applies the library's operations of ops to the foci with the

@@ -149,7 +149,7 @@ var emptyPatch = jsonpatch.Patch{}
 type ctable struct {
 	object bool
 	keys   []string       // member names (objects)
-	vals   []tspan         // value spans, in the table's buffer
+	vals   []tspan        // value spans, in the table's buffer
 	index  map[string]int // member name → position, for larger objects
 	canon  bool           // every member name is spelled as the library re-encodes it
 }
