@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -72,9 +73,10 @@ func diffDecisions(a, b *Decision, inA, inB *Document) string {
 
 // sameGateResult compares every field; the detail, the schema library's
 // own text, lists member names in map order (on both paths alike), so it
-// is compared as a multiset of bytes.
+// is compared as a multiset of bytes, and CEL's errors may quote the Go
+// type of a value (celTypeNames).
 func sameGateResult(a, b GateResult) bool {
-	da, db := []byte(a.Detail), []byte(b.Detail)
+	da, db := []byte(celTypeNames(a.Detail)), []byte(celTypeNames(b.Detail))
 	slices.Sort(da)
 	slices.Sort(db)
 	a.Detail, b.Detail = "", ""
@@ -559,5 +561,329 @@ func TestFootprintPathMatchesWholePath(t *testing.T) {
 	t.Logf("paths: %v; incremental schema decisions: %d", paths, incremental)
 	if paths[pathFootprint] < n/2 || incremental < n/20 {
 		t.Fatalf("the footprint path ran %d times and incremental validation %d times in %d chains: the generators do not reach them", paths[pathFootprint], incremental, n)
+	}
+}
+
+// TestFootprintPathChains verifies long chains of small patches on a
+// larger state, each on the state the last one committed, both ways: the
+// committed states' texts grow edits and their values overlays until they
+// are rebuilt (maxTextEdits, maxOverlayNodes), and every text and value
+// must stay the same as the whole-document path's.
+func TestFootprintPathChains(t *testing.T) {
+	steps := 400
+	if testing.Short() {
+		steps = 100
+	}
+	spec := benchSpec
+	spec.Write = []string{""}
+	spec.Source = []string{""}
+	c := MustCompile(spec)
+	w := wholeOnly(c)
+	rng := rand.New(rand.NewPCG(15, 2))
+	fast, err := ParseDocument(benchState(40 << 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := fast
+	n := len(fast.Value().(map[string]any)["records"].([]any))
+	paths := map[pathChoice]int{}
+	for step := 0; step < steps; step++ {
+		r := rng.IntN(n)
+		var ops []string
+		switch rng.IntN(8) {
+		case 0:
+			ops = append(ops, fmt.Sprintf(`{"op":"add","path":"/records/%d/tags/-","value":"t%d"}`, r, step))
+		case 1:
+			ops = append(ops, fmt.Sprintf(`{"op":"replace","path":"/records/%d/balance","value":%d.5}`, r, step))
+		case 2:
+			ops = append(ops, fmt.Sprintf(`{"op":"copy","from":"/records/%d/history","path":"/records/%d/copied"}`, r, rng.IntN(n)))
+		case 3:
+			ops = append(ops, fmt.Sprintf(`{"op":"move","from":"/records/%d/tags/0","path":"/records/%d/tags/-"}`, r, rng.IntN(n)))
+		case 4:
+			ops = append(ops, `{"op":"add","path":"/log/-","value":"x"}`, `{"op":"replace","path":"/summary/total","value":-1}`)
+		case 5:
+			ops = append(ops, fmt.Sprintf(`{"op":"test","path":"/records/%d/id","value":"r-%06d"}`, r, r),
+				fmt.Sprintf(`{"op":"remove","path":"/records/%d/history/0"}`, r))
+		case 6:
+			ops = append(ops, fmt.Sprintf(`{"op":"add","path":"/records/%d/extra","value":{"k\u2028":[1,2,{"<a>":"b"}]}}`, r))
+		default:
+			ops = append(ops, fmt.Sprintf(`{"op":"replace","path":"/summary/note","value":"step %d"}`, step),
+				fmt.Sprintf(`{"op":"add","path":"/records/%d/extra/k\u2028/-","value":3}`, r))
+		}
+		patch := []byte("[" + strings.Join(ops, ",") + "]")
+		opts := VerifyOptions{Gates: DefaultGates, Phase: "review"}
+		a, err := c.Verify(context.Background(), fast, patch, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := w.Verify(context.Background(), whole, patch, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := diffDecisions(a, b, fast, whole); diff != "" {
+			t.Fatalf("step %d %s: %s", step, patch, diff)
+		}
+		paths[a.path]++
+		if a.Committed {
+			fast, whole = a.State, b.State
+		}
+	}
+	t.Logf("paths: %v", paths)
+	if paths[pathFootprint] < steps*3/4 {
+		t.Fatalf("the footprint path ran %d times in %d steps", paths[pathFootprint], steps)
+	}
+}
+
+// TestPathChoice: which path a verification takes, and why, is explicit;
+// each reason for the whole-document path is reached, and the decision is
+// the same as the whole-document path's either way.
+func TestPathChoice(t *testing.T) {
+	const state = `{"a":{"b":[1,2,{"c":"d"}],"e":"f"},"g":{"h":1},"":{"k":1},"esc":{"\u0041":{"x":1}},"deep":{"x":{"y":{"z":1}}}}`
+	tests := []struct {
+		name  string
+		state string
+		mod   func(*ContractSpec)
+		patch string
+		want  pathChoice
+	}{
+		{"a member of a nested object", state, nil, `[{"op":"replace","path":"/a/e","value":"F"}]`, pathFootprint},
+		{"an append to a nested array", state, nil, `[{"op":"add","path":"/a/b/-","value":3}]`, pathFootprint},
+		{"copy across foci", state, nil, `[{"op":"copy","from":"/g/h","path":"/a/b/0"}]`, pathFootprint},
+		{"move across foci", state, nil, `[{"op":"move","from":"/g/h","path":"/a/e"}]`, pathFootprint},
+		{"tests only", state, nil, `[{"op":"test","path":"/a/e","value":"f"}]`, pathFootprint},
+		{"an empty patch", state, nil, `[]`, pathFootprint},
+		{"a failing operation inside a focus", state, nil, `[{"op":"remove","path":"/a/b/7"}]`, pathFootprint},
+		{"a failing test", state, nil, `[{"op":"test","path":"/a/e","value":"x"}]`, pathFootprint},
+		{"the whole document", state, nil, `[{"op":"replace","path":"","value":{}}]`, pathWholeOp},
+		{"an empty member name", state, nil, `[{"op":"replace","path":"//k","value":2}]`, pathWholeOp},
+		{"a move onto itself", state, nil, `[{"op":"move","from":"/a/e","path":"/a/e"}]`, pathWholeOp},
+		{"a top-level member", state, nil, `[{"op":"add","path":"/z","value":1}]`, pathWholeRoot},
+		{"a test of the root", state, nil, `[{"op":"test","path":"","value":1}]`, pathWholeRoot},
+		{"a scalar state", `7`, nil, `[{"op":"test","path":"","value":7}]`, pathWholeRoot},
+		{"a missing focus", state, nil, `[{"op":"add","path":"/nope/x","value":1}]`, pathWholeFocus},
+		{"names the library re-encodes", state, nil, `[{"op":"add","path":"/esc/A/y","value":1}]`, pathWholeNames},
+		{"a state deeper than allowed", state, func(s *ContractSpec) { s.Limits.MaxDepth = 3 }, `[{"op":"add","path":"/a/x","value":1}]`, pathWholeDepth},
+		{"a state after the patch deeper than allowed", state, func(s *ContractSpec) { s.Limits.MaxDepth = 4 }, `[{"op":"add","path":"/a/x","value":[[1]]}]`, pathFootprint},
+		{"a state after the patch too large", state, func(s *ContractSpec) { s.Limits.MaxDocumentBytes = 150 }, `[{"op":"add","path":"/a/x","value":"` + strings.Repeat("y", 50) + `"}]`, pathFootprint},
+		{"copies too large for the reference", state, func(s *ContractSpec) { s.Limits.MaxCopyBytes = 10 }, `[{"op":"copy","from":"/a/b","path":"/g/c"}]`, pathFootprint},
+		// The library counts a copy's escapes, the reference does not: the
+		// library alone rejects it, and the whole-document path says so.
+		{"copies too large for the library", `{"a":{"s":"\n\n\n\n\n\n\n\n\n\n"},"b":{}}`, func(s *ContractSpec) { s.Limits.MaxCopyBytes = 15 }, `[{"op":"copy","from":"/a/s","path":"/b/t"}]`, pathWholeLibrary},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := ContractSpec{View: ViewSpec{Include: []string{""}}, Write: []string{""}, Source: []string{""}}
+			if tt.mod != nil {
+				tt.mod(&spec)
+			}
+			c := MustCompile(spec)
+			doc := mustDoc(t, tt.state)
+			a, err := c.Verify(context.Background(), doc, []byte(tt.patch), VerifyOptions{Gates: DefaultGates})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.path != tt.want {
+				t.Fatalf("path %q, want %q", a.path, tt.want)
+			}
+			b, err := wholeOnly(c).Verify(context.Background(), doc, []byte(tt.patch), VerifyOptions{Gates: DefaultGates})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.path != pathWholeDisabled {
+				t.Fatalf("whole-only path %q", b.path)
+			}
+			if diff := diffDecisions(a, b, doc, doc); diff != "" {
+				t.Fatal(diff)
+			}
+		})
+	}
+	// A NewDocument whose strings are not UTF-8 has a text that differs
+	// from its value.
+	doc, err := NewDocument(map[string]any{"a": map[string]any{"b": "\xff"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := openContract.Verify(context.Background(), doc, []byte(`[{"op":"add","path":"/a/c","value":1}]`), VerifyOptions{})
+	if d.path != pathWholeState {
+		t.Fatalf("path %q", d.path)
+	}
+}
+
+// TestConcurrentVerifyOnCommittedStates: committed states build their
+// value, text and tables on demand; many verifications of one such state
+// at once (run with -race) give the same decisions as one at a time.
+func TestConcurrentVerifyOnCommittedStates(t *testing.T) {
+	spec := benchSpec
+	spec.Write = []string{""}
+	spec.Source = []string{""}
+	c := MustCompile(spec)
+	base, err := ParseDocument(benchState(20 << 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := VerifyOptions{Gates: DefaultGates, Phase: "review"}
+	d, err := c.Verify(context.Background(), base, []byte(benchPatch), opts)
+	if err != nil || !d.Committed || d.path != pathFootprint {
+		t.Fatalf("%v %+v %s", err, d.Rejection(), d.path)
+	}
+	patches := []string{
+		benchPatch,
+		`[{"op":"add","path":"/records/7/tags/-","value":"x"},{"op":"copy","from":"/summary","path":"/records/2/s"}]`,
+		`[{"op":"replace","path":"/summary/total","value":-3}]`,
+		`[{"op":"remove","path":"/records/3/tags/0"},{"op":"test","path":"/summary/last","value":"nope"}]`,
+		`[{"op":"replace","path":"/phase","value":"x"}]`,
+	}
+	for round := 0; round < 3; round++ {
+		state := d.State
+		if round == 1 {
+			d2, err := c.Verify(context.Background(), state, []byte(patches[1]), opts)
+			if err != nil || !d2.Committed {
+				t.Fatal(err)
+			}
+			state = d2.State
+		}
+		want := make([]string, len(patches))
+		for i, p := range patches {
+			a, _ := wholeOnly(c).Verify(context.Background(), state, []byte(p), opts)
+			want[i] = fmt.Sprint(a.Committed, a.Gates)
+			if a.Committed {
+				want[i] += string(a.State.Bytes())
+			}
+		}
+		if round == 2 {
+			// A fresh committed state: nothing built yet.
+			d3, _ := c.Verify(context.Background(), d.State, []byte(patches[1]), opts)
+			state = d3.State
+			for i, p := range patches {
+				a, _ := wholeOnly(c).Verify(context.Background(), state, []byte(p), opts)
+				want[i] = fmt.Sprint(a.Committed, a.Gates)
+				if a.Committed {
+					want[i] += string(a.State.Bytes())
+				}
+			}
+			d3, _ = c.Verify(context.Background(), d.State, []byte(patches[1]), opts)
+			state = d3.State
+		}
+		var wg sync.WaitGroup
+		errs := make(chan string, 100)
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 10; i++ {
+					k := (g + i) % len(patches)
+					a, err := c.Verify(context.Background(), state, []byte(patches[k]), opts)
+					if err != nil {
+						errs <- err.Error()
+						continue
+					}
+					got := fmt.Sprint(a.Committed, a.Gates)
+					if a.Committed {
+						got += string(a.State.Bytes())
+					}
+					if got != want[k] {
+						errs <- fmt.Sprintf("round %d patch %d: %s", round, k, got)
+					}
+					_ = state.Value()
+					_ = state.Bytes()
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+	}
+}
+
+// TestMatchesWritten: the output-schema locations found along the write
+// region are those of the whole expansion that overlap it.
+func TestMatchesWritten(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 5))
+	for i := 0; i < 3000; i++ {
+		v := genRoot(rng)
+		var locs []Pointer
+		locations(v, Pointer{}, &locs)
+		pat := slices.Clone(locs[rng.IntN(len(locs))])
+		for j := range pat {
+			if rng.IntN(3) == 0 {
+				pat[j] = Wildcard
+			}
+		}
+		if rng.IntN(3) == 0 {
+			pat = pat.Append(Wildcard)
+		}
+		var ws []Pointer
+		for range 1 + rng.IntN(3) {
+			w := slices.Clone(locs[rng.IntN(len(locs))])
+			if len(w) > 0 && rng.IntN(4) == 0 {
+				w[rng.IntN(len(w))] = Wildcard
+			}
+			ws = append(ws, w)
+		}
+		region := RegionOf(ws...)
+		var want []Pointer
+		for _, at := range matches(v, pat) {
+			if region.OverlapsSubtree(at) {
+				want = append(want, at)
+			}
+		}
+		got := matchesWritten(v, pat, region)
+		if !slices.EqualFunc(got, want, Pointer.Equal) {
+			t.Fatalf("%s in %s along %v: %v, want %v", pat, toJSON(v), region, got, want)
+		}
+	}
+}
+
+// TestTextModel: a state's text kept as a base and edits reads, at every
+// location, as the text built whole, and the size is the built text's.
+func TestTextModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 6))
+	for i := 0; i < 1500; i++ {
+		v := genRoot(rng)
+		text, _ := encodeJSON(v)
+		m := newTextModel(text)
+		for step := 0; step < 6; step++ {
+			var locs []Pointer
+			locations(v, Pointer{}, &locs)
+			var changes []textChange
+			var picked []Pointer
+			for range 1 + rng.IntN(3) {
+				p := locs[rng.IntN(len(locs))]
+				if len(p) == 0 || slices.ContainsFunc(picked, func(q Pointer) bool { return p.HasPrefix(q) || q.HasPrefix(p) }) {
+					continue
+				}
+				picked = append(picked, p)
+				old, _, ok := m.valueText(p)
+				if !ok {
+					t.Fatalf("%q not found in %s", p, m.bytes())
+				}
+				nv := genValue(rng, 2)
+				nt, _ := encodeJSON(nv)
+				changes = append(changes, textChange{path: p, old: old, new: nt})
+				v = ovSet(v, p, nv)
+			}
+			v = materialize(v)
+			next, ok := m.with(changes)
+			if !ok {
+				t.Fatal("with failed")
+			}
+			m = next
+			want, _ := encodeJSON(v)
+			if got := m.bytes(); !bytes.Equal(got, want) || m.size != len(want) {
+				t.Fatalf("text %s (size %d), want %s", got, m.size, want)
+			}
+			locs = nil
+			locations(v, Pointer{}, &locs)
+			for _, p := range locs {
+				got, _, ok := m.valueText(p)
+				x, _ := getAt(v, p)
+				w, _ := encodeJSON(x)
+				if !ok || !bytes.Equal(got, w) {
+					t.Fatalf("valueText(%q) = %s, want %s\ntext %s\nedits %+v", p, got, w, m.bytes(), m.edits)
+				}
+			}
+		}
 	}
 }
