@@ -48,7 +48,7 @@ type Document struct {
 	// except for a NewDocument value with strings that are not UTF-8).
 	consistent bool
 	// valid caches, per compiled schema, whether the document satisfies
-	// it (bool).
+	// it (a validity).
 	valid sync.Map
 }
 
@@ -213,16 +213,51 @@ func (d *Document) text() *textModel {
 	return d.prep
 }
 
+// validity is what a document knows about one compiled schema: whether it
+// satisfies it, and the schema's analysis for incremental validation (nil
+// when there is none), with which a commit on the footprint path carries
+// the knowledge to the state after it.
+type validity struct {
+	ok  bool
+	idx *schemaIndex
+}
+
+// maxCarriedSchemas bounds how many schemas a commit re-checks
+// incrementally to carry their verdicts to the new state.
+const maxCarriedSchemas = 8
+
 // satisfies reports whether the document is valid against s, validating
-// it whole the first time (the answer is kept).
-func (d *Document) satisfies(s *jsonschema.Schema) bool {
+// it whole the first time (the answer is kept). idx is s's analysis, or
+// nil.
+func (d *Document) satisfies(s *jsonschema.Schema, idx *schemaIndex) bool {
 	if v, ok := d.valid.Load(s); ok {
-		return v.(bool)
+		return v.(validity).ok
 	}
 	f, err := validateSchema(s, d.Value())
 	ok := err == nil && f == nil
-	d.valid.Store(s, ok)
+	d.valid.Store(s, validity{ok, idx})
 	return ok
+}
+
+// carryValidity records on next, committed from d by changing the subtrees
+// in changes (next's value being post), that it still satisfies the
+// schemas d is known to satisfy, where incremental validation shows it
+// (schema_incr.go); done is the schema already recorded.
+func (d *Document) carryValidity(next *Document, post any, changes []focusChange, done *jsonschema.Schema) {
+	n := 0
+	d.valid.Range(func(k, v any) bool {
+		s, val := k.(*jsonschema.Schema), v.(validity)
+		if s == done || !val.ok || val.idx == nil {
+			return true
+		}
+		if n++; n > maxCarriedSchemas {
+			return false
+		}
+		if val.idx.holds(post, changes) {
+			next.valid.Store(s, val)
+		}
+		return true
+	})
 }
 
 // Get returns the value at pointer p, and whether it exists. Array tokens

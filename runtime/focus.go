@@ -8,16 +8,19 @@ import (
 	"strconv"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // The footprint path: apply a patch at its foci, not to the whole state.
 //
 // A focus is a subtree a patch reads or writes: the container each
 // operation changes (the parent of an add, remove or replace path, of a
-// copy or move target and of a move's from), and the value each copy's
-// from and each test's path reads. The foci of a patch are the outermost
-// of these; no two overlap, no operation changes a container above a
-// focus, and every operation's pointers lie in a focus. Then:
+// copy or move target and of a move's from), or only the value it
+// replaces when the container keeps its members (planFoci), and the value
+// each copy's from and each test's path reads. The foci of a patch are
+// the outermost of these; no two overlap, no operation changes the
+// members of a container above a focus, and every operation's pointers
+// lie in a focus. Then:
 //
 //  1. the reference semantics (simulate) run on the foci alone, with the
 //     patch's own pointers, so decisions, messages and the footprint are
@@ -73,27 +76,68 @@ type focus struct {
 	got     any // the library's result, decoded
 }
 
-// planFoci returns a patch's foci, in pointer order, or the reason there
-// are none to work with.
-func planFoci(ops []Operation) ([]*focus, pathChoice) {
+// planFoci returns a patch's foci in the state tree, in pointer order, or
+// the reason there are none to work with.
+//
+// An operation that replaces the value of an existing member or element
+// (replace; add, copy or move onto an existing member of an object) keeps
+// the container's members and their order: when every operation on a
+// container's members is of that kind, the container does not change as
+// a container, and each replaced value is a focus of its own (a slot),
+// given to the library as a member of the small document and replaced
+// there. Otherwise (a member added, removed or moved away, an element
+// inserted or appended) the container is the focus.
+func planFoci(ops []Operation, tree any) ([]*focus, pathChoice) {
 	type anchor struct {
 		p          Pointer
 		write, lib bool
 	}
-	var as []anchor
+	// reshaped holds the containers whose members an operation adds,
+	// removes or moves.
+	reshaped := map[string]bool{}
+	valueWrite := func(p Pointer) bool { // an add, copy or move onto p
+		c, ok := ovLookup(tree, p.Parent())
+		if !ok || !isObject(c) {
+			return false
+		}
+		_, exists := ovChild(c, p.Last())
+		return exists
+	}
 	for _, op := range ops {
 		if op.Op != OpTest && !libraryOp(op) {
 			return nil, pathWholeOp
 		}
 		switch op.Op {
+		case OpRemove:
+			reshaped[op.Path.Parent().String()] = true
+		case OpAdd, OpCopy:
+			if !valueWrite(op.Path) {
+				reshaped[op.Path.Parent().String()] = true
+			}
+		case OpMove:
+			reshaped[op.From.Parent().String()] = true
+			if !valueWrite(op.Path) {
+				reshaped[op.Path.Parent().String()] = true
+			}
+		}
+	}
+	target := func(p Pointer) anchor {
+		if reshaped[p.Parent().String()] {
+			return anchor{p.Parent(), true, true}
+		}
+		return anchor{p, true, true}
+	}
+	var as []anchor
+	for _, op := range ops {
+		switch op.Op {
 		case OpTest:
 			as = append(as, anchor{p: op.Path})
 		case OpAdd, OpReplace, OpRemove:
-			as = append(as, anchor{op.Path.Parent(), true, true})
+			as = append(as, target(op.Path))
 		case OpCopy:
-			as = append(as, anchor{op.Path.Parent(), true, true}, anchor{op.From, false, true})
+			as = append(as, target(op.Path), anchor{op.From, false, true})
 		case OpMove:
-			as = append(as, anchor{op.Path.Parent(), true, true}, anchor{op.From.Parent(), true, true})
+			as = append(as, target(op.Path), anchor{op.From.Parent(), true, true})
 		}
 	}
 	slices.SortStableFunc(as, func(a, b anchor) int { return a.p.Compare(b.p) })
@@ -132,6 +176,17 @@ func (f *forest) get(p Pointer) (any, error) {
 
 func (f *forest) update(t *trace, p Pointer, fn func(parent any) (any, error)) error {
 	fc := f.find(p)
+	if len(p) == len(fc.path) {
+		// A slot: the operation replaces the focus's value in a
+		// container that keeps its members (planFoci), which stands here
+		// as an object holding just that member.
+		out, err := fn(map[string]any{p.Last(): fc.value})
+		if err != nil {
+			return err
+		}
+		fc.value = out.(map[string]any)[p.Last()]
+		return nil
+	}
 	out, err := t.update(fc.value, p, len(fc.path), fn)
 	if err != nil {
 		return err
@@ -271,7 +326,7 @@ func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document,
 	if !isObject(tree) && !isArrayValue(tree) {
 		return pathWholeRoot, nil
 	}
-	foci, why := planFoci(ops)
+	foci, why := planFoci(ops, tree)
 	if why != pathFootprint {
 		return why, nil
 	}
@@ -402,7 +457,7 @@ func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document,
 			return pathFootprint, err
 		}
 		d.add(c.schemaCheck(tree, post, ops, t, &fp, func() bool {
-			d.incremental = c.incremental != nil && state.satisfies(c.schema) && c.incremental.holds(post, changed)
+			d.incremental = c.incremental != nil && state.satisfies(c.schema, c.incremental) && c.incremental.holds(post, changed)
 			return d.incremental
 		}))
 	}
@@ -431,6 +486,7 @@ func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document,
 	}
 	nd.depth, nd.consistent = depth, true
 	c.noteValid(nd, opts)
+	state.carryValidity(nd, post, changed, c.noteSchema(opts))
 	d.Committed = true
 	d.State = nd
 	return pathFootprint, nil
@@ -439,7 +495,15 @@ func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document,
 // noteValid records, on a committed state, that it satisfies the schema
 // the schema gate checked.
 func (c *Contract) noteValid(nd *Document, opts VerifyOptions) {
-	if opts.Gates.Schema && c.schema != nil {
-		nd.valid.Store(c.schema, true)
+	if s := c.noteSchema(opts); s != nil {
+		nd.valid.Store(s, validity{true, c.incremental})
 	}
+}
+
+// noteSchema is the schema a commit under opts is known to satisfy, or nil.
+func (c *Contract) noteSchema(opts VerifyOptions) *jsonschema.Schema {
+	if opts.Gates.Schema {
+		return c.schema
+	}
+	return nil
 }

@@ -533,11 +533,19 @@ func TestFootprintPathMatchesWholePath(t *testing.T) {
 	incremental := 0
 	for i := 0; i < n; i++ {
 		v := genRoot(rng)
-		c, opts := genContract(t, rng, v)
-		w := wholeOnly(c)
+		// Two contracts alternate on one chain, so that what a committed
+		// state knows about one schema is carried through the other's
+		// commits (carryValidity).
+		c1, opts1 := genContract(t, rng, v)
+		c2, opts2 := genContract(t, rng, v)
 		fast := genDoc(t, rng, v)
 		whole := fast
 		for step := 0; step < 4; step++ {
+			c, opts := c1, opts1
+			if rng.IntN(2) == 0 {
+				c, opts = c2, opts2
+			}
+			w := wholeOnly(c)
 			ops := genPatch(rng, fast.Value())
 			p := &Proposal{Patch: ops}
 			a, errA := c.VerifyProposal(context.Background(), fast, p, opts)
@@ -657,7 +665,15 @@ func TestPathChoice(t *testing.T) {
 		{"the whole document", state, nil, `[{"op":"replace","path":"","value":{}}]`, pathWholeOp},
 		{"an empty member name", state, nil, `[{"op":"replace","path":"//k","value":2}]`, pathWholeOp},
 		{"a move onto itself", state, nil, `[{"op":"move","from":"/a/e","path":"/a/e"}]`, pathWholeOp},
-		{"a top-level member", state, nil, `[{"op":"add","path":"/z","value":1}]`, pathWholeRoot},
+		{"a new top-level member", state, nil, `[{"op":"add","path":"/z","value":1}]`, pathWholeRoot},
+		{"a top-level member removed", state, nil, `[{"op":"remove","path":"/g"}]`, pathWholeRoot},
+		{"a top-level value replaced", state, nil, `[{"op":"replace","path":"/g","value":{"h":2}},{"op":"add","path":"/g/i","value":3}]`, pathFootprint},
+		{"a top-level value added over", state, nil, `[{"op":"add","path":"/a","value":[1]}]`, pathFootprint},
+		{"a top-level value copied over", state, nil, `[{"op":"copy","from":"/a/b","path":"/g"}]`, pathFootprint},
+		{"a top-level value moved over", state, nil, `[{"op":"move","from":"/a/b","path":"/g"}]`, pathFootprint},
+		{"an element replaced", state, nil, `[{"op":"replace","path":"/a/b/2","value":0}]`, pathFootprint},
+		{"an element inserted", state, nil, `[{"op":"add","path":"/a/b/0","value":0}]`, pathFootprint},
+		{"a replaced value read", state, nil, `[{"op":"replace","path":"/g","value":{"h":2}},{"op":"test","path":"/g/h","value":2},{"op":"copy","from":"/g","path":"/deep"}]`, pathFootprint},
 		{"a test of the root", state, nil, `[{"op":"test","path":"","value":1}]`, pathWholeRoot},
 		{"a scalar state", `7`, nil, `[{"op":"test","path":"","value":7}]`, pathWholeRoot},
 		{"a missing focus", state, nil, `[{"op":"add","path":"/nope/x","value":1}]`, pathWholeFocus},

@@ -337,19 +337,19 @@ func newTextModel(buf []byte) *textModel {
 	return &textModel{base: newTextBase(buf), size: len(buf)}
 }
 
-// bytes builds the text.
+// bytes builds the text, in one allocation that is written once (no
+// zeroing first: bytes.Join).
 func (m *textModel) bytes() []byte {
 	if len(m.edits) == 0 {
 		return m.base.buf
 	}
-	out := make([]byte, 0, m.size)
+	parts := make([][]byte, 0, 2*len(m.edits)+1)
 	at := 0
 	for _, e := range m.edits {
-		out = append(out, m.base.buf[at:e.lo]...)
-		out = append(out, e.text...)
+		parts = append(parts, m.base.buf[at:e.lo], e.text)
 		at = e.hi
 	}
-	return append(out, m.base.buf[at:]...)
+	return bytes.Join(append(parts, m.base.buf[at:]), nil)
 }
 
 // valueText returns the current text of the value at p, and whether every
