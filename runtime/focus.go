@@ -482,7 +482,7 @@ func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document,
 	case next == nil:
 		nd = &Document{lazy: &lazyDoc{tree: tree, text: model}}
 	default:
-		nd = &Document{lazy: &lazyDoc{tree: post, text: next}}
+		nd = &Document{lazy: &lazyDoc{tree: post, text: next.settled()}}
 	}
 	nd.depth, nd.consistent = depth, true
 	c.noteValid(nd, opts)

@@ -886,6 +886,9 @@ func TestTextModel(t *testing.T) {
 				t.Fatal("with failed")
 			}
 			m = next
+			if rng.IntN(2) == 0 {
+				m = m.settled()
+			}
 			want, _ := encodeJSON(v)
 			if got := m.bytes(); !bytes.Equal(got, want) || m.size != len(want) {
 				t.Fatalf("text %s (size %d), want %s", got, m.size, want)
@@ -902,4 +905,88 @@ func TestTextModel(t *testing.T) {
 			}
 		}
 	}
+}
+
+var fuzzFootprintContracts = func() []*Contract {
+	schemas := []string{
+		``,
+		`{"type":"object","required":["a"],"properties":{"a":{"type":"object","properties":{"b":{"type":"array","uniqueItems":true,"items":{"type":["number","string"]},"maxItems":6}},"additionalProperties":{"type":"string"}},"c":{"contains":{"const":1},"minItems":1}},"propertyNames":{"maxLength":4}}`,
+		`{"$defs":{"s":{"type":"string","maxLength":5}},"type":"object","properties":{"a":{"unevaluatedProperties":{"$ref":"#/$defs/s"},"properties":{"b":true}},"d":{"prefixItems":[{"type":"number"}],"unevaluatedItems":false}},"dependentRequired":{"a":["c"]}}`,
+		`{"allOf":[{"properties":{"a":{"minProperties":1}}},{"properties":{"a":{"anyOf":[{"required":["b"]},{"maxProperties":2}]}}}]}`,
+		`{"properties":{"a":{"if":{"required":["b"]},"then":{"properties":{"e":{"const":"f"}}}}},"patternProperties":{"^c":{"type":"array"}}}`,
+	}
+	var out []*Contract
+	for i, s := range schemas {
+		spec := ContractSpec{View: ViewSpec{Include: []string{""}}, Write: []string{""}, Source: []string{""},
+			Invariants: []InvariantSpec{{Name: "a kept", Rule: `!has(pre.a) || has(post.a)`}, {Name: "size", Rule: `size(post) >= 0`}},
+			Limits:     Limits{MaxDepth: 6, MaxDocumentBytes: 4096, MaxCopyBytes: 1024}}
+		if s != "" {
+			v, err := decodeStrict([]byte(s), 64)
+			if err != nil {
+				panic(err)
+			}
+			spec.Schema = v
+		}
+		if i%2 == 1 {
+			spec.OutputSchema = map[string]any{"/a/*": map[string]any{"not": map[string]any{"type": "boolean"}}}
+			spec.Write = []string{"/a", "/c/-", "/d/*"}
+		}
+		out = append(out, MustCompile(spec))
+	}
+	return out
+}()
+
+// FuzzFootprintPath: for any state text and any proposal, the footprint
+// path decides as the whole-document path (the same gates, codes,
+// pointers, messages, footprint and resulting text), on contracts with
+// schemas, output schemas, invariants and tight limits, and again on the
+// state the proposal committed.
+func FuzzFootprintPath(f *testing.F) {
+	states := []string{
+		`{"a":{"b":[1,2,"x"],"e":"f"},"c":[1],"d":[0]}`,
+		" {\"a\" : {\"\\u0062\": [1, 2], \"k\\u2028\": \"<&>\"}, \"c\": [1, {\"x\": 1.0e2}], \"d\": [0]}\n",
+		`[{"a":1},[2,3],{"\/":"x"}]`,
+		`{"a":{"b":{"c":{"d":{"e":1}}}},"c":[1]}`,
+	}
+	patches := []string{
+		`[{"op":"add","path":"/a/b/-","value":3}]`,
+		`[{"op":"replace","path":"/a","value":{"b":[]}},{"op":"add","path":"/a/c","value":"y"}]`,
+		`[{"op":"copy","from":"/c","path":"/a/x"},{"op":"test","path":"/a/x","value":[1]}]`,
+		`[{"op":"move","from":"/a/b","path":"/d/0"}]`,
+		`[{"op":"remove","path":"/a/b/0"},{"op":"add","path":"/c/-","value":{"k":[1]}}]`,
+		`[{"op":"add","path":"/0/b","value":2},{"op":"replace","path":"/1/0","value":"<>"}]`,
+		`[{"op":"add","path":"/a/b/c/d/f","value":[[1]]}]`,
+	}
+	for i, s := range states {
+		for j, p := range patches {
+			f.Add([]byte(s), []byte(p), uint8(i+j))
+		}
+	}
+	f.Fuzz(func(t *testing.T, state, proposal []byte, which uint8) {
+		doc, err := ParseDocument(state)
+		if err != nil {
+			return
+		}
+		c := fuzzFootprintContracts[int(which)%len(fuzzFootprintContracts)]
+		w := wholeOnly(c)
+		opts := VerifyOptions{Gates: DefaultGates}
+		if which&0x80 != 0 {
+			opts = VerifyOptions{Gates: GateSet{ACL: true, Schema: true}, Audit: DefaultGates}
+		}
+		fast, whole := doc, doc
+		for step := 0; step < 2; step++ {
+			a, errA := c.Verify(context.Background(), fast, proposal, opts)
+			b, errB := w.Verify(context.Background(), whole, proposal, opts)
+			if (errA == nil) != (errB == nil) {
+				t.Fatalf("errors %v vs %v", errA, errB)
+			}
+			if diff := diffDecisions(a, b, fast, whole); diff != "" {
+				t.Fatalf("step %d, path %s: %s", step, a.path, diff)
+			}
+			if !a.Committed {
+				return
+			}
+			fast, whole = a.State, b.State
+		}
+	})
 }

@@ -436,12 +436,18 @@ func (m *textModel) with(changes []textChange) (*textModel, bool) {
 		at, _ := slices.BinarySearchFunc(n.edits, s.lo, func(e textEdit, lo int) int { return e.lo - lo })
 		n.edits = slices.Insert(n.edits, at, textEdit{lo: s.lo, hi: s.hi, path: c.path, text: c.new})
 	}
+	return n, true
+}
+
+// settled returns m, or m's text as a new base when m's edits have grown
+// past maxTextEdits or maxTextEditShare of the text.
+func (m *textModel) settled() *textModel {
 	edited := 0
-	for _, e := range n.edits {
+	for _, e := range m.edits {
 		edited += len(e.text)
 	}
-	if len(n.edits) > maxTextEdits || edited > n.size/maxTextEditShare {
-		return newTextModel(n.bytes()), true
+	if len(m.edits) > maxTextEdits || edited > m.size/maxTextEditShare {
+		return newTextModel(m.bytes())
 	}
-	return n, true
+	return m
 }
