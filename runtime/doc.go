@@ -47,11 +47,31 @@
 // never modified in place: a commit copies the containers on the changed
 // paths and shares the rest.
 //
+// A step costs what its footprint costs, not what the state costs. A
+// patch is applied at its foci, the smallest subtrees it reads and writes
+// (the containers whose members it changes, or just the values it
+// replaces, and the values it copies or tests): the reference semantics
+// and the apply library run on the foci alone, the library's result is
+// checked there, and the state after the patch is the state before with
+// the foci put back. A committed state shares every untouched subtree
+// with its predecessor; its text is the old text with the foci's spans
+// replaced, built when first asked for (numbers keep their text), and its
+// value is built on demand too. The schema gate validates only the
+// changed subtrees when the contract's schema allows it
+// ([Contract.IncrementalSchema]); invariants read the state lazily. A
+// state is parsed once, and its containers are indexed once, however many
+// patches are checked against it. Whatever this does not cover (a target
+// of the whole document, a change to the root container's members, an
+// operation the library gets wrong, member names above a focus that the
+// library would spell otherwise) takes the whole-document path. Both
+// paths give the same decisions and the same committed text.
+//
 // Application is done by github.com/evanphx/json-patch/v5 under strict
 // options, behind this package's own reference semantics of RFC 6902: the
 // reference decides applicability and the footprint, applies the
 // operations the library is known to get wrong (test, whole-document
 // targets, empty member names inside a path), and checks the library's
-// result at every written location before anything is committed. Numbers
-// keep their exact text throughout; test compares numbers by value.
+// result at every written location (every focus) before anything is
+// committed. Numbers keep their exact text throughout; test compares
+// numbers by value.
 package runtime

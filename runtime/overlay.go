@@ -5,7 +5,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"sync"
 
 	"cel.dev/cel-go/common/types"
@@ -364,6 +363,3 @@ func (it *ovListIterator) ConvertToType(ref.Type) ref.Val { return types.NewErr(
 func (it *ovListIterator) Equal(ref.Val) ref.Val          { return types.NewErr("no such overload") }
 func (it *ovListIterator) Type() ref.Type                 { return types.IteratorType }
 func (it *ovListIterator) Value() any                     { return nil }
-
-// ovIndexToken is the reference token of array index i.
-func ovIndexToken(i int) string { return strconv.Itoa(i) }
