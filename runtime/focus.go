@@ -39,13 +39,14 @@ import (
 //
 // Every case this does not cover takes the whole-document path, today's
 // code, unchanged: a target of the whole document (""), an operation the
-// library does not apply (libraryOp), a patch whose foci include the root
-// container, a focus that does not exist in the state, member names above
-// a focus that the library would re-encode, a state nested deeper than
-// the contract allows or whose text and value could differ (NewDocument
-// with strings that are not UTF-8), an error of the library, and a
-// disagreement between the library and the reference. pathChoice names
-// the reason.
+// library does not apply (libraryOp), a patch that adds, removes or moves
+// a member of the root container (one that only replaces root members'
+// values has them as foci), a focus that does not exist in the state,
+// member names above a focus that the library would re-encode, a state
+// nested deeper than the contract allows or whose text and value could
+// differ (NewDocument with strings that are not UTF-8), an error of the
+// library, and a disagreement between the library and the reference.
+// pathChoice names the reason.
 
 // pathChoice says which path a verification took, and why.
 type pathChoice string
