@@ -42,8 +42,11 @@ type Document struct {
 	prep     *textModel
 
 	// depth bounds the depth of the deepest value (the root is at 0); it
-	// is exact for parsed documents.
-	depth int
+	// is exact for parsed documents. A document committed on the
+	// whole-document path learns it when first asked (depthOnce).
+	depth     int
+	depthLazy bool
+	depthOnce sync.Once
 	// consistent is true when value is exactly what raw decodes to (always,
 	// except for a NewDocument value with strings that are not UTF-8).
 	consistent bool
@@ -141,6 +144,14 @@ func checkValue(v any, depth int, st *valueStats) error {
 		return fmt.Errorf("unsupported value type %T", v)
 	}
 	return nil
+}
+
+// maxDepth returns depth, computing it first when it is not known yet.
+func (d *Document) maxDepth() int {
+	if d.depthLazy {
+		d.depthOnce.Do(func() { d.depth = valueDepth(d.Value()) })
+	}
+	return d.depth
 }
 
 // valueDepth returns the depth of the deepest value in v (v at 0).

@@ -320,7 +320,7 @@ func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document,
 	if model == nil || !state.consistent {
 		return pathWholeState, nil
 	}
-	if state.depth > c.limits.MaxDepth {
+	if state.maxDepth() > c.limits.MaxDepth {
 		return pathWholeDepth, nil
 	}
 	tree := state.tree()
@@ -440,7 +440,7 @@ func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document,
 	if ovSize(post) > maxOverlayNodes {
 		post = state.Value()
 	}
-	depth := state.depth
+	depth := state.maxDepth()
 	var changed []focusChange
 	for _, fc := range foci {
 		if fc.lib && !bytes.Equal(fc.newText, fc.oldText) {

@@ -264,7 +264,7 @@ func (c *Contract) verifyWhole(parent, ctx context.Context, state *Document, ops
 		return d, nil
 	}
 	d.pass(GateApply)
-	next := &Document{raw: raw, value: got, depth: valueDepth(got), consistent: true}
+	next := &Document{raw: raw, value: got, depthLazy: true, consistent: true}
 
 	// 4. gates on the state after the patch
 	if opts.Gates.Schema {
