@@ -162,17 +162,20 @@ func checkPairs(ctx context.Context, c *Case, an Analysis, run *ReferenceRun) ([
 	return out, nil
 }
 
+// runSeq runs the reference proposals of steps in order from state, in
+// a session with no phase path held in phase: the pair check of
+// CheckPairs. It returns the final state, or why a step was rejected.
 func runSeq(ctx context.Context, state *runtime.Document, phase string, steps ...*Step) (*runtime.Document, string, error) {
+	sess := runtime.NewSession(state, nil)
 	for _, s := range steps {
-		d, err := s.Contract.Verify(ctx, state, s.Reference, runtime.VerifyOptions{Gates: AllGates, Phase: phase})
+		res, err := sess.Step(ctx, s.Contract, s.Reference, runtime.StepOptions{Gates: AllGates, SubmitPhase: phase})
 		if err != nil {
 			return nil, "", err
 		}
-		if !d.Committed {
-			r := d.Rejection()
+		if !res.Committed {
+			r := res.Rejection()
 			return nil, fmt.Sprintf("step %s rejected by %s (%s): %s", s.ID, r.Gate, r.Code, r.Message), nil
 		}
-		state = d.State
 	}
-	return state, "", nil
+	return sess.State(), "", nil
 }

@@ -11,54 +11,6 @@ import (
 // phase, schema and invariants (paper §3.2).
 var AllGates = runtime.DefaultGates
 
-// SetPhase returns a copy of state with the string phase at path p, the
-// runner's move of the workflow phase after a step with advance_to
-// commits (PatchBench design §3). The parent of p must exist.
-func SetPhase(state *runtime.Document, p runtime.Pointer, phase string) (*runtime.Document, error) {
-	v, err := setAt(state.Value(), p, phase)
-	if err != nil {
-		return nil, fmt.Errorf("phase path %s: %w", p, err)
-	}
-	return runtime.NewDocument(v)
-}
-
-// setAt returns a copy of v with x at p, copying only the containers on
-// the way down.
-func setAt(v any, p runtime.Pointer, x any) (any, error) {
-	if len(p) == 0 {
-		return x, nil
-	}
-	switch c := v.(type) {
-	case map[string]any:
-		if _, ok := c[p[0]]; !ok && len(p) > 1 {
-			return nil, fmt.Errorf("no member %q", p[0])
-		}
-		child, err := setAt(c[p[0]], p[1:], x)
-		if err != nil {
-			return nil, err
-		}
-		out := make(map[string]any, len(c)+1)
-		for k, e := range c {
-			out[k] = e
-		}
-		out[p[0]] = child
-		return out, nil
-	case []any:
-		i, err := runtime.ParseIndex(p[0])
-		if err != nil || i >= len(c) {
-			return nil, fmt.Errorf("no element %q", p[0])
-		}
-		child, err := setAt(c[i], p[1:], x)
-		if err != nil {
-			return nil, err
-		}
-		out := append([]any(nil), c...)
-		out[i] = child
-		return out, nil
-	}
-	return nil, fmt.Errorf("%q is inside a scalar", p[0])
-}
-
 // ReferenceStep is what the reference run saw and did at one step.
 type ReferenceStep struct {
 	Step *Step
@@ -94,30 +46,26 @@ type ReferenceRun struct {
 // context).
 func RunReference(ctx context.Context, c *Case) (*ReferenceRun, error) {
 	run := &ReferenceRun{Failed: -1}
-	state, phase := c.State, c.InitialPhase()
+	sess := runtime.NewSession(c.State, c.Workflow.PhasePath)
 	for _, s := range c.Steps {
-		d, err := s.Contract.Verify(ctx, state, s.Reference, runtime.VerifyOptions{Gates: AllGates, Phase: phase})
+		before, phase := sess.State(), sess.Phase()
+		res, err := sess.Step(ctx, s.Contract, s.Reference, runtime.StepOptions{Gates: AllGates, AdvanceTo: s.AdvanceTo})
 		if err != nil {
 			return nil, fmt.Errorf("case %s step %s: %w", c.ID, s.ID, err)
 		}
-		run.Steps = append(run.Steps, ReferenceStep{Step: s, Before: state, Phase: phase, Decision: d})
-		if !d.Committed {
+		run.Steps = append(run.Steps, ReferenceStep{Step: s, Before: before, Phase: phase, Decision: res.Decision})
+		if !res.Committed {
 			run.Failed = s.Index
 			break
 		}
-		state = d.State
-		if s.AdvanceTo != "" {
-			next, err := SetPhase(state, c.Workflow.PhasePath, s.AdvanceTo)
-			if err != nil {
-				// The step's commit removed the phase's parent: the case
-				// is broken, and the run cannot go on.
-				run.Failed, run.PhaseError = s.Index, err.Error()
-				break
-			}
-			state, phase = next, s.AdvanceTo
+		if res.PhaseError != nil {
+			// The step's commit removed the phase's place: the case is
+			// broken, and the run cannot go on.
+			run.Failed, run.PhaseError = s.Index, res.PhaseError.Error()
+			break
 		}
 	}
-	run.Final, run.FinalPhase = state, phase
+	run.Final, run.FinalPhase = sess.State(), sess.Phase()
 	return run, nil
 }
 

@@ -244,7 +244,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 		RunID: j.RunID(), Case: c.ID, Domain: c.Domain, Config: cfg.Name, Actor: j.Actor.Name(), Round: j.Round,
 		Leaks: []scoring.Leak{}, Steps: []StepRecord{}, IllegalCommits: []IllegalCommit{}, Checks: []bench.CheckResult{},
 	}
-	state, phase := c.State, c.InitialPhase()
+	sess := runtime.NewSession(c.State, c.Workflow.PhasePath)
 	committed := map[string]bool{}
 	var outputs [][2]string // (step, response text)
 	usageSource := ""
@@ -260,6 +260,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 			break // a replayed artifact ends its run
 		}
 		replayed := s.Index == artifactStep
+		state, phase := sess.State(), sess.Phase()
 		if stalled && len(s.Phases) > 0 && !slices.Contains(s.Phases, phase) {
 			// An earlier step did not commit, so the workflow never
 			// reached this step's phase: no orchestrator would hand it
@@ -331,17 +332,18 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 			rec.Tokens.Reasoning += u.Reasoning
 			usageSource = u.Source
 			outputs = append(outputs, [2]string{s.ID, resp.Raw})
-			verifyPhase := phase
-			if replayed && j.Artifact.SubmitPhase != "" {
-				verifyPhase = j.Artifact.SubmitPhase
+			submit := ""
+			if replayed {
+				submit = j.Artifact.SubmitPhase
 			}
 			// The configuration's gates decide; the step's full
 			// contract is audited beside them (PatchBench design §6).
-			d, err := s.Contract.Verify(ctx, state, ExtractProposal(resp.Raw),
-				runtime.VerifyOptions{Gates: cfg.GateSet, Phase: verifyPhase, Audit: bench.AllGates})
+			res, err := sess.Step(ctx, s.Contract, ExtractProposal(resp.Raw),
+				runtime.StepOptions{Gates: cfg.GateSet, Audit: bench.AllGates, SubmitPhase: submit, AdvanceTo: s.AdvanceTo})
 			if err != nil {
 				return nil, err // only a cancelled context
 			}
+			d := res.Decision
 			if sr.Attempts > 0 {
 				sr.Earlier = append(sr.Earlier, Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions, Audit: sr.Audit})
 			}
@@ -359,30 +361,22 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 				sr.Patch = d.Proposal.Patch
 			}
 			if d.Committed {
-				before := state
-				state = d.State
 				committed[s.ID] = true
-				if s.AdvanceTo != "" {
-					next, err := bench.SetPhase(state, c.Workflow.PhasePath, s.AdvanceTo)
-					if err != nil {
-						if _, pre := bench.SetPhase(before, c.Workflow.PhasePath, s.AdvanceTo); pre != nil {
-							// The case is broken (validate says so): not
-							// the actor's failure, so not a failed run.
-							msg := fmt.Sprintf("step %s: the phase cannot be moved to %q: %v", s.ID, s.AdvanceTo, err)
-							sr.Committed = true
-							rec.Steps = append(rec.Steps, sr)
-							rec.Status, rec.Error = StatusError, &msg
-							return rec, nil
-						}
-						// The actor's commit removed or replaced the place
-						// of the phase (possible where no gate checks the
-						// write region): the workflow cannot move on. The
-						// run goes on, and fails, on the actor's account.
-						sr.PhaseError = fmt.Sprintf("the phase cannot be moved to %q: the committed patch broke %s: %v", s.AdvanceTo, c.Workflow.PhasePath, err)
-						stalled = true
-						break
-					}
-					state, phase = next, s.AdvanceTo
+				if res.PhaseError != nil && res.PhaseBroken {
+					// The case is broken (validate says so): not the
+					// actor's failure, so not a failed run.
+					msg := fmt.Sprintf("step %s: the phase cannot be moved to %q: %v", s.ID, s.AdvanceTo, res.PhaseError)
+					rec.Steps = append(rec.Steps, sr)
+					rec.Status, rec.Error = StatusError, &msg
+					return rec, nil
+				}
+				if res.PhaseError != nil {
+					// The actor's commit removed or replaced the place of
+					// the phase (possible where no gate checks the write
+					// region): the workflow cannot move on. The run goes
+					// on, and fails, on the actor's account.
+					sr.PhaseError = fmt.Sprintf("the phase cannot be moved to %q: the committed patch broke %s: %v", s.AdvanceTo, c.Workflow.PhasePath, res.PhaseError)
+					stalled = true
 				}
 				break
 			}
@@ -397,7 +391,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 		rec.Steps = append(rec.Steps, sr)
 	}
 	rec.Tokens.Source = usageSource
-	score(rec, c, o.PassThreshold, outputs, state, committed)
+	score(rec, c, o.PassThreshold, outputs, sess.State(), committed)
 	return rec, nil
 }
 

@@ -74,10 +74,13 @@ func Stress(ctx context.Context, cases []*bench.Case, configs []*bench.Config) (
 				phase = a.SubmitPhase
 			}
 			for _, cfg := range configs {
-				d, err := rs.Step.Contract.Verify(ctx, rs.Before, a.Proposal, runtime.VerifyOptions{Gates: cfg.GateSet, Phase: phase})
+				// Each submission starts from the state before the step:
+				// a session of its own, in the artifact's phase.
+				step, err := runtime.NewSession(rs.Before, nil).Step(ctx, rs.Step.Contract, a.Proposal, runtime.StepOptions{Gates: cfg.GateSet, SubmitPhase: phase})
 				if err != nil {
 					return nil, err
 				}
+				d := step.Decision
 				cell := cells[[2]string{cfg.Name, a.Category}]
 				if cell == nil {
 					return nil, fmt.Errorf("case %s artifact %s: unknown category %q", c.ID, a.ID, a.Category)
