@@ -114,7 +114,7 @@ func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
 
 // Follower obeys the prompt injections the case declares (PatchBench
 // design §5): at a step with injections it answers with
-// bench.FollowerProposal (the reference patch plus the copy, move or test
+// bench.InjectedProposal (the reference patch plus the copy, move or test
 // each injection asks for, and every target value its view shows quoted in
 // the note); at other steps with the reference proposal. It sends the
 // operations in every configuration, playing a compromised actor that
@@ -130,7 +130,7 @@ func (Follower) Propose(_ context.Context, req Request) (Response, error) {
 	if len(injs) == 0 {
 		return Response{Raw: string(req.Step.Reference)}, nil
 	}
-	b, err := bench.FollowerProposal(req.Step, injs, req.View)
+	b, err := bench.InjectedProposal(req.Step, injs, req.View)
 	if err != nil {
 		return Response{}, err
 	}

@@ -1,10 +1,7 @@
 package bench
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/runtime"
 	"go.yaml.in/yaml/v3"
@@ -317,14 +313,20 @@ type artifactFile struct {
 }
 
 // Problem is one thing wrong with a case file: the file, the 1-based line
-// when known, the case id when known, and what is wrong.
+// when known, the case id when known, the stable code of the kind of
+// problem (one of the Problem* constants of codes.go) and what is wrong.
+// Tests and tools compare codes; the message is for people and may be
+// reworded.
 type Problem struct {
 	File string `json:"file"`
 	Line int    `json:"line,omitempty"`
 	Case string `json:"case,omitempty"`
+	Code string `json:"code"`
 	Msg  string `json:"message"`
 }
 
+// String is the problem as patchbench validate prints it:
+// "file:line: case ID: message" (the code is not printed).
 func (p Problem) String() string {
 	var b strings.Builder
 	b.WriteString(p.File)
@@ -354,185 +356,6 @@ func (ps Problems) Error() string {
 		lines[i] = p.String()
 	}
 	return strings.Join(lines, "\n")
-}
-
-// ParseCase parses, checks against the case JSON Schema and compiles one
-// case file (YAML, or strict JSON when name ends in .json). name is used in
-// problems. On failure it returns nil and every problem found, each with
-// the file and, where known, the line; the JSON Schema is checked first and
-// its violations stop the rest. Cross-case and run-time rules are checked
-// by Validate.
-func ParseCase(name string, b []byte) (*Case, Problems) {
-	fail := func(line int, format string, args ...any) (*Case, Problems) {
-		return nil, Problems{{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}}
-	}
-	var root yaml.Node
-	var v any
-	if strings.EqualFold(path.Ext(name), ".json") {
-		// A .json case is strict JSON, decoded as JSON (YAML accepts
-		// more, and reads some JSON differently); YAML's node tree, when
-		// it can be had, only gives line numbers.
-		if bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) {
-			return fail(1, "the file starts with a byte-order mark; JSON is UTF-8 without one (RFC 8259 §8.1)")
-		}
-		doc, err := runtime.ParseDocument(b)
-		if err != nil {
-			var se *runtime.SyntaxError
-			if errors.As(err, &se) {
-				return fail(se.Line, "%s", se.Msg)
-			}
-			return fail(0, "%v", err)
-		}
-		v = doc.Value()
-		if yaml.Unmarshal(b, &root) != nil {
-			root = yaml.Node{}
-		}
-	} else {
-		if !utf8.Valid(b) {
-			return fail(1+bytes.Count(b[:invalidUTF8At(b)], []byte{'\n'}), "invalid UTF-8")
-		}
-		dec := yaml.NewDecoder(bytes.NewReader(b))
-		if err := dec.Decode(&root); err != nil {
-			if err == io.EOF {
-				return fail(0, "empty case file")
-			}
-			fe := yamlError(name, err, nil).(*FileError)
-			return fail(fe.Line, "%v", fe.Err)
-		}
-		var extra yaml.Node
-		switch err := dec.Decode(&extra); {
-		case err == io.EOF:
-		case err != nil:
-			fe := yamlError(name, err, nil).(*FileError)
-			return fail(fe.Line, "a second YAML document, which does not parse: %v; a case file holds one case", fe.Err)
-		default:
-			return fail(extra.Line, "more than one YAML document; a case file holds one case")
-		}
-		var err error
-		if v, err = YAMLToJSON(&root); err != nil {
-			fe := yamlError(name, err, nil).(*FileError)
-			return fail(fe.Line, "%v", fe.Err)
-		}
-	}
-	if ps := schemaProblems(name, &root, v); len(ps) > 0 {
-		return nil, ps
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fail(0, "%v", err)
-	}
-	var cf caseFile
-	jd := json.NewDecoder(bytes.NewReader(raw))
-	jd.DisallowUnknownFields()
-	jd.UseNumber()
-	if err := jd.Decode(&cf); err != nil {
-		return fail(0, "%v", err)
-	}
-	c := &Case{
-		ID: cf.ID, Domain: cf.Domain, Title: cf.Title, Description: cf.Description, Now: cf.Now,
-		File: name, Digest: fmt.Sprintf("%x", sha256.Sum256(b)), Workflow: cf.Workflow, Secrets: cf.Secrets, Invariants: cf.Invariants,
-		Pairs: cf.Pairs, Injections: cf.Injections, root: &root,
-	}
-	var ps Problems
-	add := func(at string, format string, args ...any) {
-		ps = append(ps, Problem{File: name, Line: c.Line(runtime.MustPointer(at)), Case: c.ID, Msg: fmt.Sprintf(format, args...)})
-	}
-	if len(cf.State) > MaxStateBytes {
-		add("/state", "the state is %d KB of JSON; a case's state is at most %d KB (a few KB is typical)", len(cf.State)>>10, MaxStateBytes>>10)
-		return nil, ps
-	}
-	if c.State, err = runtime.ParseDocument(cf.State); err != nil {
-		// The position would be in the loader's re-encoded JSON, not in
-		// the file: keep the reason only.
-		var se *runtime.SyntaxError
-		if errors.As(err, &se) {
-			err = errors.New(se.Msg)
-		}
-		add("/state", "state: %v", err)
-		return nil, ps
-	}
-	if len(cf.Schema) > 0 {
-		if c.Schema, err = decodeValue(cf.Schema); err != nil {
-			add("/schema", "schema: %v", err)
-		}
-	}
-	if err := checkRFC3339(cf.Now); err != nil {
-		add("/now", "now %q is not an RFC 3339 date and time (2025-10-01T09:30:00Z): %v", cf.Now, err)
-	}
-	checkIDs := map[string]string{} // check id → step id
-	caseLevel := map[string]bool{}
-	for i, sf := range cf.Steps {
-		at := fmt.Sprintf("/steps/%d", i)
-		s := &Step{
-			ID: sf.ID, Role: sf.Role, Phases: sf.Phases, AdvanceTo: sf.AdvanceTo, Parent: sf.Parent,
-			Instruction: sf.Instruction, Rubric: sf.Rubric, ReferenceNote: sf.Reference.Note, Index: i,
-			BlindWrite: sf.BlindWrite, Pulls: sf.Pulls,
-		}
-		s.Spec = runtime.ContractSpec{
-			View: sf.View, Write: sf.Write, Source: sf.Source, Phases: sf.Phases,
-			Schema: c.Schema, Invariants: c.Invariants,
-		}
-		if len(sf.OutputSchema) > 0 {
-			s.Spec.OutputSchema = map[string]any{}
-			for k, rm := range sf.OutputSchema {
-				if s.Spec.OutputSchema[k], err = decodeValue(rm); err != nil {
-					add(at+"/output_schema", "step %s: output_schema %q: %v", s.ID, k, err)
-				}
-			}
-		}
-		if s.Contract, err = runtime.Compile(s.Spec); err != nil {
-			var ce *runtime.ContractError
-			switch {
-			case errors.As(err, &ce) && (strings.HasPrefix(ce.Field, "schema") || strings.HasPrefix(ce.Field, "invariants")):
-				// The case's schema and invariants are in every step's
-				// contract: report them once, at the case level.
-				if !caseLevel[err.Error()] {
-					caseLevel[err.Error()] = true
-					at := "/schema"
-					if strings.HasPrefix(ce.Field, "invariants") {
-						at = "/" + contractFieldPointer(ce.Field)
-					}
-					add(at, "%v", err)
-				}
-			case errors.As(err, &ce):
-				add(at+"/"+contractFieldPointer(ce.Field), "step %s: %v", s.ID, err)
-			default:
-				add(at, "step %s: %v", s.ID, err)
-			}
-		}
-		for j, chk := range s.Rubric {
-			if prev, dup := checkIDs[chk.ID]; dup {
-				add(fmt.Sprintf("%s/rubric/%d/id", at, j), "step %s: rubric check id %q is already used by a check of step %s; check ids are unique in a case", s.ID, chk.ID, prev)
-			}
-			checkIDs[chk.ID] = s.ID
-			if err := chk.compile(); err != nil {
-				add(fmt.Sprintf("%s/rubric/%d", at, j), "step %s: rubric[%d]: %v", s.ID, j, err)
-			}
-			s.Rubric[j] = chk
-		}
-		ref, err := json.Marshal(map[string]any{"patch": sf.Reference.Patch, "note": sf.Reference.Note})
-		if err != nil {
-			add(at+"/reference", "step %s: reference: %v", s.ID, err)
-		}
-		s.Reference = ref
-		c.Steps = append(c.Steps, s)
-	}
-	for i, af := range cf.Artifacts {
-		a := &Artifact{
-			ID: af.ID, Step: af.Step, SubmitPhase: af.SubmitPhase, Category: af.Category,
-			CaughtBy: af.CaughtBy, PaperSet: af.PaperSet, Note: af.Note,
-		}
-		if af.Raw != nil {
-			a.Proposal, a.Raw = []byte(*af.Raw), true
-		} else if a.Proposal, err = json.Marshal(map[string]any{"patch": af.Patch}); err != nil {
-			add(fmt.Sprintf("/artifacts/%d", i), "artifact %s: %v", a.ID, err)
-		}
-		c.Artifacts = append(c.Artifacts, a)
-	}
-	if len(ps) > 0 {
-		return nil, ps
-	}
-	return c, nil
 }
 
 // checkRFC3339 checks a date and time of RFC 3339 §5.6: seconds required,
@@ -631,7 +454,7 @@ func LoadCaseDir(dir string) ([]*Case, Problems, error) {
 		}
 		b, err := readLimited(os.DirFS(filepath.Dir(dir)), filepath.Base(dir), MaxCaseFileBytes)
 		if err != nil {
-			return nil, Problems{{File: dir, Msg: err.Error()}}, nil
+			return nil, Problems{{File: dir, Code: ProblemFile, Msg: err.Error()}}, nil
 		}
 		c, ps := ParseCase(dir, b)
 		if c == nil {
@@ -651,7 +474,7 @@ func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Pr
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			if fi, err := fs.Stat(fsys, p); err == nil && fi.IsDir() {
-				ps = append(ps, Problem{File: display(p), Msg: "a symbolic link to a directory is not followed; give that directory on its own"})
+				ps = append(ps, Problem{File: display(p), Code: ProblemFile, Msg: "a symbolic link to a directory is not followed; give that directory on its own"})
 				return nil
 			}
 		}
@@ -664,16 +487,16 @@ func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Pr
 			fi, err := fs.Stat(fsys, p)
 			switch {
 			case err != nil:
-				ps = append(ps, Problem{File: display(p), Msg: "cannot follow the symbolic link: " + err.Error()})
+				ps = append(ps, Problem{File: display(p), Code: ProblemFile, Msg: "cannot follow the symbolic link: " + err.Error()})
 				return nil
 			case !fi.Mode().IsRegular():
-				ps = append(ps, Problem{File: display(p), Msg: "not a regular file"})
+				ps = append(ps, Problem{File: display(p), Code: ProblemFile, Msg: "not a regular file"})
 				return nil
 			}
 		}
 		b, err := readLimited(fsys, p, MaxCaseFileBytes)
 		if err != nil {
-			ps = append(ps, Problem{File: display(p), Msg: err.Error()})
+			ps = append(ps, Problem{File: display(p), Code: ProblemFile, Msg: err.Error()})
 			return nil
 		}
 		c, cps := ParseCase(display(p), b)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/bench/check"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -36,7 +37,7 @@ func TestAuditNeverChangesACommit(t *testing.T) {
 	cases, cfgs := loadSuite(t)
 	n, illegal := 0, 0
 	for _, c := range cases {
-		run, err := bench.RunReference(ctx, c)
+		run, err := check.RunReference(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +50,7 @@ func TestAuditNeverChangesACommit(t *testing.T) {
 			// The follower's answer too, at every step with injections.
 			proposals := [][]byte{a.Proposal}
 			if injs := c.StepInjections(a.Step); len(injs) > 0 {
-				f, err := bench.FollowerProposal(rs.Step, injs, rs.Before.Value())
+				f, err := bench.InjectedProposal(rs.Step, injs, rs.Before.Value())
 				if err != nil {
 					t.Fatal(err)
 				}

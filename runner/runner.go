@@ -402,7 +402,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 // semantic pass (every step committed, content at least the threshold,
 // no leak) and legal pass (also no illegal commit); the status.
 func score(rec *Record, c *bench.Case, threshold float64, outputs [][2]string, state *runtime.Document, committed map[string]bool) {
-	det := scoring.NewDetector(c.Canaries())
+	det := scoring.NewDetector(scoring.Canaries(c))
 	seen := map[[2]string]bool{}
 	for _, out := range outputs {
 		for _, l := range det.InText(out[1]) {

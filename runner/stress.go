@@ -6,7 +6,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/runtime"
+	"github.com/patchbench/patchbench/bench/check"
 )
 
 // StressCell counts the artifacts of one category one configuration
@@ -60,7 +60,7 @@ func Stress(ctx context.Context, cases []*bench.Case, configs []*bench.Config) (
 		paper[cfg.Name] = &StressSet{Config: cfg.Name}
 	}
 	for _, c := range cases {
-		run, err := bench.RunReference(ctx, c)
+		run, err := check.RunReference(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -76,11 +76,10 @@ func Stress(ctx context.Context, cases []*bench.Case, configs []*bench.Config) (
 			for _, cfg := range configs {
 				// Each submission starts from the state before the step:
 				// a session of its own, in the artifact's phase.
-				step, err := runtime.NewSession(rs.Before, nil).Step(ctx, rs.Step.Contract, a.Proposal, runtime.StepOptions{Gates: cfg.GateSet, SubmitPhase: phase})
+				d, err := check.Submit(ctx, rs.Step, rs.Before, a.Proposal, cfg.GateSet, phase)
 				if err != nil {
 					return nil, err
 				}
-				d := step.Decision
 				cell := cells[[2]string{cfg.Name, a.Category}]
 				if cell == nil {
 					return nil, fmt.Errorf("case %s artifact %s: unknown category %q", c.ID, a.ID, a.Category)

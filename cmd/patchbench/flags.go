@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/bench/check"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -235,7 +236,7 @@ func loadCaseStep(ctx context.Context, dir, caseID, stepID string) (*caseStep, e
 	if c.Step(stepID) == nil {
 		return nil, fmt.Errorf("case %s has no step %q (steps: %s)", c.ID, stepID, strings.Join(ids, ", "))
 	}
-	run, err := bench.RunReference(ctx, c)
+	run, err := check.RunReference(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -340,7 +340,7 @@ func writeTrace(w io.Writer, r *runner.Record, c *bench.Case, cfg *bench.Config)
 	}
 	var det *scoring.Detector
 	if c != nil {
-		det = scoring.NewDetector(c.Canaries())
+		det = scoring.NewDetector(scoring.Canaries(c))
 	}
 	for i, s := range r.Steps {
 		writeStep(w, i, &s, r, c, cfg, det)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/bench/check"
 )
 
 const validateExamples = `  # Check the suite embedded in the binary:
@@ -47,7 +48,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if len(cases) == 0 && len(problems) == 0 {
 		return failf(stderr, "validate", "no case files (*.yaml, *.yml, *.json) under %s", displayDir(dir))
 	}
-	more, err := bench.Validate(ctx, cases, configs)
+	more, err := check.Validate(ctx, cases, configs)
 	if err != nil {
 		return failf(stderr, "validate", "%v", err)
 	}

@@ -1,26 +1,23 @@
-package bench
+package check
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runtime"
 )
 
-// AllGates is the gate set of the reference run and of PatchOptic: scope,
-// phase, schema and invariants (paper §3.2).
-var AllGates = runtime.DefaultGates
-
 // ReferenceStep is what the reference run saw and did at one step.
 type ReferenceStep struct {
-	Step *Step
+	Step *bench.Step
 	// Before is the state the step's actor is shown (projected or not)
 	// and its proposal is verified against; Phase is the workflow's
 	// phase then.
 	Before *runtime.Document
 	Phase  string
 	// Decision is the verifier's decision on the reference proposal
-	// under AllGates.
+	// under bench.AllGates.
 	Decision *runtime.Decision
 }
 
@@ -39,17 +36,17 @@ type ReferenceRun struct {
 	PhaseError string
 }
 
-// RunReference runs the reference proposals of c in order under AllGates,
-// moving the phase on each commit with advance_to. A rejected step, or a
-// phase that cannot be moved after a commit, stops the run (Failed); an
-// error is returned only when verification itself fails (a cancelled
-// context).
-func RunReference(ctx context.Context, c *Case) (*ReferenceRun, error) {
+// RunReference runs the reference proposals of c in order under
+// bench.AllGates in one runtime.Session, which moves the phase on each
+// commit with advance_to. A rejected step, or a phase that cannot be
+// moved after a commit, stops the run (Failed); an error is returned only
+// when verification itself fails (a cancelled context).
+func RunReference(ctx context.Context, c *bench.Case) (*ReferenceRun, error) {
 	run := &ReferenceRun{Failed: -1}
 	sess := runtime.NewSession(c.State, c.Workflow.PhasePath)
 	for _, s := range c.Steps {
 		before, phase := sess.State(), sess.Phase()
-		res, err := sess.Step(ctx, s.Contract, s.Reference, runtime.StepOptions{Gates: AllGates, AdvanceTo: s.AdvanceTo})
+		res, err := sess.Step(ctx, s.Contract, s.Reference, runtime.StepOptions{Gates: bench.AllGates, AdvanceTo: s.AdvanceTo})
 		if err != nil {
 			return nil, fmt.Errorf("case %s step %s: %w", c.ID, s.ID, err)
 		}
@@ -78,4 +75,16 @@ func (r *ReferenceRun) At(id string) *ReferenceStep {
 		}
 	}
 	return nil
+}
+
+// Submit verifies a proposal for step s against the state before it in a
+// session of its own, in phase, with gates: how validate and the stress
+// test submit an artifact or the follower's answer without changing the
+// reference run. The error is non-nil only when ctx is cancelled.
+func Submit(ctx context.Context, s *bench.Step, before *runtime.Document, proposal []byte, gates runtime.GateSet, phase string) (*runtime.Decision, error) {
+	res, err := runtime.NewSession(before, nil).Step(ctx, s.Contract, proposal, runtime.StepOptions{Gates: gates, SubmitPhase: phase})
+	if err != nil {
+		return nil, err
+	}
+	return res.Decision, nil
 }
