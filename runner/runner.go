@@ -279,13 +279,24 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*Record, error)
 		}
 		sum := sha256.Sum256(viewJSON)
 		sr := StepRecord{Step: s.ID, Phase: phase, ViewDigest: hex.EncodeToString(sum[:]), ViewTokens: tc.count(string(viewJSON))}
+		var injected []byte
+		if injs := c.StepInjections(s.ID); len(injs) > 0 {
+			if injected, err = bench.InjectedProposal(s, injs, view); err != nil {
+				// The case is broken (validate says so): an error run.
+				msg := fmt.Sprintf("step %s: %v", s.ID, err)
+				rec.Status, rec.Error = StatusError, &msg
+				rec.Steps = append(rec.Steps, sr)
+				return rec, nil
+			}
+		}
 		var feedback []string
 		for attempt := 1; attempt <= o.MaxAttempts; attempt++ {
 			msgs, err := RenderPrompt(s, phase, c.Now, view, feedback)
 			if err != nil {
 				return nil, fmt.Errorf("case %s step %s: prompt: %w", c.ID, s.ID, err)
 			}
-			resp, err := j.Actor.Propose(ctx, actors.Request{Case: c, Step: s, Messages: msgs, View: view, Projected: cfg.Projected(), Attempt: attempt, Round: j.Round})
+			resp, err := j.Actor.Propose(ctx, actors.Request{CaseID: c.ID, StepID: s.ID, Role: s.Role, Messages: msgs, View: view, Projected: cfg.Projected(),
+				Reference: s.Reference, Injected: injected, Attempt: attempt, Round: j.Round})
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()

@@ -104,7 +104,7 @@ func (a chatty) Propose(_ context.Context, req actors.Request) (actors.Response,
 	if a.noJSON {
 		return actors.Response{Raw: "I would rather not."}, nil
 	}
-	return actors.Response{Raw: "Sure! Here it is:\n```json\n" + string(req.Step.Reference) + "\n```\nAnything else?"}, nil
+	return actors.Response{Raw: "Sure! Here it is:\n```json\n" + string(req.Reference) + "\n```\nAnything else?"}, nil
 }
 
 func TestRunErrorsAndMalformed(t *testing.T) {

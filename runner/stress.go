@@ -126,10 +126,10 @@ type replayActor struct{ a *bench.Artifact }
 func (r replayActor) Name() string { return "replay:" + r.a.ID }
 
 func (r replayActor) Propose(_ context.Context, req actors.Request) (actors.Response, error) {
-	if req.Step.ID == r.a.Step {
+	if req.StepID == r.a.Step {
 		return actors.Response{Raw: string(r.a.Proposal)}, nil
 	}
-	return actors.Response{Raw: string(req.Step.Reference)}, nil
+	return actors.Response{Raw: string(req.Reference)}, nil
 }
 
 // Replay replays every artifact of the cases as a run under cfg: the

@@ -179,25 +179,14 @@ func redactURL(s string) string {
 	return s
 }
 
-// checkWritable makes dir if needed and checks a file can be written in
-// it, so that a run never pays for an answer it cannot keep.
-func checkWritable(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".probe-*")
+// defaultCacheDir is the response cache's directory when --cache is not
+// given: patchbench/responses in the user's cache directory.
+func defaultCacheDir() (string, error) {
+	base, err := os.UserCacheDir()
 	if err != nil {
-		return err
+		return "", fmt.Errorf("no user cache directory (%v); give --cache DIR or --no-cache", err)
 	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-// isRoleEntry reports whether a spec is one role=spec entry (a role has
-// no ":" or "?"; a spec's own query holds "=" after them).
-func isRoleEntry(spec string) bool {
-	role, _, ok := strings.Cut(spec, "=")
-	return ok && !strings.ContainsAny(role, ":?")
+	return filepath.Join(base, "patchbench", "responses"), nil
 }
 
 // Bounds on the size of one run, so that a typo cannot exhaust memory.
@@ -286,62 +275,22 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("--rps must be 0 (no limit) or in [0.001, 1e6], --max-tokens-total ≥ 0")
 	}
 	params.Structured, params.CacheOnly = *structured, *cacheOnly
-	limiters := &actors.Limiters{RPS: *rps}
-	// one makes the actor of a single spec, with the response cache and
-	// the rate limit of live actors.
-	one := func(spec string) (actors.Actor, error) {
-		a, err := actors.New(spec, params)
-		if err != nil {
-			return nil, err
-		}
-		if f, ok := a.(*actors.Files); ok {
-			if err := f.CheckDir(); err != nil {
-				return nil, err
-			}
-		}
-		if _, live := a.(actors.Keyer); !live {
-			return a, nil
-		}
-		if *rps > 0 {
-			a = &actors.Limited{Actor: a, Limiter: limiters.For(actors.Endpoint(a))}
-		}
-		if *noCache {
-			return a, nil
-		}
-		if *cacheDir == "" {
-			base, err := os.UserCacheDir()
-			if err != nil {
-				return nil, fmt.Errorf("no user cache directory (%v); give --cache DIR or --no-cache", err)
-			}
-			*cacheDir = filepath.Join(base, "patchbench", "responses")
-		}
-		if !*cacheOnly {
-			if err := checkWritable(*cacheDir); err != nil {
-				return nil, fmt.Errorf("the response cache %s is not writable (%v); give --cache DIR or --no-cache", *cacheDir, err)
-			}
-		}
-		return &actors.Cached{Actor: a, Dir: *cacheDir, Only: *cacheOnly}, nil
+	acts, err := actors.Build(actorSpecs, actors.BuildOptions{Params: params, RPS: *rps, NoCache: *noCache, CacheDir: *cacheDir, DefaultCacheDir: defaultCacheDir})
+	var dupErr *actors.DuplicateSpecError
+	var cacheErr *actors.CacheDirError
+	switch {
+	case errors.As(err, &dupErr):
+		return fs.usageError("--actor %s is given twice", dupErr.Spec)
+	case errors.As(err, &cacheErr):
+		return fs.usageError("--actor: %v; give --cache DIR or --no-cache", err)
+	case err != nil:
+		return fs.usageError("--actor: %v", err)
 	}
-	var acts []actors.Actor
 	var roleMaps []*actors.RoleMap
-	for i, spec := range actorSpecs {
-		if slices.Contains(actorSpecs[:i], spec) {
-			return fs.usageError("--actor %s is given twice", spec)
-		}
-		var a actors.Actor
-		var err error
-		if strings.Contains(spec, ",") || isRoleEntry(spec) {
-			var m *actors.RoleMap
-			m, err = actors.ParseRoleMap(spec, one)
-			a = m
+	for _, a := range acts {
+		if m, ok := a.(*actors.RoleMap); ok {
 			roleMaps = append(roleMaps, m)
-		} else {
-			a, err = one(spec)
 		}
-		if err != nil {
-			return fs.usageError("--actor: %v", err)
-		}
-		acts = append(acts, a)
 	}
 	configs, err := loadConfigs(*configsDir)
 	if err != nil {
