@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/patchbench/patchbench/actors"
-	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
@@ -40,8 +39,8 @@ type Record struct {
 	ContentScore float64 `json:"content_score"`
 	// Checks lists every rubric check of the case with the step it
 	// belongs to and whether it held on the final state.
-	Checks       []bench.CheckResult `json:"checks"`
-	SemanticPass bool                `json:"semantic_pass"`
+	Checks       []scoring.CheckResult `json:"checks"`
+	SemanticPass bool                  `json:"semantic_pass"`
 	// IllegalCommits lists the committed proposals that the step's full
 	// contract, run in audit mode, rejects (PatchBench design §6); each
 	// names the step and the first audit gate that rejected it.

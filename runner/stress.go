@@ -7,58 +7,16 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/bench/check"
+	"github.com/patchbench/patchbench/scoring"
 )
 
-// StressCell counts the artifacts of one category one configuration
-// accepted (committed).
-type StressCell struct {
-	Config   string `json:"config"`
-	Category string `json:"category"`
-	Accepted int    `json:"accepted"`
-	Total    int    `json:"total"`
-}
-
-// StressSet counts the paper's hidden-source artifacts one configuration
-// accepted.
-type StressSet struct {
-	Config   string `json:"config"`
-	Accepted int    `json:"accepted"`
-	Total    int    `json:"total"`
-}
-
-// Mismatch is an artifact whose decision in a configuration differs from
-// what its caught_by predicts.
-type Mismatch struct {
-	Case      string `json:"case"`
-	Artifact  string `json:"artifact"`
-	Config    string `json:"config"`
-	Committed bool   `json:"committed"`
-	Expected  bool   `json:"expected_committed"`
-	Gate      string `json:"gate,omitempty"`
-	Code      string `json:"code,omitempty"`
-}
-
-// StressResult is the no-model stress test (PatchBench design §1): every
-// artifact against every configuration, with no actor.
-type StressResult struct {
-	Cells      []StressCell `json:"cells"`
-	PaperSet   []StressSet  `json:"paper_set"`
-	Mismatches []Mismatch   `json:"mismatches"`
-}
-
 // Stress submits every artifact of every case to every configuration's
-// gates, on the state and in the phase the case's reference run reaches
-// before the artifact's step (or its submit_phase).
-func Stress(ctx context.Context, cases []*bench.Case, configs []*bench.Config) (*StressResult, error) {
-	res := &StressResult{Mismatches: []Mismatch{}}
-	cells := map[[2]string]*StressCell{}
-	paper := map[string]*StressSet{}
-	for _, cfg := range configs {
-		for _, cat := range bench.Categories {
-			cells[[2]string{cfg.Name, cat}] = &StressCell{Config: cfg.Name, Category: cat}
-		}
-		paper[cfg.Name] = &StressSet{Config: cfg.Name}
-	}
+// gates (PatchBench design §1, the no-model stress test), on the state and
+// in the phase the case's reference run reaches before the artifact's
+// step (or its submit_phase), each in a session of its own
+// (check.Submit), and tallies the decisions (scoring.StressTally).
+func Stress(ctx context.Context, cases []*bench.Case, configs []*bench.Config) (*scoring.StressResult, error) {
+	tally := scoring.NewStressTally(configs)
 	for _, c := range cases {
 		run, err := check.RunReference(ctx, c)
 		if err != nil {
@@ -74,49 +32,17 @@ func Stress(ctx context.Context, cases []*bench.Case, configs []*bench.Config) (
 				phase = a.SubmitPhase
 			}
 			for _, cfg := range configs {
-				// Each submission starts from the state before the step:
-				// a session of its own, in the artifact's phase.
 				d, err := check.Submit(ctx, rs.Step, rs.Before, a.Proposal, cfg.GateSet, phase)
 				if err != nil {
 					return nil, err
 				}
-				cell := cells[[2]string{cfg.Name, a.Category}]
-				if cell == nil {
-					return nil, fmt.Errorf("case %s artifact %s: unknown category %q", c.ID, a.ID, a.Category)
-				}
-				cell.Total++
-				if d.Committed {
-					cell.Accepted++
-				}
-				if a.PaperSet {
-					paper[cfg.Name].Total++
-					if d.Committed {
-						paper[cfg.Name].Accepted++
-					}
-				}
-				expected := true
-				for _, g := range a.CaughtBy {
-					if cfg.Runs(g) {
-						expected = false
-					}
-				}
-				if d.Committed != expected {
-					m := Mismatch{Case: c.ID, Artifact: a.ID, Config: cfg.Name, Committed: d.Committed, Expected: expected}
-					if r := d.Rejection(); r != nil {
-						m.Gate, m.Code = r.Gate, r.Code
-					}
-					res.Mismatches = append(res.Mismatches, m)
+				if err := tally.Add(c, a, cfg, d); err != nil {
+					return nil, err
 				}
 			}
 		}
 	}
-	for _, cfg := range configs {
-		for _, cat := range bench.Categories {
-			res.Cells = append(res.Cells, *cells[[2]string{cfg.Name, cat}])
-		}
-		res.PaperSet = append(res.PaperSet, *paper[cfg.Name])
-	}
-	return res, nil
+	return tally.Result(), nil
 }
 
 // replayActor answers an artifact's step with the artifact's proposal and

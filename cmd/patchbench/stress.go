@@ -10,6 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/scoring"
 )
 
 const stressExamples = `  # Every artifact of the embedded suite against every configuration:
@@ -63,14 +64,14 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return exitOK
 }
 
-func printStress(w io.Writer, res *runner.StressResult, configs []*bench.Config) {
+func printStress(w io.Writer, res *scoring.StressResult, configs []*bench.Config) {
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	header := []any{"Category"}
 	for _, c := range configs {
 		header = append(header, c.Label)
 	}
 	t.Header(header...)
-	byKey := map[[2]string]runner.StressCell{}
+	byKey := map[[2]string]scoring.StressCell{}
 	for _, c := range res.Cells {
 		byKey[[2]string{c.Config, c.Category}] = c
 	}
