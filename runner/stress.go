@@ -7,6 +7,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/bench/check"
+	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/scoring"
 )
 
@@ -64,12 +65,12 @@ func (r replayActor) Propose(_ context.Context, req actors.Request) (actors.Resp
 // one), and the run ends there. The records are scored like any run's, so
 // the stress test's artifacts can be counted as illegal commits in any
 // configuration; the actor of each record is "replay:<artifact id>".
-func Replay(ctx context.Context, cases []*bench.Case, cfg *bench.Config, o Options) ([]*Record, error) {
+func Replay(ctx context.Context, cases []*bench.Case, cfg *bench.Config, o Options) ([]*rundir.Record, error) {
 	tc, err := newCounter(o.Tokenizer)
 	if err != nil {
 		return nil, err
 	}
-	var out []*Record
+	var out []*rundir.Record
 	for _, c := range cases {
 		for _, a := range c.Artifacts {
 			rec, err := runOne(ctx, o, tc, Job{Case: c, Config: cfg, Actor: replayActor{a}, Round: 1, Artifact: a})

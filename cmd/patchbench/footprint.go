@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/bench/check"
+	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -102,7 +103,7 @@ func runFootprint(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		for _, fc := range out {
 			total += len(fc.Checks)
 		}
-		fmt.Fprintf(stderr, "ran %s in both orders: %d failed\n", plural(total, "certified pair"), failed)
+		fmt.Fprintf(stderr, "ran %s in both orders: %d failed\n", report.Plural(total, "certified pair"), failed)
 		if failed > 0 {
 			return exitNegative
 		}

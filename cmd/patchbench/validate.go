@@ -8,6 +8,7 @@ import (
 
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/bench/check"
+	"github.com/patchbench/patchbench/report"
 )
 
 const validateExamples = `  # Check the suite embedded in the binary:
@@ -57,18 +58,11 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		for _, p := range problems {
 			fmt.Fprintln(stdout, p.String())
 		}
-		fmt.Fprintf(stdout, "%s in %s\n", plural(len(problems), "problem"), displayDir(dir))
+		fmt.Fprintf(stdout, "%s in %s\n", report.Plural(len(problems), "problem"), displayDir(dir))
 		return exitNegative
 	}
 	fmt.Fprintln(stdout, suiteSummary(cases, configs))
 	return exitOK
-}
-
-func displayDir(dir string) string {
-	if dir == "" {
-		return "the embedded suite"
-	}
-	return dir
 }
 
 // suiteSummary is validate's one-line summary of a clean case set.
@@ -88,6 +82,6 @@ func suiteSummary(cases []*bench.Case, configs []*bench.Config) string {
 		}
 	}
 	return fmt.Sprintf("ok: %s (%s), %s, %s, %s checked in %s",
-		plural(len(cases), "case"), strings.Join(parts, ", "), plural(steps, "step"), plural(secrets, "secret"),
-		plural(artifacts, "artifact"), plural(len(configs), "configuration"))
+		report.Plural(len(cases), "case"), strings.Join(parts, ", "), report.Plural(steps, "step"), report.Plural(secrets, "secret"),
+		report.Plural(artifacts, "artifact"), report.Plural(len(configs), "configuration"))
 }

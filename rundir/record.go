@@ -1,7 +1,9 @@
-package runner
+package rundir
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/runtime"
@@ -21,7 +23,8 @@ const (
 	StatusPending = "pending"
 )
 
-// Record is one finished run: one line of runs.jsonl.
+// Record is one finished run: one line of runs.jsonl (PatchBench design
+// §7; README.md, "patchbench run", lists its members).
 type Record struct {
 	RunID  string         `json:"run_id"`
 	Case   string         `json:"case"`
@@ -127,4 +130,24 @@ type Attempt struct {
 	RawResponse string               `json:"raw_response"`
 	Decisions   []runtime.GateResult `json:"decisions"`
 	Audit       []runtime.GateResult `json:"audit,omitempty"`
+}
+
+// checkRecord checks what a record must hold to be counted: its key
+// (run_id, case, config, actor, round, with the run_id made of the
+// others), a known status, a content score in [0, 1] and token counts
+// that are not negative.
+func checkRecord(r *Record) error {
+	switch {
+	case r.RunID == "" || r.Case == "" || r.Config == "" || r.Actor == "" || r.Round < 1:
+		return errors.New("not a run record: run_id, case, config, actor and round are required")
+	case r.RunID != fmt.Sprintf("%s/%s/%s/%d", r.Case, r.Config, r.Actor, r.Round):
+		return fmt.Errorf("run %s: the run_id does not match its case, config, actor and round", r.RunID)
+	case r.Status != StatusPassed && r.Status != StatusFailed && r.Status != StatusError && r.Status != StatusPending:
+		return fmt.Errorf("run %s: unknown status %q", r.RunID, r.Status)
+	case !(r.ContentScore >= 0 && r.ContentScore <= 1):
+		return fmt.Errorf("run %s: content_score %v is outside [0, 1]", r.RunID, r.ContentScore)
+	case r.Tokens.Prompt < 0 || r.Tokens.Completion < 0:
+		return fmt.Errorf("run %s: negative token counts", r.RunID)
+	}
+	return nil
 }
