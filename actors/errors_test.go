@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -55,24 +54,16 @@ func TestOllamaConnectionRefused(t *testing.T) {
 // A connection an Ollama server drops before answering is retried.
 func TestOllamaDroppedConnection(t *testing.T) {
 	var chats atomic.Int32
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		switch r.URL.Path {
-		case "/api/show":
-			io.WriteString(w, `{"details": {}, "model_info": {}}`)
-		case "/api/tags":
-			io.WriteString(w, `{"models": []}`)
-		case "/api/chat":
-			if chats.Add(1) == 1 {
-				if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
-					conn.Close()
-				}
-				return
+	s := ollamaChat(t, func(w http.ResponseWriter, n int32) {
+		chats.Store(n)
+		if n == 1 {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
 			}
-			io.WriteString(w, `{"model": "m", "message": {"role": "assistant", "content": "{}"}, "done": true, "prompt_eval_count": 1, "eval_count": 1}`)
+			return
 		}
-	}))
-	defer s.Close()
+		io.WriteString(w, ollamaAnswer)
+	})
 	a, err := NewOllama("ollama:m", s.URL, Params{Retry: fastRetry})
 	if err != nil {
 		t.Fatal(err)
