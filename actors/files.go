@@ -102,7 +102,7 @@ func RequestKey(req Request) string {
 		Case, Step     string
 		Round, Attempt int
 		Messages       []Message
-	}{req.Case.ID, req.Step.ID, req.Round, req.Attempt, req.Messages})
+	}{req.CaseID, req.StepID, req.Round, req.Attempt, req.Messages})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])[:32]
 }
@@ -128,7 +128,7 @@ func (f *Files) Propose(ctx context.Context, req Request) (Response, error) {
 	if req.Projected {
 		view = "projected"
 	}
-	fr := FileRequest{Key: key, Case: req.Case.ID, Step: req.Step.ID, Role: req.Step.Role, View: view, Round: req.Round,
+	fr := FileRequest{Key: key, Case: req.CaseID, Step: req.StepID, Role: req.Role, View: view, Round: req.Round,
 		Attempt: req.Attempt, Answer: filepath.ToSlash(filepath.Join(FilesAnswers, key+".txt")), Messages: req.Messages}
 	if err := writePending(filepath.Join(f.dir, FilesPending), fr); err != nil {
 		return Response{}, fmt.Errorf("actor %s: %w", f.spec, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/report"
 )
 
 const pendingExamples = `  # A run whose actor is a person (or a model called elsewhere):
@@ -52,7 +53,7 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		return failf(stderr, "pending", "%v", err)
 	}
 	for _, s := range skipped {
-		fmt.Fprintf(stderr, "patchbench pending: skipped %s\n", printable(s))
+		fmt.Fprintf(stderr, "patchbench pending: skipped %s\n", report.Printable(s))
 	}
 	reqs := []actors.FileRequest{}
 	for _, r := range all {
@@ -61,32 +62,7 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	if *show != "" {
-		var found []actors.FileRequest
-		for _, r := range reqs {
-			if strings.HasPrefix(r.Key, *show) {
-				found = append(found, r)
-			}
-		}
-		switch {
-		case len(found) == 1:
-			if *format == "json" {
-				b, _ := json.MarshalIndent(found[0], "", "  ")
-				fmt.Fprintf(stdout, "%s\n", b)
-			} else {
-				fmt.Fprint(stdout, printable(actors.RequestText(dir, found[0])))
-			}
-			return exitOK
-		case len(found) > 1:
-			return failf(stderr, "pending", "%s matches %d requests; give more of the key", *show, len(found))
-		}
-		var keys []string
-		for _, r := range reqs {
-			keys = append(keys, r.Key)
-		}
-		if len(keys) == 0 {
-			return failf(stderr, "pending", "no request %s waits for an answer in %s: none waits", *show, dir)
-		}
-		return failf(stderr, "pending", "no request %s waits for an answer in %s; the keys that wait: %s", *show, dir, strings.Join(keys, ", "))
+		return showPending(dir, *show, *format, reqs, stdout, stderr)
 	}
 	if *format == "json" {
 		b, _ := json.MarshalIndent(reqs, "", "  ")
@@ -103,11 +79,42 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	for _, row := range rows {
 		for i := range row {
-			row[i] = printable(row[i])
+			row[i] = report.Printable(row[i])
 		}
 	}
-	writeTable(stdout, []string{"key", "case", "step", "role", "view", "round", "attempt"}, rows)
+	report.WriteColumns(stdout, []string{"key", "case", "step", "role", "view", "round", "attempt"}, rows)
 	fmt.Fprintf(stdout, "\n%s for an answer: read %s/<key>.txt (or \"patchbench pending %s --show KEY\"), write the reply to %s/<key>.txt, then run the same command again.\n",
-		pluralOf(len(reqs), "request waits", "requests wait"), filepath.Join(dir, actors.FilesPending), dir, filepath.Join(dir, actors.FilesAnswers))
+		report.PluralOf(len(reqs), "request waits", "requests wait"), filepath.Join(dir, actors.FilesPending), dir, filepath.Join(dir, actors.FilesAnswers))
 	return exitOK
+}
+
+// showPending prints the one waiting request whose key starts with
+// prefix, as text (where to answer, then the messages) or JSON.
+func showPending(dir, prefix, format string, reqs []actors.FileRequest, stdout, stderr io.Writer) int {
+	var found []actors.FileRequest
+	for _, r := range reqs {
+		if strings.HasPrefix(r.Key, prefix) {
+			found = append(found, r)
+		}
+	}
+	switch {
+	case len(found) == 1:
+		if format == "json" {
+			b, _ := json.MarshalIndent(found[0], "", "  ")
+			fmt.Fprintf(stdout, "%s\n", b)
+		} else {
+			fmt.Fprint(stdout, report.Printable(actors.RequestText(dir, found[0])))
+		}
+		return exitOK
+	case len(found) > 1:
+		return failf(stderr, "pending", "%s matches %d requests; give more of the key", prefix, len(found))
+	}
+	var keys []string
+	for _, r := range reqs {
+		keys = append(keys, r.Key)
+	}
+	if len(keys) == 0 {
+		return failf(stderr, "pending", "no request %s waits for an answer in %s: none waits", prefix, dir)
+	}
+	return failf(stderr, "pending", "no request %s waits for an answer in %s; the keys that wait: %s", prefix, dir, strings.Join(keys, ", "))
 }

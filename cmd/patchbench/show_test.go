@@ -66,10 +66,3 @@ func TestShowAndPending(t *testing.T) {
 		t.Errorf("pending after the answer: %s", stdout)
 	}
 }
-
-func TestPrintable(t *testing.T) {
-	got := printable("a\x1b[2Jb\x07c\r\nd\u0085e\tf")
-	if want := `a\u001b[2Jb\u0007c\u000d` + "\nd" + `\u0085e` + "\tf"; got != want {
-		t.Errorf("printable = %q, want %q", got, want)
-	}
-}
