@@ -265,6 +265,26 @@ func PendingRequests(dir string) (reqs []FileRequest, skipped []string, err erro
 	return reqs, skipped, nil
 }
 
+// ClearPending removes the given pending requests of a file actor's
+// directory (both their forms); their answers, if any, are kept. It
+// returns how many it removed.
+func ClearPending(dir string, reqs []FileRequest) (int, error) {
+	n := 0
+	for _, r := range reqs {
+		if !validKey(r.Key) {
+			continue
+		}
+		for _, ext := range []string{".json", ".txt"} {
+			err := os.Remove(filepath.Join(dir, FilesPending, r.Key+ext))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return n, err
+			}
+		}
+		n++
+	}
+	return n, nil
+}
+
 // validKey reports whether k is a key RequestKey makes: 32 lower-case hex
 // digits.
 func validKey(k string) bool {

@@ -21,6 +21,11 @@ type Check struct {
 	Equals      json.RawMessage `json:"equals,omitempty"`
 	ContainsAll []any           `json:"contains_all,omitempty"`
 	ContainsAny []any           `json:"contains_any,omitempty"`
+	// Mentions holds when some string anywhere at or below the path (a
+	// member's value, an array's element, at any depth) contains one of
+	// its strings, case-insensitively: a test robust to the shape an
+	// answer gives a value (a string, an object, a list).
+	Mentions []string `json:"mentions,omitempty"`
 	Matches     string          `json:"matches,omitempty"`
 	Within      *Tolerance      `json:"within,omitempty"`
 	Absent      bool            `json:"absent,omitempty"`
@@ -52,6 +57,8 @@ func (c *Check) Kind() string {
 		return "contains_all"
 	case c.ContainsAny != nil:
 		return "contains_any"
+	case c.Mentions != nil:
+		return "mentions"
 	case c.Matches != "":
 		return "matches"
 	case c.Within != nil:
@@ -81,6 +88,8 @@ func (c *Check) Describe() string {
 		return "contains_all " + operand(c.ContainsAll)
 	case "contains_any":
 		return "contains_any " + operand(c.ContainsAny)
+	case "mentions":
+		return "mentions " + operand(c.Mentions)
 	case "matches":
 		return "matches " + operand(c.Matches)
 	case "within":
@@ -103,7 +112,7 @@ func (c *Check) Describe() string {
 // compile prepares the regular expression and the equals operand.
 func (c *Check) compile() error {
 	if c.Kind() == "" {
-		return errors.New("a check needs one test: equals, contains_all, contains_any, matches, within, absent or length")
+		return errors.New("a check needs one test: equals, contains_all, contains_any, mentions, matches, within, absent or length")
 	}
 	if c.Matches != "" {
 		re, err := regexp.Compile(c.Matches)
@@ -142,6 +151,14 @@ func (c *Check) Holds(state any) bool {
 			}
 		}
 		return true
+	case "mentions":
+		found := false
+		walkStrings(v, func(s string) {
+			for _, want := range c.Mentions {
+				found = found || strings.Contains(strings.ToLower(s), strings.ToLower(want))
+			}
+		})
+		return found
 	case "contains_any":
 		for _, want := range c.ContainsAny {
 			if contains(v, want) {
@@ -179,6 +196,23 @@ func (c *Check) Holds(state any) bool {
 		return (c.Length.Min == nil || float64(n) >= *c.Length.Min) && (c.Length.Max == nil || float64(n) <= *c.Length.Max)
 	}
 	return false
+}
+
+// walkStrings calls fn with every string value at or below v (member
+// names excluded).
+func walkStrings(v any, fn func(string)) {
+	switch x := v.(type) {
+	case string:
+		fn(x)
+	case []any:
+		for _, e := range x {
+			walkStrings(e, fn)
+		}
+	case map[string]any:
+		for _, e := range x {
+			walkStrings(e, fn)
+		}
+	}
 }
 
 // contains is the membership test of contains_all and contains_any.

@@ -228,6 +228,9 @@ func (t *trace) last(s *rundir.StepRecord) {
 	if s.PhaseError != "" {
 		t.printf("  PHASE NOT MOVED: %s\n", s.PhaseError)
 	}
+	if s.InheritedViolation != "" {
+		t.printf("  not an illegal commit of this step: the state before it already failed %s (an earlier commit left it so)\n", s.InheritedViolation)
+	}
 	for _, ic := range t.r.IllegalCommits {
 		if ic.Step == s.Step {
 			t.printf("  ILLEGAL COMMIT: %s %s%s\n", ic.Gate, ic.Code, pointerSuffix(ic.Pointer))

@@ -123,6 +123,12 @@ type StepRecord struct {
 	// not be moved after it: the committed patch removed or replaced the
 	// phase's location (an illegal commit the audit records too).
 	PhaseError string `json:"phase_error,omitempty"`
+	// InheritedViolation, when set ("schema: schema_violation"), says the
+	// audit's schema gate rejected the committed proposal, but the state
+	// before it already broke the schema the same way: an earlier step's
+	// illegal commit left the state so, and this step's commit is not
+	// counted as illegal again.
+	InheritedViolation string `json:"inherited_violation,omitempty"`
 }
 
 // Attempt is a rejected attempt at a step.

@@ -365,3 +365,46 @@ func TestHostileAnswersStayReadable(t *testing.T) {
 		}
 	}
 }
+
+// scriptedActor answers each step from a map of step id → text.
+type scriptedActor map[string]string
+
+func (scriptedActor) Name() string { return "scripted" }
+func (a scriptedActor) Propose(_ context.Context, req actors.Request) (actors.Response, error) {
+	return actors.Response{Raw: a[req.StepID]}, nil
+}
+
+// A violation an earlier illegal commit left in the state is that step's,
+// not every later step's: the later, legal proposal is not counted.
+func TestInheritedViolationIsNotCountedAgain(t *testing.T) {
+	cases, cfgs := loadSuite(t)
+	var c *bench.Case
+	for _, x := range cases {
+		if x.ID == "sw-code-review-embargo" {
+			c = x
+		}
+	}
+	var uncon *bench.Config
+	for _, cfg := range cfgs {
+		if cfg.Name == "unconstrained" {
+			uncon = cfg
+		}
+	}
+	// Step 1 commits a value the schema forbids; step 2 is its reference.
+	a := scriptedActor{
+		c.Steps[0].ID: `{"patch":[{"op":"replace","path":"/review/risk","value":"catastrophic"}]}`,
+		c.Steps[1].ID: string(c.Steps[1].Reference),
+	}
+	sink := &memSink{}
+	opts := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{uncon}, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	if err := Run(context.Background(), opts, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	r := sink.recs[0]
+	if len(r.IllegalCommits) != 1 || r.IllegalCommits[0].Step != c.Steps[0].ID || r.IllegalCommits[0].Gate != runtime.GateSchema {
+		t.Fatalf("illegal commits %+v, want one, the first step's schema violation", r.IllegalCommits)
+	}
+	if len(r.Steps) < 2 || r.Steps[1].InheritedViolation != "schema: schema_violation" {
+		t.Fatalf("the second step does not record the inherited violation: %+v", r.Steps)
+	}
+}

@@ -135,12 +135,17 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		r.outputs = append(r.outputs, scoring.Output{Step: s.ID, Text: resp.Raw})
 		// The configuration's gates decide; the step's full
 		// contract is audited beside them (PatchBench design §6).
+		before, phase := r.sess.State(), r.sess.Phase()
 		res, err := r.sess.Step(ctx, s.Contract, ExtractProposal(resp.Raw),
 			runtime.StepOptions{Gates: r.j.Config.GateSet, Audit: bench.AllGates, SubmitPhase: submit, AdvanceTo: s.AdvanceTo})
 		if err != nil {
 			return false, err // only a cancelled context
 		}
-		r.record(sr, s, attempt, msgs, resp, res.Decision)
+		inherited, err := inheritedViolation(ctx, s, before, phase, res.Decision)
+		if err != nil {
+			return false, err
+		}
+		r.record(sr, s, attempt, msgs, resp, res.Decision, inherited)
 		if res.Committed {
 			return r.committedStep(sr, s, res), nil
 		}
@@ -210,14 +215,38 @@ func (r *run) count(msgs []actors.Message, resp actors.Response) {
 	r.usage = u.Source
 }
 
+// inheritedViolation reports, for a committed proposal that the audit's
+// schema gate rejects, whether the state before it already broke the
+// schema the same way (an earlier illegal commit left it so): then the
+// violation is inherited, not this proposal's, and it is not counted as an
+// illegal commit of this step. The answer is the gate and code, or "".
+// Invariants are not judged so: they read pre, post and the phase, and a
+// rule can fail on the unchanged state because the step has yet to act.
+func inheritedViolation(ctx context.Context, s *bench.Step, before *runtime.Document, phase string, d *runtime.Decision) (string, error) {
+	g := d.IllegalCommit()
+	if g == nil || g.Gate != runtime.GateSchema {
+		return "", nil
+	}
+	empty, err := s.Contract.Verify(ctx, before, []byte(`[]`), runtime.VerifyOptions{Gates: runtime.GateSet{Schema: true}, Phase: phase})
+	if err != nil {
+		return "", err
+	}
+	if r := empty.Rejection(); r != nil && r.Gate == g.Gate && r.Code == g.Code {
+		return g.Gate + ": " + g.Code, nil
+	}
+	return "", nil
+}
+
 // record writes an attempt's answer and decisions into the step's record,
-// keeping the earlier attempt, and notes an illegal commit.
-func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []actors.Message, resp actors.Response, d *runtime.Decision) {
+// keeping the earlier attempt, and notes an illegal commit (unless the
+// violation was inherited from an earlier step's).
+func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []actors.Message, resp actors.Response, d *runtime.Decision, inherited string) {
 	if sr.Attempts > 0 {
 		sr.Earlier = append(sr.Earlier, rundir.Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions, Audit: sr.Audit})
 	}
 	sr.Attempts, sr.RawResponse, sr.Decisions, sr.Audit, sr.Committed = attempt, resp.Raw, d.Gates, d.Audit, d.Committed
-	if g := d.IllegalCommit(); g != nil {
+	sr.InheritedViolation = inherited
+	if g := d.IllegalCommit(); g != nil && inherited == "" {
 		r.rec.IllegalCommits = append(r.rec.IllegalCommits, rundir.IllegalCommit{Step: s.ID, Gate: g.Gate, Code: g.Code, Pointer: g.Pointer, Message: g.Message})
 	}
 	sr.Prompt, sr.Patch, sr.Model, sr.Fingerprint = msgs, nil, resp.Model, resp.Fingerprint

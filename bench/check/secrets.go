@@ -75,7 +75,7 @@ func (p *problems) stepTexts(st *bench.Step, det *scoring.Detector) {
 	for j := range st.Rubric {
 		b, _ := json.Marshal(st.Rubric[j])
 		for _, l := range det.InText(string(b)) {
-			p.add(bench.ProblemSecretInRubric, ptr("/steps/%d/rubric/%d", st.Index, j), "step %s: rubric[%d] quotes secret %s (%s)", st.ID, j, l.Secret, l.Detector)
+			p.add(bench.ProblemSecretInRubric, ptr("/steps/%d/rubric/%d", st.Index, j), "step %s: rubric check %s quotes secret %s (%s)", st.ID, st.Rubric[j].ID, l.Secret, l.Detector)
 		}
 	}
 }

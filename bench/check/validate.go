@@ -344,8 +344,8 @@ func (p *problems) reference(ctx context.Context, run *ReferenceRun, an Analysis
 		for j := range s.Rubric {
 			chk := &s.Rubric[j]
 			if !chk.Holds(final) {
-				p.add(bench.ProblemRubricFails, ptr("/steps/%d/rubric/%d", s.Index, j), "step %s: rubric[%d] (%s on %s) fails on the reference run's final state, where %s is %s",
-					s.ID, j, chk.Kind(), chk.Path, chk.Path, describeAt(final, chk.Path))
+				p.add(bench.ProblemRubricFails, ptr("/steps/%d/rubric/%d", s.Index, j), "step %s: rubric check %s (%s on %s) fails on the reference run's final state, where %s is %s",
+					s.ID, chk.ID, chk.Kind(), chk.Path, chk.Path, describeAt(final, chk.Path))
 			}
 		}
 	}

@@ -19,6 +19,9 @@ const pendingExamples = `  # A run whose actor is a person (or a model called el
   patchbench pending panel
   patchbench pending panel --show 3f9c1e2a
 
+  # After the cases were edited, forget the requests nobody will answer:
+  patchbench pending panel --clear
+
   # Only the requests that show the full state:
   patchbench pending panel --view full
 
@@ -30,7 +33,8 @@ const pendingExamples = `  # A run whose actor is a person (or a model called el
 // runPending lists the requests of a file actor's directory that wait for
 // an answer, or prints one as text.
 func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("pending", "patchbench pending DIR [--show KEY] [--view full|projected] [--format text|json]", pendingExamples, stdout, stderr)
+	fs := newFlags("pending", "patchbench pending DIR [--show KEY | --clear] [--view full|projected] [--format text|json]", pendingExamples, stdout, stderr)
+	clear := fs.Bool("clear", false, "remove the requests that wait (after a case was edited, old prompts never come again); answers are kept")
 	show := fs.String("show", "", "print the request with this `key` (or a unique prefix of it) as text, for answering")
 	view := fs.String("view", "", "only the requests whose prompt shows this `view`: full or projected")
 	format := fs.String("format", "text", "output `format`: text or json")
@@ -61,8 +65,19 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 			reqs = append(reqs, r)
 		}
 	}
+	if *show != "" && *clear {
+		return fs.usageError("--show and --clear go alone")
+	}
 	if *show != "" {
 		return showPending(dir, *show, *format, reqs, stdout, stderr)
+	}
+	if *clear {
+		n, err := actors.ClearPending(dir, reqs)
+		if err != nil {
+			return failf(stderr, "pending", "%v", err)
+		}
+		fmt.Fprintf(stdout, "removed %s from %s; the next run writes again the ones it still needs\n", report.PluralOf(n, "request", "requests"), dir)
+		return exitOK
 	}
 	if *format == "json" {
 		b, _ := json.MarshalIndent(reqs, "", "  ")
