@@ -25,11 +25,11 @@ type Check struct {
 	// member's value, an array's element, at any depth) contains one of
 	// its strings, case-insensitively: a test robust to the shape an
 	// answer gives a value (a string, an object, a list).
-	Mentions []string `json:"mentions,omitempty"`
-	Matches     string          `json:"matches,omitempty"`
-	Within      *Tolerance      `json:"within,omitempty"`
-	Absent      bool            `json:"absent,omitempty"`
-	Length      *LengthRange    `json:"length,omitempty"`
+	Mentions []string     `json:"mentions,omitempty"`
+	Matches  string       `json:"matches,omitempty"`
+	Within   *Tolerance   `json:"within,omitempty"`
+	Absent   bool         `json:"absent,omitempty"`
+	Length   *LengthRange `json:"length,omitempty"`
 
 	re     *regexp.Regexp
 	equals any
