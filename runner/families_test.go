@@ -88,6 +88,7 @@ func TestAuditNeverChangesACommit(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d decisions with and without the audit; %d illegal commits among them", n, illegal)
 	if n < 1000 || illegal == 0 {
 		t.Fatalf("%d decisions, %d illegal commits: the property was not exercised", n, illegal)
 	}
@@ -139,6 +140,7 @@ func TestReplayCountsIllegalCommits(t *testing.T) {
 		}
 		got += n
 	}
+	t.Logf("%d artifacts replayed in Unconstrained; %d illegal commits, %d expected from caught_by", total, got, want)
 	if len(recs) != total || got != want || want == 0 {
 		t.Fatalf("%d records of %d artifacts; %d illegal commits, want %d (artifacts whose caught_by names a contract gate)", len(recs), total, got, want)
 	}
