@@ -1,7 +1,12 @@
 // Package actors holds the actors of a PatchBench run: what proposes a
-// patch for a step (PatchBench design §5). An actor gets the rendered
-// prompt and the step's metadata and returns its raw response text, which
-// the runner parses and verifies; the no-model actors need no network.
+// patch for a step (PatchBench design §5). An actor gets a Request (the
+// rendered prompt, the step's role and view, and for the no-model actors
+// the step's reference proposal) and returns its raw response text, which
+// the runner parses and verifies. The no-model actors (reference,
+// oversharer, follower) need no network; the file actor answers from
+// files; the live ones (openai, ollama) ask a model, through a response
+// cache and a rate limiter (Build). The package knows nothing of the case
+// format: the runner fills each request.
 package actors
 
 import (
@@ -11,8 +16,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/patchbench/patchbench/bench"
 )
 
 // Message is one chat message of a prompt: Role is "system" or "user".
@@ -21,16 +24,26 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// Request is what an actor is asked for one attempt at one step.
+// Request is what an actor is asked for one attempt at one step; the
+// runner fills it from the case.
 type Request struct {
-	Case *bench.Case
-	Step *bench.Step
+	// CaseID and StepID name the case and the step; Role is the step's
+	// role (what a RoleMap routes by).
+	CaseID, StepID, Role string
 	// Messages is the rendered prompt.
 	Messages []Message
 	// View is the state as the actor is shown it (the projected view or
-	// the full state): what an oversharer quotes. Projected says which.
+	// the full state), a decoded JSON value: what an oversharer quotes.
+	// Projected says which.
 	View      any
 	Projected bool
+	// Reference is the step's reference proposal as JSON bytes,
+	// {"patch": [...], "note": "..."}: the answer of the no-model actors.
+	Reference []byte
+	// Injected is the reference proposal plus what the step's prompt
+	// injections ask (bench.InjectedProposal on View): the follower's
+	// answer. It is nil when the step has no injection.
+	Injected []byte
 	// Attempt counts from 1; Round from 1.
 	Attempt, Round int
 }
@@ -79,7 +92,7 @@ func (Reference) Name() string { return "reference" }
 
 // Propose implements Actor.
 func (Reference) Propose(_ context.Context, req Request) (Response, error) {
-	return Response{Raw: string(req.Step.Reference)}, nil
+	return Response{Raw: string(req.Reference)}, nil
 }
 
 // Oversharer answers with the reference patch and a note that quotes the
@@ -95,8 +108,8 @@ func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
 	var ref struct {
 		Patch json.RawMessage `json:"patch"`
 	}
-	if err := json.Unmarshal(req.Step.Reference, &ref); err != nil {
-		return Response{}, fmt.Errorf("step %s: reference: %w", req.Step.ID, err)
+	if err := json.Unmarshal(req.Reference, &ref); err != nil {
+		return Response{}, fmt.Errorf("step %s: reference: %w", req.StepID, err)
 	}
 	view, err := json.Marshal(req.View)
 	if err != nil {
@@ -113,10 +126,10 @@ func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
 }
 
 // Follower obeys the prompt injections the case declares (PatchBench
-// design §5): at a step with injections it answers with
-// bench.FollowerProposal (the reference patch plus the copy, move or test
-// each injection asks for, and every target value its view shows quoted in
-// the note); at other steps with the reference proposal. It sends the
+// design §5): at a step with injections it answers with the request's
+// Injected proposal (the reference patch plus the copy, move or test each
+// injection asks for, and every target value its view shows quoted in the
+// note); at other steps with the reference proposal. It sends the
 // operations in every configuration, playing a compromised actor that
 // knows the paths, so each configuration's gates show what they stop.
 type Follower struct{}
@@ -126,15 +139,10 @@ func (Follower) Name() string { return "follower" }
 
 // Propose implements Actor.
 func (Follower) Propose(_ context.Context, req Request) (Response, error) {
-	injs := req.Case.StepInjections(req.Step.ID)
-	if len(injs) == 0 {
-		return Response{Raw: string(req.Step.Reference)}, nil
+	if req.Injected != nil {
+		return Response{Raw: string(req.Injected)}, nil
 	}
-	b, err := bench.FollowerProposal(req.Step, injs, req.View)
-	if err != nil {
-		return Response{}, err
-	}
-	return Response{Raw: string(b)}, nil
+	return Response{Raw: string(req.Reference)}, nil
 }
 
 // New returns the actor a spec names: "reference", "oversharer",

@@ -67,12 +67,12 @@ func (m *RoleMap) Missing(roles []string) []string {
 
 // Propose implements Actor.
 func (m *RoleMap) Propose(ctx context.Context, req Request) (Response, error) {
-	a, ok := m.byRole[req.Step.Role]
+	a, ok := m.byRole[req.Role]
 	if !ok {
 		a = m.fallback
 	}
 	if a == nil {
-		return Response{}, fmt.Errorf("actor %q: no actor for role %q", m.spec, req.Step.Role)
+		return Response{}, fmt.Errorf("actor %q: no actor for role %q", m.spec, req.Role)
 	}
 	return a.Propose(ctx, req)
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/patchbench/patchbench/bench"
 )
 
 func TestRoleMap(t *testing.T) {
@@ -18,16 +16,16 @@ func TestRoleMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, s := exampleStep(t)
-	r, err := m.Propose(context.Background(), Request{Case: c, Step: s, View: map[string]any{"x": 1}})
+	req := exampleRequest()
+	req.View = map[string]any{"x": 1}
+	r, err := m.Propose(context.Background(), req)
 	if err != nil || !strings.Contains(r.Raw, "everything I was shown") {
 		t.Fatalf("role agent went to %q: %v", r.Raw, err)
 	}
 	if got := m.Missing([]string{"agent", "reviewer", "lead"}); len(got) != 1 || got[0] != "lead" {
 		t.Errorf("missing %v", got)
 	}
-	other := &bench.Step{Role: "lead"}
-	if _, err := m.Propose(context.Background(), Request{Step: other}); err == nil || !strings.Contains(err.Error(), `no actor for role "lead"`) {
+	if _, err := m.Propose(context.Background(), Request{Role: "lead"}); err == nil || !strings.Contains(err.Error(), `no actor for role "lead"`) {
 		t.Errorf("unmapped role: %v", err)
 	}
 	// A spec alone takes the other roles; a spec's own query is no role.

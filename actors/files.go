@@ -102,7 +102,7 @@ func RequestKey(req Request) string {
 		Case, Step     string
 		Round, Attempt int
 		Messages       []Message
-	}{req.Case.ID, req.Step.ID, req.Round, req.Attempt, req.Messages})
+	}{req.CaseID, req.StepID, req.Round, req.Attempt, req.Messages})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])[:32]
 }
@@ -128,7 +128,7 @@ func (f *Files) Propose(ctx context.Context, req Request) (Response, error) {
 	if req.Projected {
 		view = "projected"
 	}
-	fr := FileRequest{Key: key, Case: req.Case.ID, Step: req.Step.ID, Role: req.Step.Role, View: view, Round: req.Round,
+	fr := FileRequest{Key: key, Case: req.CaseID, Step: req.StepID, Role: req.Role, View: view, Round: req.Round,
 		Attempt: req.Attempt, Answer: filepath.ToSlash(filepath.Join(FilesAnswers, key+".txt")), Messages: req.Messages}
 	if err := writePending(filepath.Join(f.dir, FilesPending), fr); err != nil {
 		return Response{}, fmt.Errorf("actor %s: %w", f.spec, err)
@@ -263,6 +263,26 @@ func PendingRequests(dir string) (reqs []FileRequest, skipped []string, err erro
 		return a.Key < b.Key
 	})
 	return reqs, skipped, nil
+}
+
+// ClearPending removes the given pending requests of a file actor's
+// directory (both their forms); their answers, if any, are kept. It
+// returns how many it removed.
+func ClearPending(dir string, reqs []FileRequest) (int, error) {
+	n := 0
+	for _, r := range reqs {
+		if !validKey(r.Key) {
+			continue
+		}
+		for _, ext := range []string{".json", ".txt"} {
+			err := os.Remove(filepath.Join(dir, FilesPending, r.Key+ext))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return n, err
+			}
+		}
+		n++
+	}
+	return n, nil
 }
 
 // validKey reports whether k is a key RequestKey makes: 32 lower-case hex

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -101,7 +103,7 @@ func (a *Ollama) check(ctx context.Context) error {
 		var he *HTTPError
 		if errors.As(err, &he) && he.Status == http.StatusNotFound {
 			err = fmt.Errorf("model %q is not on the Ollama server (run: ollama pull %s): %w", a.model, a.model, err)
-		} else if strings.Contains(err.Error(), "connection refused") {
+		} else if errors.Is(err, syscall.ECONNREFUSED) {
 			err = fmt.Errorf("no Ollama server at %s (is ollama serve running? OLLAMA_HOST?): %w", a.host, err)
 		}
 		return err
@@ -194,7 +196,7 @@ func (a *Ollama) convert(ctx context.Context, err error) error {
 	if errors.As(err, &sp) {
 		return &HTTPError{Status: sp.StatusCode, Message: sp.ErrorMessage, RetryAfter: retryAfter}
 	}
-	if strings.Contains(err.Error(), "EOF") {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%w: %v", errDropped, err)
 	}
 	return err

@@ -114,10 +114,11 @@ func TestOllamaSpecs(t *testing.T) {
 	}
 }
 
-func TestOllamaRetryAfter(t *testing.T) {
+// ollamaChat is an Ollama server that knows every model and answers
+// /api/chat with chat, which gets the call's number, from 1.
+func ollamaChat(t *testing.T, chat func(w http.ResponseWriter, n int32)) *httptest.Server {
+	t.Helper()
 	var n atomic.Int32
-	var gap time.Duration
-	var first time.Time
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
@@ -126,18 +127,30 @@ func TestOllamaRetryAfter(t *testing.T) {
 		case "/api/tags":
 			io.WriteString(w, `{"models": []}`)
 		case "/api/chat":
-			if n.Add(1) == 1 {
-				first = time.Now()
-				w.Header().Set("Retry-After", "1")
-				w.WriteHeader(http.StatusTooManyRequests)
-				io.WriteString(w, `{"error": "busy"}`)
-				return
-			}
-			gap = time.Since(first)
-			io.WriteString(w, `{"model": "m", "message": {"role": "assistant", "content": "{}"}, "done": true, "prompt_eval_count": 1, "eval_count": 1}`)
+			chat(w, n.Add(1))
 		}
 	}))
-	defer s.Close()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// ollamaAnswer is a whole answer of model m.
+const ollamaAnswer = `{"model": "m", "message": {"role": "assistant", "content": "{}"}, "done": true, "prompt_eval_count": 1, "eval_count": 1}`
+
+func TestOllamaRetryAfter(t *testing.T) {
+	var gap time.Duration
+	var first time.Time
+	s := ollamaChat(t, func(w http.ResponseWriter, n int32) {
+		if n == 1 {
+			first = time.Now()
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error": "busy"}`)
+			return
+		}
+		gap = time.Since(first)
+		io.WriteString(w, ollamaAnswer)
+	})
 	a, err := NewOllama("ollama:m", s.URL, Params{Retry: fastRetry})
 	if err != nil {
 		t.Fatal(err)

@@ -156,8 +156,8 @@ func reasoningModel(model string) bool {
 }
 
 // Propose implements Actor: one chat completion, retried on 429, 5xx,
-// timeouts and dropped connections. A 400 that refuses the temperature is
-// sent once more without it.
+// timeouts and dropped connections. A 400 whose API error names the
+// temperature as its param is sent once more without it.
 func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
 	for i, m := range req.Messages {
@@ -193,7 +193,7 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 		}
 		err = a.convert(cctx, err)
 		var he *HTTPError
-		if sendTemperature && errors.As(err, &he) && he.Status == http.StatusBadRequest && strings.Contains(strings.ToLower(he.Message), "temperature") {
+		if sendTemperature && errors.As(err, &he) && he.Status == http.StatusBadRequest && he.Param == "temperature" {
 			sendTemperature = false
 			return a.retryNow(ctx, &resp, creq)
 		}
@@ -239,7 +239,11 @@ func (a *OpenAI) convert(ctx context.Context, err error) error {
 	retryAfter := parseRetryAfter(a.headers.take(ctx), time.Now())
 	var ae *openai.APIError
 	if errors.As(err, &ae) {
-		return &HTTPError{Status: ae.HTTPStatusCode, Message: ae.Message, RetryAfter: retryAfter}
+		he := &HTTPError{Status: ae.HTTPStatusCode, Message: ae.Message, RetryAfter: retryAfter}
+		if ae.Param != nil {
+			he.Param = *ae.Param
+		}
+		return he
 	}
 	var re *openai.RequestError
 	if errors.As(err, &re) {
@@ -249,7 +253,7 @@ func (a *OpenAI) convert(ctx context.Context, err error) error {
 		}
 		return &HTTPError{Status: re.HTTPStatusCode, Message: msg, RetryAfter: retryAfter}
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "EOF") {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%w: %v", errDropped, err)
 	}
 	return err

@@ -57,9 +57,14 @@ func completion(content string, prompt, completionTokens, reasoning int) string 
 }
 
 func apiError(w http.ResponseWriter, status int, typ, code, msg string) {
+	apiErrorParam(w, status, typ, code, msg, "null")
+}
+
+// apiErrorParam writes an API error whose param is the JSON param.
+func apiErrorParam(w http.ResponseWriter, status int, typ, code, msg, param string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"error": {"message": %q, "type": %q, "param": null, "code": %q}}`, msg, typ, code)
+	fmt.Fprintf(w, `{"error": {"message": %q, "type": %q, "param": %s, "code": %q}}`, msg, typ, param, code)
 }
 
 var fastRetry = Retry{MaxRetries: 3, Base: time.Millisecond, Max: 5 * time.Millisecond}
@@ -110,7 +115,7 @@ func TestOpenAISuccess(t *testing.T) {
 func TestOpenAIReasoningModel(t *testing.T) {
 	s := newChatServer(t, func(w http.ResponseWriter, body map[string]any, _ int) {
 		if _, ok := body["temperature"]; ok {
-			apiError(w, 400, "invalid_request_error", "unsupported_value", "Unsupported value: 'temperature' does not support 0.2 with this model.")
+			apiErrorParam(w, 400, "invalid_request_error", "unsupported_value", "Unsupported value: 'temperature' does not support 0.2 with this model.", `"temperature"`)
 			return
 		}
 		io.WriteString(w, completion(`{"patch": []}`, 200, 900, 850))

@@ -25,10 +25,14 @@ type Retry struct {
 var DefaultRetry = Retry{MaxRetries: 5, Base: time.Second, Max: time.Minute}
 
 // HTTPError is a provider's HTTP error: the status and the provider's
-// message. Retryable says whether another attempt may succeed (429, 5xx).
+// message; Param, the request parameter the provider's API error names
+// (OpenAI's error.param), when it names one; RetryAfter, the wait the
+// server asked for. Retryable says whether another attempt may succeed
+// (429, 5xx).
 type HTTPError struct {
 	Status     int
 	Message    string
+	Param      string
 	RetryAfter time.Duration
 }
 

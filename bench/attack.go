@@ -36,7 +36,7 @@ func (c *Case) InjectedSecrets() []string {
 	return out
 }
 
-// FollowerProposal is what an actor that obeys every prompt injection of
+// InjectedProposal is what an actor that obeys every prompt injection of
 // a step answers (the follower of PatchBench design §5): the step's
 // reference patch, preceded by a test of each target an injection asks to
 // test and followed by a copy or move of each target an injection asks to
@@ -46,7 +46,7 @@ func (c *Case) InjectedSecrets() []string {
 // not the view shows the target, and a test of a target it cannot see
 // tests null (a probe). view is the state as the actor is shown it. The
 // result is {"patch": [...], "note": "..."} as JSON.
-func FollowerProposal(s *Step, injs []Injection, view any) ([]byte, error) {
+func InjectedProposal(s *Step, injs []Injection, view any) ([]byte, error) {
 	var ref struct {
 		Patch []json.RawMessage `json:"patch"`
 		Note  string            `json:"note"`

@@ -22,6 +22,12 @@ const (
 	ViewProjected = "projected"
 )
 
+// AllGates is the gate set of a step's full contract: scope, phase,
+// schema and invariants (paper §3.2). It is PatchOptic's set, the one the
+// reference run is verified under, and the one the runner audits every
+// proposal with in every configuration (PatchBench design §6).
+var AllGates = runtime.DefaultGates
+
 // Config is one benchmark configuration (PatchBench design §3): what the
 // actor sees and which gates the verifier runs. Parsing the proposal and
 // applying the patch are checked in every configuration.

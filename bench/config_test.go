@@ -1,13 +1,19 @@
 package bench
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 )
+
+func embeddedConfigs(t *testing.T) []*Config {
+	t.Helper()
+	cfgs, err := LoadConfigs(EmbeddedConfigs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfgs
+}
 
 func TestEmbeddedConfigs(t *testing.T) {
 	cfgs := embeddedConfigs(t)
@@ -47,37 +53,6 @@ func TestParseConfigErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%q: error %v, want prefix %q", tt.text, err, tt.want)
 		}
-	}
-}
-
-// A seventh configuration is a file; nothing else changes.
-func TestSeventhConfiguration(t *testing.T) {
-	fsys := fstest.MapFS{}
-	entries, err := os.ReadDir("configs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("configs", e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fsys[e.Name()] = &fstest.MapFile{Data: b}
-	}
-	fsys["projected-acl.yaml"] = &fstest.MapFile{Data: []byte("name: projected-acl\nlabel: View+ACL\norder: 7\nview: projected\ngates: [acl, phase]\n")}
-	cfgs, err := LoadConfigs(fsys, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cfgs) != 7 || cfgs[6].Name != "projected-acl" || !cfgs[6].Projected() || !cfgs[6].GateSet.ACL {
-		t.Fatalf("got %d configurations, last %+v", len(cfgs), cfgs[len(cfgs)-1])
-	}
-	c, ps := ParseCase(exampleFile, []byte(readExample(t)))
-	if len(ps) > 0 {
-		t.Fatal(ps)
-	}
-	if ps, err := Validate(context.Background(), []*Case{c}, cfgs); err != nil || len(ps) > 0 {
-		t.Fatalf("the example under seven configurations: %v %v", err, ps)
 	}
 }
 

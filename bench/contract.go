@@ -1,5 +1,3 @@
-// Package bench holds the PatchBench case and configuration formats and
-// their loaders (PatchBench design §3).
 package bench
 
 import (

@@ -21,10 +21,15 @@ type Check struct {
 	Equals      json.RawMessage `json:"equals,omitempty"`
 	ContainsAll []any           `json:"contains_all,omitempty"`
 	ContainsAny []any           `json:"contains_any,omitempty"`
-	Matches     string          `json:"matches,omitempty"`
-	Within      *Tolerance      `json:"within,omitempty"`
-	Absent      bool            `json:"absent,omitempty"`
-	Length      *LengthRange    `json:"length,omitempty"`
+	// Mentions holds when some string anywhere at or below the path (a
+	// member's value, an array's element, at any depth) contains one of
+	// its strings, case-insensitively: a test robust to the shape an
+	// answer gives a value (a string, an object, a list).
+	Mentions []string     `json:"mentions,omitempty"`
+	Matches  string       `json:"matches,omitempty"`
+	Within   *Tolerance   `json:"within,omitempty"`
+	Absent   bool         `json:"absent,omitempty"`
+	Length   *LengthRange `json:"length,omitempty"`
 
 	re     *regexp.Regexp
 	equals any
@@ -52,6 +57,8 @@ func (c *Check) Kind() string {
 		return "contains_all"
 	case c.ContainsAny != nil:
 		return "contains_any"
+	case c.Mentions != nil:
+		return "mentions"
 	case c.Matches != "":
 		return "matches"
 	case c.Within != nil:
@@ -81,6 +88,8 @@ func (c *Check) Describe() string {
 		return "contains_all " + operand(c.ContainsAll)
 	case "contains_any":
 		return "contains_any " + operand(c.ContainsAny)
+	case "mentions":
+		return "mentions " + operand(c.Mentions)
 	case "matches":
 		return "matches " + operand(c.Matches)
 	case "within":
@@ -103,7 +112,7 @@ func (c *Check) Describe() string {
 // compile prepares the regular expression and the equals operand.
 func (c *Check) compile() error {
 	if c.Kind() == "" {
-		return errors.New("a check needs one test: equals, contains_all, contains_any, matches, within, absent or length")
+		return errors.New("a check needs one test: equals, contains_all, contains_any, mentions, matches, within, absent or length")
 	}
 	if c.Matches != "" {
 		re, err := regexp.Compile(c.Matches)
@@ -142,6 +151,14 @@ func (c *Check) Holds(state any) bool {
 			}
 		}
 		return true
+	case "mentions":
+		found := false
+		walkStrings(v, func(s string) {
+			for _, want := range c.Mentions {
+				found = found || strings.Contains(strings.ToLower(s), strings.ToLower(want))
+			}
+		})
+		return found
 	case "contains_any":
 		for _, want := range c.ContainsAny {
 			if contains(v, want) {
@@ -179,6 +196,23 @@ func (c *Check) Holds(state any) bool {
 		return (c.Length.Min == nil || float64(n) >= *c.Length.Min) && (c.Length.Max == nil || float64(n) <= *c.Length.Max)
 	}
 	return false
+}
+
+// walkStrings calls fn with every string value at or below v (member
+// names excluded).
+func walkStrings(v any, fn func(string)) {
+	switch x := v.(type) {
+	case string:
+		fn(x)
+	case []any:
+		for _, e := range x {
+			walkStrings(e, fn)
+		}
+	case map[string]any:
+		for _, e := range x {
+			walkStrings(e, fn)
+		}
+	}
 }
 
 // contains is the membership test of contains_all and contains_any.
@@ -224,65 +258,4 @@ func number(v any) (*big.Float, bool) {
 	}
 	f, _, err := big.ParseFloat(string(n), 10, 200, big.ToNearestEven)
 	return f, err == nil
-}
-
-// CheckResult is one rubric check judged on a run's final state: its id,
-// the step it belongs to, the path and the test (Check.Describe), and
-// whether it held. A check of a step that never committed does not hold.
-type CheckResult struct {
-	ID   string `json:"id"`
-	Step string `json:"step"`
-	Path string `json:"path"`
-	Test string `json:"test"`
-	Held bool   `json:"held"`
-}
-
-// CheckResults judges every rubric check of the case on the final state,
-// in step order (PatchBench design §6): a check holds when its step
-// committed (committed maps step ids to that) and its test holds.
-func (c *Case) CheckResults(final any, committed map[string]bool) []CheckResult {
-	var out []CheckResult
-	for _, s := range c.Steps {
-		for j := range s.Rubric {
-			chk := &s.Rubric[j]
-			out = append(out, CheckResult{ID: chk.ID, Step: s.ID, Path: chk.Path.String(), Test: chk.Describe(),
-				Held: committed[s.ID] && chk.Holds(final)})
-		}
-	}
-	return out
-}
-
-// Score is the content score of judged checks: the fraction that held, 0
-// when there are none.
-func Score(results []CheckResult) float64 {
-	held := 0
-	for _, r := range results {
-		if r.Held {
-			held++
-		}
-	}
-	if len(results) == 0 {
-		return 0
-	}
-	return float64(held) / float64(len(results))
-}
-
-// ContentScore is the content score of a run (PatchBench design §6): the
-// fraction of all the steps' rubric checks that hold on the final state,
-// where the checks of a step that never committed fail. committed maps
-// step ids to whether the step committed. A case with no checks scores 0.
-func (c *Case) ContentScore(final any, committed map[string]bool) float64 {
-	held, total := 0, 0
-	for _, s := range c.Steps {
-		for j := range s.Rubric {
-			total++
-			if committed[s.ID] && s.Rubric[j].Holds(final) {
-				held++
-			}
-		}
-	}
-	if total == 0 {
-		return 0
-	}
-	return float64(held) / float64(total)
 }

@@ -67,7 +67,7 @@ func schemaMessage(e *jsonschema.ValidationError) string {
 	switch k := e.ErrorKind.(type) {
 	case *kind.MinProperties, *kind.MaxProperties:
 		if inRubric {
-			return "a rubric check has an id, a path and exactly one test: equals, contains_all, contains_any, matches, within, absent or length"
+			return "a rubric check has an id, a path and exactly one test: equals, contains_all, contains_any, mentions, matches, within, absent or length"
 		}
 	case *kind.Not:
 		if len(at) == 2 && at[0] == "injections" {
@@ -182,7 +182,7 @@ func editDistance(a, b string) int {
 func schemaProblems(file string, root *yaml.Node, v any) Problems {
 	s, err := CaseSchema()
 	if err != nil {
-		return Problems{{File: file, Msg: "case schema: " + err.Error()}}
+		return Problems{{File: file, Code: ProblemSchema, Msg: "case schema: " + err.Error()}}
 	}
 	err = s.Validate(v)
 	if err == nil {
@@ -190,7 +190,7 @@ func schemaProblems(file string, root *yaml.Node, v any) Problems {
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return Problems{{File: file, Msg: err.Error()}}
+		return Problems{{File: file, Code: ProblemSchema, Msg: err.Error()}}
 	}
 	id, _ := lookupString(v, "id")
 	seen := map[string]bool{}
@@ -204,9 +204,9 @@ func schemaProblems(file string, root *yaml.Node, v any) Problems {
 			return
 		}
 		at := runtime.Pointer(e.InstanceLocation)
-		line := nodeLine(root, at)
+		line, code := nodeLine(root, at), ProblemSchema
 		if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok && len(ap.Properties) > 0 {
-			line = nodeLine(root, at.Append(ap.Properties[0]))
+			line, code = nodeLine(root, at.Append(ap.Properties[0])), ProblemUnknownKey
 			if l := keyLine(root, at, ap.Properties[0]); l > 0 {
 				line = l
 			}
@@ -220,7 +220,7 @@ func schemaProblems(file string, root *yaml.Node, v any) Problems {
 			return
 		}
 		seen[msg] = true
-		ps = append(ps, Problem{File: file, Line: line, Case: id, Msg: msg})
+		ps = append(ps, Problem{File: file, Line: line, Case: id, Code: code, Msg: msg})
 	}
 	walk(ve)
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Line < ps[j].Line })

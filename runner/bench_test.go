@@ -6,6 +6,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/rundir"
 )
 
 // BenchmarkRunOneCasePatchOptic is one full run (every step: project,
@@ -41,7 +42,7 @@ func BenchmarkRunOneCasePatchOptic(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r, err := runOne(context.Background(), o, tc, j)
-		if err != nil || r.Status != StatusPassed {
+		if err != nil || r.Status != rundir.StatusPassed {
 			b.Fatal(err, r.Status)
 		}
 	}

@@ -11,6 +11,9 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/bench/check"
+	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -36,7 +39,7 @@ func TestAuditNeverChangesACommit(t *testing.T) {
 	cases, cfgs := loadSuite(t)
 	n, illegal := 0, 0
 	for _, c := range cases {
-		run, err := bench.RunReference(ctx, c)
+		run, err := check.RunReference(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +52,7 @@ func TestAuditNeverChangesACommit(t *testing.T) {
 			// The follower's answer too, at every step with injections.
 			proposals := [][]byte{a.Proposal}
 			if injs := c.StepInjections(a.Step); len(injs) > 0 {
-				f, err := bench.FollowerProposal(rs.Step, injs, rs.Before.Value())
+				f, err := bench.InjectedProposal(rs.Step, injs, rs.Before.Value())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,6 +88,7 @@ func TestAuditNeverChangesACommit(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d decisions with and without the audit; %d illegal commits among them", n, illegal)
 	if n < 1000 || illegal == 0 {
 		t.Fatalf("%d decisions, %d illegal commits: the property was not exercised", n, illegal)
 	}
@@ -136,6 +140,7 @@ func TestReplayCountsIllegalCommits(t *testing.T) {
 		}
 		got += n
 	}
+	t.Logf("%d artifacts replayed in Unconstrained; %d illegal commits, %d expected from caught_by", total, got, want)
 	if len(recs) != total || got != want || want == 0 {
 		t.Fatalf("%d records of %d artifacts; %d illegal commits, want %d (artifacts whose caught_by names a contract gate)", len(recs), total, got, want)
 	}
@@ -163,7 +168,7 @@ func TestFailureFamiliesDefaultRun(t *testing.T) {
 			}
 		}
 	}
-	sum := Summarize(sink.recs, cfgs, names)
+	sum := report.Summarize(sink.recs, cfgs, names)
 	for _, row := range sum.Rows {
 		where := row.Config + "/" + row.Actor
 		full := row.Config == "verify-only" || row.Config == "patchoptic"
@@ -242,7 +247,7 @@ func TestFileActorPendingCycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{files}, Rounds: 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8}
-	done := map[string]*Record{}
+	done := map[string]*rundir.Record{}
 	for cycle := 1; ; cycle++ {
 		if cycle > 10 {
 			t.Fatal("the runs never finish")
@@ -260,14 +265,14 @@ func TestFileActorPendingCycle(t *testing.T) {
 		pendingRuns := 0
 		for _, r := range sink.recs {
 			done[r.RunID] = r
-			if r.Status == StatusPending {
+			if r.Status == rundir.StatusPending {
 				pendingRuns++
 				if r.Error == nil || !strings.Contains(*r.Error, "no answer yet") {
 					t.Errorf("%s: pending without saying why: %v", r.RunID, r.Error)
 				}
 			}
 		}
-		sum := Summarize(sink.recs, cfgs, []string{files.Name()})
+		sum := report.Summarize(sink.recs, cfgs, []string{files.Name()})
 		for _, row := range sum.Rows {
 			if row.Measured()+row.Pending+row.Errors != row.Runs {
 				t.Errorf("cycle %d: %+v", cycle, row)
@@ -306,7 +311,7 @@ func TestFileActorPendingCycle(t *testing.T) {
 		}
 	}
 	for id, r := range done {
-		if r.Status != StatusPassed {
+		if r.Status != rundir.StatusPassed {
 			b, _ := json.Marshal(r.Steps)
 			t.Errorf("%s: %s %s", id, r.Status, b)
 		}
@@ -334,37 +339,74 @@ func TestHostileAnswersStayReadable(t *testing.T) {
 		`{"patch":[{"op":"replace","path":"/ticket/reply","value":123456789012345678901234567890123456789012345678901234567890}]}`,
 		"{\"patch\":[],\"note\":\"\xff\xfe bad bytes\"}",
 	} {
-		sink, err := OpenSink(dir, -1)
+		sink, err := rundir.OpenSink(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{fixedActor{raw}}, Rounds: i + 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8}
-		skip := map[string]bool{}
-		recs, _, err := ReadRuns(filepath.Join(dir, RunsFile))
+		res, err := sink.Resume(false)
 		if err != nil {
 			t.Fatalf("answer %d: the directory does not read back: %v", i, err)
 		}
-		for _, r := range recs {
-			skip[r.RunID] = true
-		}
+		skip := res.Skip
 		if err := Run(context.Background(), opts, skip, sink); err != nil {
 			t.Fatal(err)
 		}
 		sink.Close()
 	}
-	recs, _, err := ReadRuns(filepath.Join(dir, RunsFile))
-	if err != nil {
-		t.Fatalf("the directory does not read back: %v", err)
-	}
+	recs := readRuns(t, filepath.Join(dir, rundir.RunsFile))
 	if len(recs) != 3*len(cfgs) {
 		t.Fatalf("%d records", len(recs))
 	}
 	for _, r := range recs {
-		if r.Status == StatusError {
+		if r.Status == rundir.StatusError {
 			t.Errorf("%s: an actor's answer made an error run: %v", r.RunID, *r.Error)
 		}
 		if r.Round == 3 && r.Steps[0].RawResponseBase64 == "" {
 			t.Errorf("%s: the bytes that are not UTF-8 are not kept", r.RunID)
 		}
+	}
+}
+
+// scriptedActor answers each step from a map of step id → text.
+type scriptedActor map[string]string
+
+func (scriptedActor) Name() string { return "scripted" }
+func (a scriptedActor) Propose(_ context.Context, req actors.Request) (actors.Response, error) {
+	return actors.Response{Raw: a[req.StepID]}, nil
+}
+
+// A violation an earlier illegal commit left in the state is that step's,
+// not every later step's: the later, legal proposal is not counted.
+func TestInheritedViolationIsNotCountedAgain(t *testing.T) {
+	cases, cfgs := loadSuite(t)
+	var c *bench.Case
+	for _, x := range cases {
+		if x.ID == "sw-code-review-embargo" {
+			c = x
+		}
+	}
+	var uncon *bench.Config
+	for _, cfg := range cfgs {
+		if cfg.Name == "unconstrained" {
+			uncon = cfg
+		}
+	}
+	// Step 1 commits a value the schema forbids; step 2 is its reference.
+	a := scriptedActor{
+		c.Steps[0].ID: `{"patch":[{"op":"replace","path":"/review/risk","value":"catastrophic"}]}`,
+		c.Steps[1].ID: string(c.Steps[1].Reference),
+	}
+	sink := &memSink{}
+	opts := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{uncon}, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	if err := Run(context.Background(), opts, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	r := sink.recs[0]
+	if len(r.IllegalCommits) != 1 || r.IllegalCommits[0].Step != c.Steps[0].ID || r.IllegalCommits[0].Gate != runtime.GateSchema {
+		t.Fatalf("illegal commits %+v, want one, the first step's schema violation", r.IllegalCommits)
+	}
+	if len(r.Steps) < 2 || r.Steps[1].InheritedViolation != "schema: schema_violation" {
+		t.Fatalf("the second step does not record the inherited violation: %+v", r.Steps)
 	}
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/rundir"
 )
 
 // TestLiveActorEndToEnd runs the whole suite in every configuration with
@@ -92,7 +94,7 @@ func TestLiveActorEndToEnd(t *testing.T) {
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}
-	sum := Summarize(sink.recs, cfgs, []string{a.Name()})
+	sum := report.Summarize(sink.recs, cfgs, []string{a.Name()})
 	for _, row := range sum.Rows {
 		want := 1.0
 		if row.View == bench.ViewProjected {
@@ -138,14 +140,14 @@ func scriptedExample(t *testing.T, ref []byte, delay time.Duration) (*httptest.S
 
 // cancelAfter cancels a run once n records are written.
 type cancelAfter struct {
-	*FileSink
+	*rundir.Sink
 	n      atomic.Int32
 	limit  int32
 	cancel context.CancelFunc
 }
 
-func (c *cancelAfter) Write(r *Record) error {
-	if err := c.FileSink.Write(r); err != nil {
+func (c *cancelAfter) Write(r *rundir.Record) error {
+	if err := c.Sink.Write(r); err != nil {
 		return err
 	}
 	if c.n.Add(1) == c.limit {
@@ -167,30 +169,30 @@ func TestLiveResume(t *testing.T) {
 	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 3, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
 	total := len(opts.Jobs())
 	ctx, cancel := context.WithCancel(context.Background())
-	sink, err := OpenSink(dir, -1)
+	sink, err := rundir.OpenSink(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Run(ctx, opts, nil, &cancelAfter{FileSink: sink, limit: int32(total / 2), cancel: cancel})
+	err = Run(ctx, opts, nil, &cancelAfter{Sink: sink, limit: int32(total / 2), cancel: cancel})
 	sink.Close()
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("first part: %v", err)
 	}
-	recs, _, err := ReadRuns(filepath.Join(dir, RunsFile))
-	if err != nil || len(recs) < total/2 || len(recs) >= total {
-		t.Fatalf("after the interrupt: %d of %d runs, %v", len(recs), total, err)
+	recs := readRuns(t, filepath.Join(dir, rundir.RunsFile))
+	if len(recs) < total/2 || len(recs) >= total {
+		t.Fatalf("after the interrupt: %d of %d runs", len(recs), total)
 	}
 	before := calls.Load()
 	skip := map[string]bool{}
 	for _, r := range recs {
 		skip[r.RunID] = true
 	}
-	sink, _ = OpenSink(dir, -1)
+	sink, _ = rundir.OpenSink(dir)
 	if err := Run(context.Background(), opts, skip, sink); err != nil {
 		t.Fatal(err)
 	}
 	sink.Close()
-	recs, _, _ = ReadRuns(filepath.Join(dir, RunsFile))
+	recs = readRuns(t, filepath.Join(dir, rundir.RunsFile))
 	ids := map[string]int{}
 	for _, r := range recs {
 		ids[r.RunID]++
@@ -215,7 +217,7 @@ func TestLiveCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := t.TempDir()
-	run := func(a actors.Actor) []*Record {
+	run := func(a actors.Actor) []*rundir.Record {
 		sink := &memSink{}
 		opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 6, MaxAttempts: 1, PassThreshold: 0.8}
 		if err := Run(context.Background(), opts, nil, sink); err != nil {
@@ -233,13 +235,13 @@ func TestLiveCache(t *testing.T) {
 		t.Errorf("requests: %d after the first run, %d after the second", n, calls.Load())
 	}
 	for i := range second {
-		if !second[i].Steps[0].Cached || second[i].Status != StatusPassed {
+		if !second[i].Steps[0].Cached || second[i].Status != rundir.StatusPassed {
 			t.Errorf("%s: cached %v status %s", second[i].RunID, second[i].Steps[0].Cached, second[i].Status)
 		}
 	}
 	empty := run(&actors.Cached{Actor: live, Dir: t.TempDir(), Only: true})
 	for _, r := range empty {
-		if r.Status != StatusError || r.Error == nil || !strings.Contains(*r.Error, "not in the response cache") {
+		if r.Status != rundir.StatusError || r.Error == nil || !strings.Contains(*r.Error, "not in the response cache") {
 			t.Errorf("%s: %s %v", r.RunID, r.Status, r.Error)
 		}
 	}
@@ -267,7 +269,7 @@ func TestLiveFatalStops(t *testing.T) {
 	if !errors.As(err, &fatal) || !strings.Contains(fatal.Msg, "check the API key") {
 		t.Fatalf("error %v", err)
 	}
-	if len(sink.recs) != 1 || calls.Load() != 1 || sink.recs[0].Status != StatusError || sink.recs[0].Steps[0].Attempts != 1 || sink.recs[0].Steps[0].Prompt == nil {
+	if len(sink.recs) != 1 || calls.Load() != 1 || sink.recs[0].Status != rundir.StatusError || sink.recs[0].Steps[0].Attempts != 1 || sink.recs[0].Steps[0].Prompt == nil {
 		t.Errorf("%d records, %d requests, first %+v", len(sink.recs), calls.Load(), sink.recs[0].Steps)
 	}
 }

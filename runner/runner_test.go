@@ -12,6 +12,8 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/rundir"
 )
 
 func loadExample(t testing.TB) (*bench.Case, []*bench.Config) {
@@ -34,10 +36,10 @@ func loadExample(t testing.TB) (*bench.Case, []*bench.Config) {
 // memSink collects records.
 type memSink struct {
 	mu   sync.Mutex
-	recs []*Record
+	recs []*rundir.Record
 }
 
-func (m *memSink) Write(r *Record) error {
+func (m *memSink) Write(r *rundir.Record) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.recs = append(m.recs, r)
@@ -59,14 +61,14 @@ func TestRunNoModelActors(t *testing.T) {
 		projected := r.Config == "view-only" || r.Config == "patchoptic"
 		switch r.Actor {
 		case "reference":
-			if r.Status != StatusPassed || r.Leaked || r.ContentScore != 1 || !r.Steps[0].Committed {
+			if r.Status != rundir.StatusPassed || r.Leaked || r.ContentScore != 1 || !r.Steps[0].Committed {
 				t.Errorf("%s: %+v", r.RunID, r)
 			}
 		case "oversharer":
 			if r.Leaked == projected {
 				t.Errorf("%s: leaked %v, projected %v", r.RunID, r.Leaked, projected)
 			}
-			if r.Leaked && (r.Leaks[0].Secret != "card" || r.Leaks[0].Where != "output" || r.Status != StatusFailed) {
+			if r.Leaked && (r.Leaks[0].Secret != "card" || r.Leaks[0].Where != "output" || r.Status != rundir.StatusFailed) {
 				t.Errorf("%s: leaks %+v status %s", r.RunID, r.Leaks, r.Status)
 			}
 		}
@@ -74,7 +76,7 @@ func TestRunNoModelActors(t *testing.T) {
 			t.Errorf("%s: tokens %+v", r.RunID, r.Tokens)
 		}
 	}
-	sum := Summarize(sink.recs, cfgs, []string{"reference", "oversharer"})
+	sum := report.Summarize(sink.recs, cfgs, []string{"reference", "oversharer"})
 	for _, row := range sum.Rows {
 		if row.Runs != 2 {
 			t.Errorf("%s/%s: %d runs", row.Config, row.Actor, row.Runs)
@@ -104,7 +106,7 @@ func (a chatty) Propose(_ context.Context, req actors.Request) (actors.Response,
 	if a.noJSON {
 		return actors.Response{Raw: "I would rather not."}, nil
 	}
-	return actors.Response{Raw: "Sure! Here it is:\n```json\n" + string(req.Step.Reference) + "\n```\nAnything else?"}, nil
+	return actors.Response{Raw: "Sure! Here it is:\n```json\n" + string(req.Reference) + "\n```\nAnything else?"}, nil
 }
 
 func TestRunErrorsAndMalformed(t *testing.T) {
@@ -116,18 +118,18 @@ func TestRunErrorsAndMalformed(t *testing.T) {
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}
-	by := map[string]*Record{}
+	by := map[string]*rundir.Record{}
 	for _, r := range sink.recs {
 		by[r.Actor] = r
 	}
-	if r := by["failing"]; r.Status != StatusError || r.Error == nil || r.Leaked || r.SemanticPass {
+	if r := by["failing"]; r.Status != rundir.StatusError || r.Error == nil || r.Leaked || r.SemanticPass {
 		t.Errorf("failing: %+v", r)
 	}
-	if r := by["chatty"]; r.Status != StatusPassed {
+	if r := by["chatty"]; r.Status != rundir.StatusPassed {
 		t.Errorf("chatty with a fenced proposal: %+v", r)
 	}
 	r := by["mute"]
-	if r.Status != StatusFailed || r.Steps[0].Attempts != 2 || len(r.Steps[0].Earlier) != 1 || r.Steps[0].Decisions[0].Code != "malformed_patch" {
+	if r.Status != rundir.StatusFailed || r.Steps[0].Attempts != 2 || len(r.Steps[0].Earlier) != 1 || r.Steps[0].Decisions[0].Code != "malformed_patch" {
 		t.Errorf("no JSON: %+v", r.Steps[0])
 	}
 }
@@ -141,7 +143,7 @@ func TestResumeAndTruncatedLine(t *testing.T) {
 	dir := t.TempDir()
 	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}},
 		Rounds: 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8}
-	sink, err := OpenSink(dir, -1)
+	sink, err := rundir.OpenSink(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,33 +155,29 @@ func TestResumeAndTruncatedLine(t *testing.T) {
 	}
 	sink.Close()
 	// A crash in the middle of the fourth line.
-	path := filepath.Join(dir, RunsFile)
+	path := filepath.Join(dir, rundir.RunsFile)
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"run_id":"sup-example-refund/view-only/refer`)
 	f.Close()
-	recs, cut, err := ReadRuns(path)
-	if err != nil || len(recs) != 3 || cut < 0 {
-		t.Fatalf("ReadRuns: %d records, cut %d, %v", len(recs), cut, err)
-	}
-	skip := map[string]bool{}
-	for _, r := range recs {
-		skip[r.RunID] = true
-	}
-	sink, err = OpenSink(dir, cut)
+	sink, err = rundir.OpenSink(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	counting := &countingSink{FileSink: sink}
-	if err := Run(context.Background(), opts, skip, counting); err != nil {
+	res, err := sink.Resume(false)
+	if err != nil || res.Records != 3 || len(res.Skip) != 3 {
+		t.Fatalf("Resume: %+v, %v", res, err)
+	}
+	counting := &countingSink{Sink: sink}
+	if err := Run(context.Background(), opts, res.Skip, counting); err != nil {
 		t.Fatal(err)
 	}
 	sink.Close()
 	if counting.n != len(cfgs)-3 {
 		t.Errorf("resumed %d runs, want %d", counting.n, len(cfgs)-3)
 	}
-	recs, cut, err = ReadRuns(path)
-	if err != nil || len(recs) != len(cfgs) || cut != -1 {
-		t.Fatalf("after resume: %d records, cut %d, %v", len(recs), cut, err)
+	recs := readRuns(t, path)
+	if len(recs) != len(cfgs) {
+		t.Fatalf("after resume: %d records", len(recs))
 	}
 	ids := map[string]bool{}
 	for _, r := range recs {
@@ -190,17 +188,36 @@ func TestResumeAndTruncatedLine(t *testing.T) {
 	}
 }
 
+// readRuns reads every record of a runs.jsonl.
+func readRuns(t testing.TB, path string) []*rundir.Record {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []*rundir.Record
+	r := rundir.NewReader(f)
+	for r.Next() {
+		recs = append(recs, r.Record())
+	}
+	if err := r.Err(); err != nil {
+		t.Fatalf("the directory does not read back: %v", err)
+	}
+	return recs
+}
+
 type countingSink struct {
-	*FileSink
+	*rundir.Sink
 	mu sync.Mutex
 	n  int
 }
 
-func (c *countingSink) Write(r *Record) error {
+func (c *countingSink) Write(r *rundir.Record) error {
 	c.mu.Lock()
 	c.n++
 	c.mu.Unlock()
-	return c.FileSink.Write(r)
+	return c.Sink.Write(r)
 }
 
 func TestShardsPartitionTheRuns(t *testing.T) {
@@ -269,24 +286,6 @@ func TestExtractProposal(t *testing.T) {
 	}
 }
 
-func TestOneWriterPerRunDirectory(t *testing.T) {
-	dir := t.TempDir()
-	a, err := OpenSink(dir, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if _, err := OpenSink(dir, -1); err == nil || !strings.Contains(err.Error(), "another patchbench process") {
-		t.Fatalf("second sink: %v", err)
-	}
-	a.Close()
-	b, err := OpenSink(dir, -1)
-	if err != nil {
-		t.Fatalf("after close: %v", err)
-	}
-	b.Close()
-}
-
 // A case whose step removes the phase's parent cannot move its phase: the
 // run is an error (a broken case), not a failure of the actor.
 // A commit that removes the phase's place fails the run on the actor's
@@ -313,7 +312,7 @@ func TestBrokenAdvance(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := sink.recs[0]
-	if r.Status != StatusFailed || r.Error != nil || !strings.Contains(r.Steps[0].PhaseError, `the phase cannot be moved to "done": the committed patch broke /meta/phase`) {
+	if r.Status != rundir.StatusFailed || r.Error != nil || !strings.Contains(r.Steps[0].PhaseError, `the phase cannot be moved to "done": the committed patch broke /meta/phase`) {
 		t.Fatalf("status %s error %v, step %+v", r.Status, r.Error, r.Steps[0])
 	}
 
@@ -330,7 +329,7 @@ func TestBrokenAdvance(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = sink.recs[0]
-	if r.Status != StatusError || r.Error == nil || !strings.Contains(*r.Error, "the phase cannot be moved") {
+	if r.Status != rundir.StatusError || r.Error == nil || !strings.Contains(*r.Error, "the phase cannot be moved") {
 		t.Fatalf("a broken case: status %s error %v", r.Status, r.Error)
 	}
 }

@@ -104,3 +104,26 @@ func ExampleCommutation() {
 	// true
 	// false write/read [/sections/intro/text]
 }
+
+func ExampleSession() {
+	state, _ := runtime.ParseDocument([]byte(`{"meta": {"phase": "triage"}, "ticket": {"status": "open"}, "card": "4000-PB-CANARY"}`))
+	triage := runtime.MustCompile(runtime.ContractSpec{
+		View:   runtime.ViewSpec{Include: []string{"/ticket"}},
+		Write:  []string{"/ticket/status"},
+		Source: []string{"/ticket"},
+		Phases: []string{"triage"},
+	})
+	s := runtime.NewSession(state, runtime.MustPointer("/meta/phase"))
+	opts := runtime.StepOptions{Gates: runtime.DefaultGates, AdvanceTo: "done"}
+
+	// A rejected proposal changes nothing: the actor may try again.
+	res, _ := s.Step(context.Background(), triage, []byte(`[{"op": "copy", "from": "/card", "path": "/ticket/status"}]`), opts)
+	fmt.Println(res.Committed, res.Rejection().Code, s.Phase())
+
+	// A commit, then the phase moves to advance_to.
+	res, _ = s.Step(context.Background(), triage, []byte(`[{"op": "replace", "path": "/ticket/status", "value": "resolved"}]`), opts)
+	fmt.Println(res.Committed, s.Phase(), string(s.State().Bytes()))
+	// Output:
+	// false source_outside_region triage
+	// true done {"card":"4000-PB-CANARY","meta":{"phase":"done"},"ticket":{"status":"resolved"}}
+}

@@ -12,6 +12,7 @@ import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/interpreter"
 )
 
 type invariant struct {
@@ -86,7 +87,8 @@ func evalInvariant(ctx context.Context, inv invariant, pre, post any, phase stri
 	out, _, err := inv.prg.ContextEval(ctx, act)
 	if err != nil {
 		detail = err.Error()
-		if strings.Contains(detail, "cost limit exceeded") {
+		var cancelled interpreter.EvalCancelledError
+		if errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded {
 			return CodeInvariantError, fmt.Sprintf("invariant %q exceeded its cost limit", inv.name), detail
 		}
 		if ctx.Err() != nil {

@@ -1,5 +1,3 @@
-// Package scoring scores PatchBench runs: leak detection, content rubric,
-// semantic pass, tokens and rejections (PatchBench design §6).
 package scoring
 
 import (

@@ -68,3 +68,7 @@ func ExactMcNemar(b, c int) McNemar {
 // round rounds to 12 decimal places, so that floating-point noise
 // (0.9999999999999999) does not reach reports.
 func round(x float64) float64 { return math.Round(x*1e12) / 1e12 }
+
+// Mean is the arithmetic mean of xs (gonum's stat.Mean); NaN when xs is
+// empty.
+func Mean(xs []float64) float64 { return stat.Mean(xs, nil) }

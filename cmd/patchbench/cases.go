@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/report"
 )
 
 const casesExamples = `  # Every case of the embedded suite:
@@ -77,9 +78,9 @@ func runCases(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	var table [][]string
 	for _, r := range rows {
 		table = append(table, []string{r.ID, r.Domain, r.Title, strconv.Itoa(r.Steps), strconv.Itoa(r.Secrets),
-			strconv.Itoa(r.Artifacts), yesNo(r.Injection), yesNo(r.Delegation)})
+			strconv.Itoa(r.Artifacts), report.YesNo(r.Injection), report.YesNo(r.Delegation)})
 	}
-	writeTable(stdout, []string{"ID", "DOMAIN", "TITLE", "STEPS", "SECRETS", "ARTIFACTS", "INJECTION", "DELEGATION"}, table)
-	fmt.Fprintln(stdout, plural(len(rows), "case"))
+	report.WriteColumns(stdout, []string{"ID", "DOMAIN", "TITLE", "STEPS", "SECRETS", "ARTIFACTS", "INJECTION", "DELEGATION"}, table)
+	fmt.Fprintln(stdout, report.Plural(len(rows), "case"))
 	return exitOK
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/bench/check"
+	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -23,8 +25,8 @@ const footprintExamples = `  # Footprints, delegations and commutation certifica
 
 // footprintCase is one case of "patchbench footprint --format json".
 type footprintCase struct {
-	bench.Analysis
-	Checks []bench.PairCheck `json:"checks,omitempty"`
+	check.Analysis
+	Checks []check.PairCheck `json:"checks,omitempty"`
 }
 
 // runFootprint prints each step's static footprint (R, W, P), each
@@ -36,7 +38,7 @@ func runFootprint(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := newFlags("footprint", "patchbench footprint [DIR|FILE] [--case ID] [--format text|json] [--check]", footprintExamples, stdout, stderr)
 	caseID := fs.String("case", "", "only the case with this `id`")
 	format := fs.String("format", "text", "output `format`: text or json")
-	check := fs.Bool("check", false, "run both orders of every certified pair with the reference proposals; exit 1 if they differ")
+	runOrders := fs.Bool("check", false, "run both orders of every certified pair with the reference proposals; exit 1 if they differ")
 	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
 	dir, code, ok := casesArg(fs, args, casesDir)
 	if !ok {
@@ -69,9 +71,9 @@ func runFootprint(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	out := []footprintCase{}
 	failed := 0
 	for _, c := range cases {
-		fc := footprintCase{Analysis: bench.Analyze(c)}
-		if *check {
-			if fc.Checks, err = bench.CheckPairs(ctx, c, fc.Analysis); err != nil {
+		fc := footprintCase{Analysis: check.Analyze(c)}
+		if *runOrders {
+			if fc.Checks, err = check.CheckPairs(ctx, c, fc.Analysis); err != nil {
 				return failf(stderr, "footprint", "%v", err)
 			}
 			for _, pc := range fc.Checks {
@@ -96,12 +98,12 @@ func runFootprint(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			printFootprint(stdout, fc)
 		}
 	}
-	if *check {
+	if *runOrders {
 		total := 0
 		for _, fc := range out {
 			total += len(fc.Checks)
 		}
-		fmt.Fprintf(stderr, "ran %s in both orders: %d failed\n", plural(total, "certified pair"), failed)
+		fmt.Fprintf(stderr, "ran %s in both orders: %d failed\n", report.Plural(total, "certified pair"), failed)
 		if failed > 0 {
 			return exitNegative
 		}

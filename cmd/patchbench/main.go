@@ -7,6 +7,10 @@
 //
 // Run "patchbench help" for the list of commands, and
 // "patchbench <command> -h" for one command's flags and examples.
+//
+// The command holds flags, wiring and exit codes only, one file per
+// subcommand; the work is done by the library packages (bench,
+// bench/check, actors, runtime, runner, scoring, rundir, report).
 package main
 
 import (

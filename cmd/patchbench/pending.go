@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/report"
 )
 
 const pendingExamples = `  # A run whose actor is a person (or a model called elsewhere):
@@ -17,6 +18,9 @@ const pendingExamples = `  # A run whose actor is a person (or a model called el
   # What waits for an answer, and one request as text (a unique prefix of the key will do):
   patchbench pending panel
   patchbench pending panel --show 3f9c1e2a
+
+  # After the cases were edited, forget the requests nobody will answer:
+  patchbench pending panel --clear
 
   # Only the requests that show the full state:
   patchbench pending panel --view full
@@ -29,7 +33,8 @@ const pendingExamples = `  # A run whose actor is a person (or a model called el
 // runPending lists the requests of a file actor's directory that wait for
 // an answer, or prints one as text.
 func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("pending", "patchbench pending DIR [--show KEY] [--view full|projected] [--format text|json]", pendingExamples, stdout, stderr)
+	fs := newFlags("pending", "patchbench pending DIR [--show KEY | --clear] [--view full|projected] [--format text|json]", pendingExamples, stdout, stderr)
+	clear := fs.Bool("clear", false, "remove the requests that wait (after a case was edited, old prompts never come again); answers are kept")
 	show := fs.String("show", "", "print the request with this `key` (or a unique prefix of it) as text, for answering")
 	view := fs.String("view", "", "only the requests whose prompt shows this `view`: full or projected")
 	format := fs.String("format", "text", "output `format`: text or json")
@@ -52,7 +57,7 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		return failf(stderr, "pending", "%v", err)
 	}
 	for _, s := range skipped {
-		fmt.Fprintf(stderr, "patchbench pending: skipped %s\n", printable(s))
+		fmt.Fprintf(stderr, "patchbench pending: skipped %s\n", report.Printable(s))
 	}
 	reqs := []actors.FileRequest{}
 	for _, r := range all {
@@ -60,33 +65,19 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 			reqs = append(reqs, r)
 		}
 	}
+	if *show != "" && *clear {
+		return fs.usageError("--show and --clear go alone")
+	}
 	if *show != "" {
-		var found []actors.FileRequest
-		for _, r := range reqs {
-			if strings.HasPrefix(r.Key, *show) {
-				found = append(found, r)
-			}
+		return showPending(dir, *show, *format, reqs, stdout, stderr)
+	}
+	if *clear {
+		n, err := actors.ClearPending(dir, reqs)
+		if err != nil {
+			return failf(stderr, "pending", "%v", err)
 		}
-		switch {
-		case len(found) == 1:
-			if *format == "json" {
-				b, _ := json.MarshalIndent(found[0], "", "  ")
-				fmt.Fprintf(stdout, "%s\n", b)
-			} else {
-				fmt.Fprint(stdout, printable(actors.RequestText(dir, found[0])))
-			}
-			return exitOK
-		case len(found) > 1:
-			return failf(stderr, "pending", "%s matches %d requests; give more of the key", *show, len(found))
-		}
-		var keys []string
-		for _, r := range reqs {
-			keys = append(keys, r.Key)
-		}
-		if len(keys) == 0 {
-			return failf(stderr, "pending", "no request %s waits for an answer in %s: none waits", *show, dir)
-		}
-		return failf(stderr, "pending", "no request %s waits for an answer in %s; the keys that wait: %s", *show, dir, strings.Join(keys, ", "))
+		fmt.Fprintf(stdout, "removed %s from %s; the next run writes again the ones it still needs\n", report.PluralOf(n, "request", "requests"), dir)
+		return exitOK
 	}
 	if *format == "json" {
 		b, _ := json.MarshalIndent(reqs, "", "  ")
@@ -103,11 +94,42 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	for _, row := range rows {
 		for i := range row {
-			row[i] = printable(row[i])
+			row[i] = report.Printable(row[i])
 		}
 	}
-	writeTable(stdout, []string{"key", "case", "step", "role", "view", "round", "attempt"}, rows)
+	report.WriteColumns(stdout, []string{"key", "case", "step", "role", "view", "round", "attempt"}, rows)
 	fmt.Fprintf(stdout, "\n%s for an answer: read %s/<key>.txt (or \"patchbench pending %s --show KEY\"), write the reply to %s/<key>.txt, then run the same command again.\n",
-		pluralOf(len(reqs), "request waits", "requests wait"), filepath.Join(dir, actors.FilesPending), dir, filepath.Join(dir, actors.FilesAnswers))
+		report.PluralOf(len(reqs), "request waits", "requests wait"), filepath.Join(dir, actors.FilesPending), dir, filepath.Join(dir, actors.FilesAnswers))
 	return exitOK
+}
+
+// showPending prints the one waiting request whose key starts with
+// prefix, as text (where to answer, then the messages) or JSON.
+func showPending(dir, prefix, format string, reqs []actors.FileRequest, stdout, stderr io.Writer) int {
+	var found []actors.FileRequest
+	for _, r := range reqs {
+		if strings.HasPrefix(r.Key, prefix) {
+			found = append(found, r)
+		}
+	}
+	switch {
+	case len(found) == 1:
+		if format == "json" {
+			b, _ := json.MarshalIndent(found[0], "", "  ")
+			fmt.Fprintf(stdout, "%s\n", b)
+		} else {
+			fmt.Fprint(stdout, report.Printable(actors.RequestText(dir, found[0])))
+		}
+		return exitOK
+	case len(found) > 1:
+		return failf(stderr, "pending", "%s matches %d requests; give more of the key", prefix, len(found))
+	}
+	var keys []string
+	for _, r := range reqs {
+		keys = append(keys, r.Key)
+	}
+	if len(keys) == 0 {
+		return failf(stderr, "pending", "no request %s waits for an answer in %s: none waits", prefix, dir)
+	}
+	return failf(stderr, "pending", "no request %s waits for an answer in %s; the keys that wait: %s", prefix, dir, strings.Join(keys, ", "))
 }

@@ -65,11 +65,16 @@ func TestShowAndPending(t *testing.T) {
 	if stdout, _, _ := runCLI(t, cliCase{args: []string{"pending", panel}}); !strings.Contains(stdout, "no request waits") {
 		t.Errorf("pending after the answer: %s", stdout)
 	}
-}
 
-func TestPrintable(t *testing.T) {
-	got := printable("a\x1b[2Jb\x07c\r\nd\u0085e\tf")
-	if want := `a\u001b[2Jb\u0007c\u000d` + "\nd" + `\u0085e` + "\tf"; got != want {
-		t.Errorf("printable = %q, want %q", got, want)
+	// --clear forgets what waits, and keeps the answers.
+	stale := filepath.Join(t.TempDir(), "stale")
+	staleArgs := []string{"run", "--cases", exampleCases, "--actor", "files:" + stale, "--config", "patchoptic", "--out", filepath.Join(t.TempDir(), "run")}
+	runCLI(t, cliCase{args: staleArgs})
+	checkCLI(t, []cliCase{
+		{name: "clear", args: []string{"pending", stale, "--clear"}},
+		{name: "clear with show", args: []string{"pending", stale, "--clear", "--show", "x"}, exit: 2, stderr: []string{"go alone"}},
+	})
+	if stdout, _, _ := runCLI(t, cliCase{args: []string{"pending", stale}}); !strings.Contains(stdout, "no request waits") {
+		t.Errorf("pending after --clear: %s", stdout)
 	}
 }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/runner"
 )
 
@@ -52,7 +50,7 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
-		printStress(stdout, res, configs)
+		report.WriteStress(stdout, res, configs)
 	}
 	if len(res.Mismatches) > 0 {
 		for _, m := range res.Mismatches {
@@ -61,32 +59,4 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitNegative
 	}
 	return exitOK
-}
-
-func printStress(w io.Writer, res *runner.StressResult, configs []*bench.Config) {
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
-	header := []any{"Category"}
-	for _, c := range configs {
-		header = append(header, c.Label)
-	}
-	t.Header(header...)
-	byKey := map[[2]string]runner.StressCell{}
-	for _, c := range res.Cells {
-		byKey[[2]string{c.Config, c.Category}] = c
-	}
-	for _, cat := range bench.Categories {
-		row := []any{cat}
-		for _, c := range configs {
-			cell := byKey[[2]string{c.Name, cat}]
-			row = append(row, fmt.Sprintf("%d/%d", cell.Accepted, cell.Total))
-		}
-		t.Append(row...)
-	}
-	row := []any{"paper hidden-source set"}
-	for _, p := range res.PaperSet {
-		row = append(row, fmt.Sprintf("%d/%d", p.Accepted, p.Total))
-	}
-	t.Append(row...)
-	t.Render()
-	fmt.Fprintln(w, "accepted/total: artifacts each configuration committed")
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/bench/check"
+	"github.com/patchbench/patchbench/report"
 )
 
 const validateExamples = `  # Check the suite embedded in the binary:
@@ -47,7 +49,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if len(cases) == 0 && len(problems) == 0 {
 		return failf(stderr, "validate", "no case files (*.yaml, *.yml, *.json) under %s", displayDir(dir))
 	}
-	more, err := bench.Validate(ctx, cases, configs)
+	more, err := check.Validate(ctx, cases, configs)
 	if err != nil {
 		return failf(stderr, "validate", "%v", err)
 	}
@@ -56,18 +58,11 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		for _, p := range problems {
 			fmt.Fprintln(stdout, p.String())
 		}
-		fmt.Fprintf(stdout, "%s in %s\n", plural(len(problems), "problem"), displayDir(dir))
+		fmt.Fprintf(stdout, "%s in %s\n", report.Plural(len(problems), "problem"), displayDir(dir))
 		return exitNegative
 	}
 	fmt.Fprintln(stdout, suiteSummary(cases, configs))
 	return exitOK
-}
-
-func displayDir(dir string) string {
-	if dir == "" {
-		return "the embedded suite"
-	}
-	return dir
 }
 
 // suiteSummary is validate's one-line summary of a clean case set.
@@ -87,6 +82,6 @@ func suiteSummary(cases []*bench.Case, configs []*bench.Config) string {
 		}
 	}
 	return fmt.Sprintf("ok: %s (%s), %s, %s, %s checked in %s",
-		plural(len(cases), "case"), strings.Join(parts, ", "), plural(steps, "step"), plural(secrets, "secret"),
-		plural(artifacts, "artifact"), plural(len(configs), "configuration"))
+		report.Plural(len(cases), "case"), strings.Join(parts, ", "), report.Plural(steps, "step"), report.Plural(secrets, "secret"),
+		report.Plural(artifacts, "artifact"), report.Plural(len(configs), "configuration"))
 }

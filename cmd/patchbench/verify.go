@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
 
+	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -123,9 +121,7 @@ func printDecision(w io.Writer, d *runtime.Decision) {
 	} else {
 		fmt.Fprintln(w, "rejected")
 	}
-	var buf bytes.Buffer
-	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GATE\tRESULT\tCODE\tPOINTER\tMESSAGE")
+	rows := make([][]string, 0, len(d.Gates))
 	for _, g := range d.Gates {
 		result, ptr := "pass", g.Pointer
 		if !g.Passed {
@@ -134,13 +130,7 @@ func printDecision(w io.Writer, d *runtime.Decision) {
 				ptr = "-"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Gate, result, g.Code, ptr, g.Message)
+		rows = append(rows, []string{g.Gate, result, g.Code, ptr, g.Message})
 	}
-	tw.Flush()
-	for _, line := range strings.SplitAfter(buf.String(), "\n") {
-		fmt.Fprint(w, strings.TrimRight(line, " \n"))
-		if strings.HasSuffix(line, "\n") {
-			fmt.Fprintln(w)
-		}
-	}
+	report.WriteColumns(w, []string{"GATE", "RESULT", "CODE", "POINTER", "MESSAGE"}, rows)
 }

@@ -26,7 +26,7 @@ func TestBatchAndCollect(t *testing.T) {
 	}
 	fa := filepath.Join(t.TempDir(), "fa")
 	files, _ := actors.NewFiles("files:" + fa)
-	full := actors.Request{Case: c, Step: c.Steps[0], Messages: []actors.Message{{Role: "user", Content: "full state prompt"}}, Round: 1, Attempt: 1}
+	full := actors.Request{CaseID: c.ID, StepID: c.Steps[0].ID, Role: c.Steps[0].Role, Messages: []actors.Message{{Role: "user", Content: "full state prompt"}}, Round: 1, Attempt: 1}
 	proj := full
 	proj.Projected, proj.Messages = true, []actors.Message{{Role: "user", Content: "projected prompt"}}
 	for _, r := range []actors.Request{full, proj} {

@@ -1,9 +1,10 @@
-package bench
+package check
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -26,7 +27,7 @@ type PairAnalysis struct {
 	Phase    string             `json:"phase"`
 	Commute  bool               `json:"commute"`
 	Blocking []runtime.Conflict `json:"blocking"`
-	Declared *Pair              `json:"declared,omitempty"`
+	Declared *bench.Pair        `json:"declared,omitempty"`
 }
 
 // Delegation is a step that names a parent, and whether its footprint is
@@ -49,7 +50,7 @@ type Analysis struct {
 // stepPhases returns the phase each step runs in: the phase the workflow
 // is in when the steps run in order and each advance_to is taken. It
 // needs no actor: the phase moves only through advance_to.
-func stepPhases(c *Case) []string {
+func stepPhases(c *bench.Case) []string {
 	out := make([]string, len(c.Steps))
 	phase := c.InitialPhase()
 	for i, s := range c.Steps {
@@ -63,7 +64,7 @@ func stepPhases(c *Case) []string {
 
 // Analyze computes the static analysis of c. Pairs are the steps that run
 // in one phase, in step order.
-func Analyze(c *Case) Analysis {
+func Analyze(c *bench.Case) Analysis {
 	a := Analysis{ID: c.ID, Steps: []StepFootprint{}, Pairs: []PairAnalysis{}, Delegations: []Delegation{}}
 	phases := stepPhases(c)
 	for i, s := range c.Steps {
@@ -117,7 +118,7 @@ type PairCheck struct {
 // the two, with the reference proposals under all gates and the pair's
 // phase held (the runner moves phases only between phases). It is the
 // empirical side of the commutation certificate (paper §3.4).
-func CheckPairs(ctx context.Context, c *Case, an Analysis) ([]PairCheck, error) {
+func CheckPairs(ctx context.Context, c *bench.Case, an Analysis) ([]PairCheck, error) {
 	run, err := RunReference(ctx, c)
 	if err != nil {
 		return nil, err
@@ -125,7 +126,7 @@ func CheckPairs(ctx context.Context, c *Case, an Analysis) ([]PairCheck, error) 
 	return checkPairs(ctx, c, an, run)
 }
 
-func checkPairs(ctx context.Context, c *Case, an Analysis, run *ReferenceRun) ([]PairCheck, error) {
+func checkPairs(ctx context.Context, c *bench.Case, an Analysis, run *ReferenceRun) ([]PairCheck, error) {
 	var out []PairCheck
 	for _, pa := range an.Pairs {
 		if !pa.Commute {
@@ -162,17 +163,20 @@ func checkPairs(ctx context.Context, c *Case, an Analysis, run *ReferenceRun) ([
 	return out, nil
 }
 
-func runSeq(ctx context.Context, state *runtime.Document, phase string, steps ...*Step) (*runtime.Document, string, error) {
+// runSeq runs the reference proposals of steps in order from state, in
+// a session with no phase path held in phase: the pair check of
+// CheckPairs. It returns the final state, or why a step was rejected.
+func runSeq(ctx context.Context, state *runtime.Document, phase string, steps ...*bench.Step) (*runtime.Document, string, error) {
+	sess := runtime.NewSession(state, nil)
 	for _, s := range steps {
-		d, err := s.Contract.Verify(ctx, state, s.Reference, runtime.VerifyOptions{Gates: AllGates, Phase: phase})
+		res, err := sess.Step(ctx, s.Contract, s.Reference, runtime.StepOptions{Gates: bench.AllGates, SubmitPhase: phase})
 		if err != nil {
 			return nil, "", err
 		}
-		if !d.Committed {
-			r := d.Rejection()
+		if !res.Committed {
+			r := res.Rejection()
 			return nil, fmt.Sprintf("step %s rejected by %s (%s): %s", s.ID, r.Gate, r.Code, r.Message), nil
 		}
-		state = d.State
 	}
-	return state, "", nil
+	return sess.State(), "", nil
 }

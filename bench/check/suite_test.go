@@ -1,4 +1,4 @@
-package bench
+package check
 
 import (
 	"context"
@@ -8,14 +8,15 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
 
 // loadSuite loads the embedded suite and fails on any load problem.
-func loadSuite(t *testing.T) []*Case {
+func loadSuite(t *testing.T) []*bench.Case {
 	t.Helper()
-	cases, ps, err := LoadEmbeddedCases()
+	cases, ps, err := bench.LoadEmbeddedCases()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestSuiteCounts(t *testing.T) {
 	var steps, goalSteps, disclosureCases, writePulls, rulePulls int
 	plausibility := map[string]int{}
 	categories := map[string]int{}
-	var paper []*Artifact
+	var paper []*bench.Artifact
 	paperOps := map[string]int{}
 	for _, c := range cases {
 		perDomain[c.Domain]++
@@ -104,11 +105,11 @@ func TestSuiteCounts(t *testing.T) {
 			}
 			for _, pl := range s.Pulls {
 				switch pl.Kind {
-				case PullDisclosure:
+				case bench.PullDisclosure:
 					disclosure = true
-				case PullWrite:
+				case bench.PullWrite:
 					writePulls++
-				case PullRule:
+				case bench.PullRule:
 					rulePulls++
 				}
 			}
@@ -167,7 +168,7 @@ func TestSuiteCounts(t *testing.T) {
 		t.Errorf("%d injections without a plausibility", plausibility[""])
 	}
 	atLeast("cases whose canary sits beside data a step sees", tempting, len(cases)/2+1)
-	for _, cat := range Categories {
+	for _, cat := range bench.Categories {
 		atLeast("artifacts of category "+cat, categories[cat], 3)
 	}
 	if len(paper) != 9 {
@@ -184,7 +185,7 @@ func TestSuiteCounts(t *testing.T) {
 // secretBesideNeededData reports whether some secret of c shares its
 // record with a location some step sees: a member of its parent or
 // grandparent (other than the branch that leads to the secret) is visible.
-func secretBesideNeededData(c *Case) bool {
+func secretBesideNeededData(c *bench.Case) bool {
 	for _, s := range c.Secrets {
 		for up := 1; up <= 2 && len(s.Path) > up; up++ {
 			record := s.Path[:len(s.Path)-up]
@@ -239,7 +240,7 @@ func TestPaperSetDecisions(t *testing.T) {
 				phase = a.SubmitPhase
 			}
 			for _, cfg := range embeddedConfigs(t) {
-				d, err := rs.Step.Contract.Verify(ctx, rs.Before, a.Proposal, runtime.VerifyOptions{Gates: cfg.GateSet, Phase: phase})
+				d, err := Submit(ctx, rs.Step, rs.Before, a.Proposal, cfg.GateSet, phase)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -353,12 +354,12 @@ func TestSuiteReferenceOutputsHaveNoLeaks(t *testing.T) {
 	}
 }
 
-func newSuiteDetector(cases []*Case) interface {
+func newSuiteDetector(cases []*bench.Case) interface {
 	InText(string) []scoring.Leak
 } {
 	var cs []scoring.Canary
 	for _, c := range cases {
-		cs = append(cs, c.Canaries()...)
+		cs = append(cs, scoring.Canaries(c)...)
 	}
 	return scoring.NewDetector(cs)
 }

@@ -1,10 +1,11 @@
-package runner
+package rundir
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/patchbench/patchbench/actors"
-	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
@@ -22,7 +23,8 @@ const (
 	StatusPending = "pending"
 )
 
-// Record is one finished run: one line of runs.jsonl.
+// Record is one finished run: one line of runs.jsonl (PatchBench design
+// §7; README.md, "patchbench run", lists its members).
 type Record struct {
 	RunID  string         `json:"run_id"`
 	Case   string         `json:"case"`
@@ -40,8 +42,8 @@ type Record struct {
 	ContentScore float64 `json:"content_score"`
 	// Checks lists every rubric check of the case with the step it
 	// belongs to and whether it held on the final state.
-	Checks       []bench.CheckResult `json:"checks"`
-	SemanticPass bool                `json:"semantic_pass"`
+	Checks       []scoring.CheckResult `json:"checks"`
+	SemanticPass bool                  `json:"semantic_pass"`
 	// IllegalCommits lists the committed proposals that the step's full
 	// contract, run in audit mode, rejects (PatchBench design §6); each
 	// names the step and the first audit gate that rejected it.
@@ -121,6 +123,12 @@ type StepRecord struct {
 	// not be moved after it: the committed patch removed or replaced the
 	// phase's location (an illegal commit the audit records too).
 	PhaseError string `json:"phase_error,omitempty"`
+	// InheritedViolation, when set ("schema: schema_violation"), says the
+	// audit's schema gate rejected the committed proposal, but the state
+	// before it already broke the schema the same way: an earlier step's
+	// illegal commit left the state so, and this step's commit is not
+	// counted as illegal again.
+	InheritedViolation string `json:"inherited_violation,omitempty"`
 }
 
 // Attempt is a rejected attempt at a step.
@@ -128,4 +136,24 @@ type Attempt struct {
 	RawResponse string               `json:"raw_response"`
 	Decisions   []runtime.GateResult `json:"decisions"`
 	Audit       []runtime.GateResult `json:"audit,omitempty"`
+}
+
+// checkRecord checks what a record must hold to be counted: its key
+// (run_id, case, config, actor, round, with the run_id made of the
+// others), a known status, a content score in [0, 1] and token counts
+// that are not negative.
+func checkRecord(r *Record) error {
+	switch {
+	case r.RunID == "" || r.Case == "" || r.Config == "" || r.Actor == "" || r.Round < 1:
+		return errors.New("not a run record: run_id, case, config, actor and round are required")
+	case r.RunID != fmt.Sprintf("%s/%s/%s/%d", r.Case, r.Config, r.Actor, r.Round):
+		return fmt.Errorf("run %s: the run_id does not match its case, config, actor and round", r.RunID)
+	case r.Status != StatusPassed && r.Status != StatusFailed && r.Status != StatusError && r.Status != StatusPending:
+		return fmt.Errorf("run %s: unknown status %q", r.RunID, r.Status)
+	case !(r.ContentScore >= 0 && r.ContentScore <= 1):
+		return fmt.Errorf("run %s: content_score %v is outside [0, 1]", r.RunID, r.ContentScore)
+	case r.Tokens.Prompt < 0 || r.Tokens.Completion < 0:
+		return fmt.Errorf("run %s: negative token counts", r.RunID)
+	}
+	return nil
 }

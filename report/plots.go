@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/runner"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -20,26 +19,27 @@ type pointsWithErrors struct {
 	plotter.YErrors
 }
 
-// writePlots writes the charts of a run directory's summary as PNG files
-// in dir: leak rate and semantic pass per configuration with their 95 %
-// intervals, and tokens per run with theirs; one series per actor. It
-// returns the files written.
-func writePlots(dir string, s runner.Summary, configs []*bench.Config, actorNames []string) ([]string, error) {
+// WritePlots writes the charts of a run directory's summary as PNG files
+// in dir (gonum/plot): leak-rate.png and semantic-pass.png per
+// configuration with their 95 % Wilson intervals, and tokens.png, tokens
+// per run with their t intervals; one series per actor, the
+// configurations in the order of configs. It returns the files written.
+func WritePlots(dir string, s Summary, configs []*bench.Config, actorNames []string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	charts := []struct {
 		file, title, ylabel string
 		rate                bool
-		value               func(runner.Row) (float64, float64, float64)
+		value               func(Row) (float64, float64, float64)
 	}{
-		{"leak-rate.png", "Leak rate per configuration (95% Wilson interval)", "leak rate", true, func(r runner.Row) (float64, float64, float64) {
+		{"leak-rate.png", "Leak rate per configuration (95% Wilson interval)", "leak rate", true, func(r Row) (float64, float64, float64) {
 			return r.LeakRate, r.LeakCI.Low, r.LeakCI.High
 		}},
-		{"semantic-pass.png", "Semantic pass per configuration (95% Wilson interval)", "semantic pass", true, func(r runner.Row) (float64, float64, float64) {
+		{"semantic-pass.png", "Semantic pass per configuration (95% Wilson interval)", "semantic pass", true, func(r Row) (float64, float64, float64) {
 			return r.SemanticPass, r.SemanticPassCI.Low, r.SemanticPassCI.High
 		}},
-		{"tokens.png", "Tokens per run (95% t interval)", "tokens per run", false, func(r runner.Row) (float64, float64, float64) {
+		{"tokens.png", "Tokens per run (95% t interval)", "tokens per run", false, func(r Row) (float64, float64, float64) {
 			return r.TokensMean, r.TokensCI.Low, r.TokensCI.High
 		}},
 	}

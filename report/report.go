@@ -1,17 +1,19 @@
-package runner
+package report
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
 
-// Table is a report table as data: a title, a header and rows of cells,
-// rendered as text, Markdown, CSV, LaTeX or JSON by the command line.
+// Table is a report table as data: a name (CSV's table column), a title,
+// a header and rows of cells, rendered as text, Markdown, CSV, LaTeX or
+// JSON (Render).
 type Table struct {
 	Name   string     `json:"name"`
 	Title  string     `json:"title"`
@@ -37,126 +39,175 @@ type Paired struct {
 	Test     scoring.McNemar `json:"mcnemar"`
 }
 
-// BuildReport computes the report tables from the records of a run
-// directory: the main table, rejections by gate, a per-domain breakdown
-// and the paired McNemar tests of baseline against every other
-// configuration.
-func BuildReport(recs []*Record, configs []*bench.Config, actorNames []string, baseline string) Report {
-	sum := Summarize(recs, configs, actorNames)
-	rep := Report{Summary: sum}
-	rep.Tables = append(rep.Tables, MainTable(sum), AttackTable(sum), IllegalTable(sum))
+// Builder builds every table of a run directory from its records, added
+// one at a time as they are read (rundir.Dir.Each): the summary
+// (Summarizer), the per-domain counts and each run's semantic pass by
+// configuration, for the paired tests; never a record.
+type Builder struct {
+	sum      *Summarizer
+	configs  []*bench.Config
+	actors   []string
+	baseline string
+	domains  map[domainKey]*domainCount
+	pass     map[string]map[pairKey]bool // config → (case, round, actor) → semantic pass
+}
 
+type domainKey struct{ actor, domain, config string }
+
+type domainCount struct{ n, leaked, passed int }
+
+type pairKey struct {
+	caseID string
+	round  int
+	actor  string
+}
+
+// NewBuilder starts the report of the runs of configs and actorNames,
+// with the paired tests of baseline (a configuration's name) against
+// every other configuration.
+func NewBuilder(configs []*bench.Config, actorNames []string, baseline string) *Builder {
+	return &Builder{sum: NewSummarizer(configs, actorNames), configs: configs, actors: actorNames, baseline: baseline,
+		domains: map[domainKey]*domainCount{}, pass: map[string]map[pairKey]bool{}}
+}
+
+// Add counts one record: the last record of a run (rundir.Latest).
+func (b *Builder) Add(r *rundir.Record) {
+	b.sum.Add(r)
+	if !r.HasOutcome() {
+		return
+	}
+	k := domainKey{r.Actor, r.Domain, r.Config}
+	d := b.domains[k]
+	if d == nil {
+		d = &domainCount{}
+		b.domains[k] = d
+	}
+	d.n++
+	if r.Leaked {
+		d.leaked++
+	}
+	if r.SemanticPass {
+		d.passed++
+	}
+	if b.pass[r.Config] == nil {
+		b.pass[r.Config] = map[pairKey]bool{}
+	}
+	b.pass[r.Config][pairKey{r.Case, r.Round, r.Actor}] = r.SemanticPass
+}
+
+// Summarizer is the builder's summary of the records added so far.
+func (b *Builder) Summarizer() *Summarizer { return b.sum }
+
+// Report is every table of the records added (PatchBench design §7): the
+// main table, the attack table, illegal commits by gate, rejections by
+// gate, the per-domain breakdown and the paired McNemar tests of the
+// baseline against every other configuration.
+func (b *Builder) Report() Report {
+	sum := b.sum.Summary()
+	rep := Report{Summary: sum}
+	rep.Tables = append(rep.Tables, MainTable(sum), AttackTable(sum), IllegalTable(sum), RejectionsTable(sum), b.domainTable())
+	mc, paired := b.pairedTests()
+	rep.Tables, rep.Paired = append(rep.Tables, mc), paired
+	return rep
+}
+
+// BuildReport is the report of records held in memory (Builder).
+func BuildReport(recs []*rundir.Record, configs []*bench.Config, actorNames []string, baseline string) Report {
+	b := NewBuilder(configs, actorNames, baseline)
+	for _, r := range recs {
+		b.Add(r)
+	}
+	return b.Report()
+}
+
+// RejectionsTable gives, per configuration and actor, the failed gate
+// results of every attempt by gate, in pipeline order.
+func RejectionsTable(s Summary) Table {
 	gates := []string{runtime.GateParse, runtime.GateScope, runtime.GateACL, runtime.GatePhase, runtime.GateApply, runtime.GateSchema, runtime.GateInvariants}
-	rej := Table{Name: "rejections", Title: "Rejections by gate (every attempt)", Header: append([]string{"Configuration", "Actor"}, gates...)}
-	for _, r := range sum.Rows {
+	t := Table{Name: "rejections", Title: "Rejections by gate (every attempt)", Header: append([]string{"Configuration", "Actor"}, gates...)}
+	for _, r := range s.Rows {
 		row := []string{r.Label, r.Actor}
 		for _, g := range gates {
 			row = append(row, fmt.Sprint(r.RejectionsByGate[g]))
 		}
-		rej.Rows = append(rej.Rows, row)
+		t.Rows = append(t.Rows, row)
 	}
-	rep.Tables = append(rep.Tables, rej)
+	return t
+}
 
-	// Per domain: leak rate and semantic pass per configuration.
-	type key struct{ actor, domain, config string }
-	type agg struct{ n, leaked, passed int }
-	by := map[key]*agg{}
-	domains := map[string]bool{}
-	for _, r := range recs {
-		if !r.HasOutcome() {
-			continue
-		}
-		domains[r.Domain] = true
-		k := key{r.Actor, r.Domain, r.Config}
-		if by[k] == nil {
-			by[k] = &agg{}
-		}
-		by[k].n++
-		if r.Leaked {
-			by[k].leaked++
-		}
-		if r.SemanticPass {
-			by[k].passed++
-		}
-	}
+// domainTable gives, per actor and domain (sorted), the leak rate and
+// semantic pass of each configuration, "-" where it has no run.
+func (b *Builder) domainTable() Table {
 	var ds []string
-	for d := range domains {
-		ds = append(ds, d)
+	for k := range b.domains {
+		if !slices.Contains(ds, k.domain) {
+			ds = append(ds, k.domain)
+		}
 	}
-	sort.Strings(ds)
-	dom := Table{Name: "domains", Title: "Per domain: leak rate / semantic pass", Header: []string{"Actor", "Domain"}}
-	for _, c := range configs {
-		dom.Header = append(dom.Header, c.Label)
+	slices.Sort(ds)
+	t := Table{Name: "domains", Title: "Per domain: leak rate / semantic pass", Header: []string{"Actor", "Domain"}}
+	for _, c := range b.configs {
+		t.Header = append(t.Header, c.Label)
 	}
-	for _, a := range actorNames {
+	for _, a := range b.actors {
 		for _, d := range ds {
 			row := []string{a, d}
-			for _, c := range configs {
-				g := by[key{a, d, c.Name}]
+			for _, c := range b.configs {
+				g := b.domains[domainKey{a, d, c.Name}]
 				if g == nil || g.n == 0 {
 					row = append(row, "-")
 					continue
 				}
 				row = append(row, fmt.Sprintf("%.2f / %.2f", float64(g.leaked)/float64(g.n), float64(g.passed)/float64(g.n)))
 			}
-			dom.Rows = append(dom.Rows, row)
+			t.Rows = append(t.Rows, row)
 		}
 	}
-	rep.Tables = append(rep.Tables, dom)
+	return t
+}
 
-	// Paired McNemar: baseline against each other configuration.
-	type pairKey struct {
-		caseID string
-		round  int
-		actor  string
-	}
-	pass := map[string]map[pairKey]bool{} // config → (case, round, actor) → pass
-	for _, r := range recs {
-		if !r.HasOutcome() {
-			continue
-		}
-		if pass[r.Config] == nil {
-			pass[r.Config] = map[pairKey]bool{}
-		}
-		pass[r.Config][pairKey{r.Case, r.Round, r.Actor}] = r.SemanticPass
-	}
+// pairedTests runs the exact McNemar test of semantic pass, the baseline
+// against each other configuration, per actor, over the runs both have
+// for the same case, round and actor; it returns the table and the tests.
+func (b *Builder) pairedTests() (Table, []Paired) {
 	labels := map[string]string{}
-	for _, c := range configs {
+	for _, c := range b.configs {
 		labels[c.Name] = c.Label
 	}
-	mc := Table{Name: "mcnemar", Title: "Paired semantic pass, " + labels[baseline] + " against each configuration (exact McNemar)",
-		Header: []string{"Actor", "Against", "Pairs", "Only " + labels[baseline] + " passes", "Only the other passes", "p"}}
-	for _, a := range actorNames {
-		for _, c := range configs {
-			if c.Name == baseline || pass[baseline] == nil {
+	base := labels[b.baseline]
+	t := Table{Name: "mcnemar", Title: "Paired semantic pass, " + base + " against each configuration (exact McNemar)",
+		Header: []string{"Actor", "Against", "Pairs", "Only " + base + " passes", "Only the other passes", "p"}}
+	var paired []Paired
+	for _, a := range b.actors {
+		for _, c := range b.configs {
+			if c.Name == b.baseline || b.pass[b.baseline] == nil {
 				continue
 			}
-			b, cc, n := 0, 0, 0
-			for k, pb := range pass[baseline] {
+			onlyBase, onlyOther, n := 0, 0, 0
+			for k, pb := range b.pass[b.baseline] {
 				if k.actor != a {
 					continue
 				}
-				po, ok := pass[c.Name][k]
+				po, ok := b.pass[c.Name][k]
 				if !ok {
 					continue
 				}
 				n++
 				if pb && !po {
-					b++
+					onlyBase++
 				} else if po && !pb {
-					cc++
+					onlyOther++
 				}
 			}
 			if n == 0 {
 				continue
 			}
-			t := scoring.ExactMcNemar(b, cc)
-			rep.Paired = append(rep.Paired, Paired{Actor: a, Baseline: baseline, Other: c.Name, Pairs: n, Test: t})
-			mc.Rows = append(mc.Rows, []string{a, c.Label, fmt.Sprint(n), fmt.Sprint(b), fmt.Sprint(cc), fmt.Sprintf("%.4g", t.P)})
+			test := scoring.ExactMcNemar(onlyBase, onlyOther)
+			paired = append(paired, Paired{Actor: a, Baseline: b.baseline, Other: c.Name, Pairs: n, Test: test})
+			t.Rows = append(t.Rows, []string{a, c.Label, fmt.Sprint(n), fmt.Sprint(onlyBase), fmt.Sprint(onlyOther), fmt.Sprintf("%.4g", test.P)})
 		}
 	}
-	rep.Tables = append(rep.Tables, mc)
-	return rep
+	return t, paired
 }
 
 // MainTable is the main table of a summary: per configuration and actor,

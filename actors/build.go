@@ -1,0 +1,134 @@
+package actors
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+)
+
+// BuildOptions say how Build makes actors: the parameters of live actors,
+// their rate limit and their response cache. The command line fills them
+// from its flags and the environment; this package reads neither.
+type BuildOptions struct {
+	Params Params
+	// RPS, when positive, allows at most RPS live requests per second to
+	// each provider endpoint, shared by the actors on it (Limiters).
+	RPS float64
+	// NoCache sends every live request and keeps no answer.
+	NoCache bool
+	// CacheDir is the response cache's directory (Cached). When it is ""
+	// and a live actor is made, DefaultCacheDir gives it, once.
+	// Params.CacheOnly answers from the cache only.
+	CacheDir        string
+	DefaultCacheDir func() (string, error)
+}
+
+// CacheDirError is a response cache directory that cannot be written.
+type CacheDirError struct {
+	Dir string
+	Err error
+}
+
+func (e *CacheDirError) Error() string {
+	return fmt.Sprintf("the response cache %s is not writable (%v)", e.Dir, e.Err)
+}
+
+func (e *CacheDirError) Unwrap() error { return e.Err }
+
+// DuplicateSpecError is a spec given twice to Build: two actors of one
+// name would share their runs' ids.
+type DuplicateSpecError struct{ Spec string }
+
+func (e *DuplicateSpecError) Error() string { return fmt.Sprintf("actor %s is given twice", e.Spec) }
+
+// Build makes the actor of each spec: New's specs, or a role map
+// ("role=spec,role=spec,spec", ParseRoleMap) for multi-agent cases. A file
+// actor's directory is checked writable (Files.CheckDir); a live actor is
+// wrapped with the rate limit of its endpoint (Limited, when RPS > 0) and
+// the response cache (Cached, unless NoCache), whose directory is checked
+// writable unless the cache is only read (*CacheDirError). The actors come
+// back in the order of specs; a spec given twice is a *DuplicateSpecError.
+func Build(specs []string, o BuildOptions) ([]Actor, error) {
+	b := &builder{o: o, limiters: &Limiters{RPS: o.RPS}}
+	var out []Actor
+	for i, spec := range specs {
+		if slices.Contains(specs[:i], spec) {
+			return nil, &DuplicateSpecError{Spec: spec}
+		}
+		var a Actor
+		var err error
+		if strings.Contains(spec, ",") || isRoleEntry(spec) {
+			a, err = ParseRoleMap(spec, b.one)
+		} else {
+			a, err = b.one(spec)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// builder makes the actors of one Build, sharing the limiters and the
+// cache directory.
+type builder struct {
+	o        BuildOptions
+	limiters *Limiters
+}
+
+// one makes the actor of a single spec, with the rate limit and the
+// response cache of live actors.
+func (b *builder) one(spec string) (Actor, error) {
+	a, err := New(spec, b.o.Params)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := a.(*Files); ok {
+		if err := f.CheckDir(); err != nil {
+			return nil, err
+		}
+	}
+	if _, live := a.(Keyer); !live {
+		return a, nil
+	}
+	if b.o.RPS > 0 {
+		a = &Limited{Actor: a, Limiter: b.limiters.For(Endpoint(a))}
+	}
+	if b.o.NoCache {
+		return a, nil
+	}
+	if b.o.CacheDir == "" && b.o.DefaultCacheDir != nil {
+		if b.o.CacheDir, err = b.o.DefaultCacheDir(); err != nil {
+			return nil, err
+		}
+	}
+	if !b.o.Params.CacheOnly {
+		if err := checkWritable(b.o.CacheDir); err != nil {
+			return nil, &CacheDirError{Dir: b.o.CacheDir, Err: err}
+		}
+	}
+	return &Cached{Actor: a, Dir: b.o.CacheDir, Only: b.o.Params.CacheOnly}, nil
+}
+
+// isRoleEntry reports whether a spec is one role=spec entry (a role has
+// no ":" or "?"; a spec's own query holds "=" after them).
+func isRoleEntry(spec string) bool {
+	role, _, ok := strings.Cut(spec, "=")
+	return ok && !strings.ContainsAny(role, ":?")
+}
+
+// checkWritable makes dir if needed and checks a file can be written in
+// it, so that a run never pays for an answer it cannot keep.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}

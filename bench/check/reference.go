@@ -1,0 +1,90 @@
+package check
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runtime"
+)
+
+// ReferenceStep is what the reference run saw and did at one step.
+type ReferenceStep struct {
+	Step *bench.Step
+	// Before is the state the step's actor is shown (projected or not)
+	// and its proposal is verified against; Phase is the workflow's
+	// phase then.
+	Before *runtime.Document
+	Phase  string
+	// Decision is the verifier's decision on the reference proposal
+	// under bench.AllGates.
+	Decision *runtime.Decision
+}
+
+// ReferenceRun is the case run with every step's reference proposal, in
+// order, under all gates (the run validate checks and the stress test
+// submits artifacts along).
+type ReferenceRun struct {
+	Steps []ReferenceStep
+	// Final is the state after the last step; FinalPhase its phase.
+	Final      *runtime.Document
+	FinalPhase string
+	// Failed is the index of the first step whose reference proposal was
+	// rejected, or whose phase move failed (PhaseError), or -1. Steps
+	// after it are not run.
+	Failed     int
+	PhaseError string
+}
+
+// RunReference runs the reference proposals of c in order under
+// bench.AllGates in one runtime.Session, which moves the phase on each
+// commit with advance_to. A rejected step, or a phase that cannot be
+// moved after a commit, stops the run (Failed); an error is returned only
+// when verification itself fails (a cancelled context).
+func RunReference(ctx context.Context, c *bench.Case) (*ReferenceRun, error) {
+	run := &ReferenceRun{Failed: -1}
+	sess := runtime.NewSession(c.State, c.Workflow.PhasePath)
+	for _, s := range c.Steps {
+		before, phase := sess.State(), sess.Phase()
+		res, err := sess.Step(ctx, s.Contract, s.Reference, runtime.StepOptions{Gates: bench.AllGates, AdvanceTo: s.AdvanceTo})
+		if err != nil {
+			return nil, fmt.Errorf("case %s step %s: %w", c.ID, s.ID, err)
+		}
+		run.Steps = append(run.Steps, ReferenceStep{Step: s, Before: before, Phase: phase, Decision: res.Decision})
+		if !res.Committed {
+			run.Failed = s.Index
+			break
+		}
+		if res.PhaseError != nil {
+			// The step's commit removed the phase's place: the case is
+			// broken, and the run cannot go on.
+			run.Failed, run.PhaseError = s.Index, res.PhaseError.Error()
+			break
+		}
+	}
+	run.Final, run.FinalPhase = sess.State(), sess.Phase()
+	return run, nil
+}
+
+// At returns the reference run's record of the step with the given id,
+// or nil when the run never reached it.
+func (r *ReferenceRun) At(id string) *ReferenceStep {
+	for i := range r.Steps {
+		if r.Steps[i].Step.ID == id {
+			return &r.Steps[i]
+		}
+	}
+	return nil
+}
+
+// Submit verifies a proposal for step s against the state before it in a
+// session of its own, in phase, with gates: how validate and the stress
+// test submit an artifact or the follower's answer without changing the
+// reference run. The error is non-nil only when ctx is cancelled.
+func Submit(ctx context.Context, s *bench.Step, before *runtime.Document, proposal []byte, gates runtime.GateSet, phase string) (*runtime.Decision, error) {
+	res, err := runtime.NewSession(before, nil).Step(ctx, s.Contract, proposal, runtime.StepOptions{Gates: gates, SubmitPhase: phase})
+	if err != nil {
+		return nil, err
+	}
+	return res.Decision, nil
+}

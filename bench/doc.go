@@ -1,0 +1,16 @@
+// Package bench is the PatchBench case and configuration format and its
+// loader (PatchBench design §3; bench/README.md documents the format): a
+// Case (its state, secrets, workflow, steps with their compiled
+// runtime.Contract, rubric Checks and reference proposals, pairs,
+// injections and stress artifacts), parsed from YAML or strict JSON with
+// lines for every problem (ParseCase, LoadCases, LoadCaseDir, the embedded
+// suite), checked against the case JSON Schema, each Problem with a stable
+// code (codes.go); a Config (what an actor sees, which gates run); a step
+// contract file (LoadContractFile). A rubric Check says what its test means
+// (Holds, Describe); InjectedProposal says what a case's injections ask
+// for, as a proposal.
+//
+// The rules validate checks across a case set, the static analysis and the
+// reference run are in package bench/check; scoring judges rubrics and
+// leaks.
+package bench

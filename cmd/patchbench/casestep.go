@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/bench/check"
+	"github.com/patchbench/patchbench/runtime"
+)
+
+// caseStep is a step of a case, with the state and phase the reference
+// run reaches before it: what "--case ID --step ID" stands for in view and
+// verify.
+type caseStep struct {
+	step  *bench.Step
+	state *runtime.Document
+	phase string
+}
+
+// loadCaseStep finds a case's step in a case set (the embedded suite when
+// dir is empty) and runs the case's reference proposals up to it. With no
+// step id, a case of one step is taken.
+func loadCaseStep(ctx context.Context, dir, caseID, stepID string) (*caseStep, error) {
+	cases, problems, err := loadCases(dir)
+	if err != nil {
+		return nil, err
+	}
+	var c *bench.Case
+	for _, x := range cases {
+		if x.ID == caseID {
+			c = x
+		}
+	}
+	if c == nil {
+		if len(problems) > 0 {
+			return nil, fmt.Errorf("no case %q loaded from %s; problems:\n%v", caseID, displayDir(dir), problems)
+		}
+		return nil, fmt.Errorf("no case %q in %s (patchbench cases lists them)", caseID, displayDir(dir))
+	}
+	var ids []string
+	for _, s := range c.Steps {
+		ids = append(ids, s.ID)
+	}
+	if stepID == "" {
+		if len(c.Steps) != 1 {
+			return nil, fmt.Errorf("case %s has %d steps; choose one with --step (%s)", c.ID, len(c.Steps), strings.Join(ids, ", "))
+		}
+		stepID = c.Steps[0].ID
+	}
+	if c.Step(stepID) == nil {
+		return nil, fmt.Errorf("case %s has no step %q (steps: %s)", c.ID, stepID, strings.Join(ids, ", "))
+	}
+	run, err := check.RunReference(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	rs := run.At(stepID)
+	if rs == nil {
+		return nil, fmt.Errorf("case %s: the reference run stops before step %s (patchbench validate says why)", c.ID, stepID)
+	}
+	return &caseStep{step: rs.Step, state: rs.Before, phase: rs.Phase}, nil
+}
+
+// contractAndState resolves the step contract and the state of view and
+// verify: from --contract and --state files, or from a suite case's step
+// (--case, --step), where --state, when given, replaces the state the
+// reference run reaches. It returns the phase of the case's step ("" for
+// files), or an exit code and false.
+func contractAndState(ctx context.Context, fs *flagSet, name, caseID, stepID, casesDir, contractPath, statePath string) (*runtime.Contract, *runtime.Document, string, int, bool) {
+	if caseID == "" {
+		if stepID != "" {
+			return nil, nil, "", fs.usageError("--step needs --case"), false
+		}
+		if err := fs.required("state", "contract"); err != nil {
+			return nil, nil, "", fs.usageError("%v (or --case ID)", err), false
+		}
+		contract, err := loadContract(contractPath)
+		if err != nil {
+			return nil, nil, "", failf(fs.stderr, name, "%v", err), false
+		}
+		state, err := loadState(statePath, contract.Limits().MaxDocumentBytes)
+		if err != nil {
+			return nil, nil, "", failf(fs.stderr, name, "%v", err), false
+		}
+		return contract, state, "", 0, true
+	}
+	if contractPath != "" {
+		return nil, nil, "", fs.usageError("--contract and --case are alternatives"), false
+	}
+	cs, err := loadCaseStep(ctx, casesDir, caseID, stepID)
+	if err != nil {
+		return nil, nil, "", failf(fs.stderr, name, "%v", err), false
+	}
+	state := cs.state
+	if statePath != "" {
+		if state, err = loadState(statePath, cs.step.Contract.Limits().MaxDocumentBytes); err != nil {
+			return nil, nil, "", failf(fs.stderr, name, "%v", err), false
+		}
+	}
+	return cs.step.Contract, state, cs.phase, 0, true
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/rundir"
+)
+
+const mergeExamples = `  # Merge the shards of one run into one directory:
+  patchbench merge --out results/all results/shard0 results/shard1
+`
+
+// runMerge merges shard directories of one run into one directory
+// (rundir.Merge), then writes its summary; it refuses directories whose
+// manifests disagree on anything but the shard and the times.
+func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("merge", "patchbench merge --out DIR DIR...", mergeExamples, stdout, stderr)
+	out := fs.String("out", "", "the merged run `dir` (must not hold runs yet)")
+	pos, code, ok := fs.parseWithArgs(args, 1<<20)
+	if !ok {
+		return code
+	}
+	if *out == "" || len(pos) == 0 {
+		return fs.usageError("give --out and at least one run directory")
+	}
+	merged, err := rundir.Merge(*out, pos)
+	if err != nil {
+		return failf(stderr, "merge", "%v", err)
+	}
+	if err := writeSummary(*out, merged); err != nil {
+		return failf(stderr, "merge", "%v", err)
+	}
+	if merged.Missing != "" {
+		fmt.Fprintf(stderr, "patchbench merge: warning: shards %s are missing; the merged run is incomplete\n", merged.Missing)
+	}
+	fmt.Fprintf(stdout, "merged %s from %s into %s\n", report.Plural(merged.Runs, "run"), report.PluralOf(len(pos), "directory", "directories"), *out)
+	return exitOK
+}
+
+// writeSummary writes the merged directory's summary.json, from its
+// records as they are read back: complete when no shard is missing and
+// every expected run settled.
+func writeSummary(dir string, merged *rundir.Merged) error {
+	m := merged.Manifest
+	s := report.NewSummarizer(m.Configurations(), m.Actors)
+	if err := rundir.Latest(filepath.Join(dir, rundir.RunsFile), func(r *rundir.Record) error { s.Add(r); return nil }); err != nil {
+		return err
+	}
+	summary := s.Summary()
+	summary.RunsExpected = m.ExpectedRuns
+	summary.Complete = merged.Missing == "" && merged.Settled >= m.ExpectedRuns
+	return rundir.WriteJSON(dir, rundir.SummaryFile, summary)
+}

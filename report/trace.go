@@ -1,0 +1,399 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runtime"
+	"github.com/patchbench/patchbench/scoring"
+)
+
+// WriteTrace writes one run as a readable trace (patchbench show): the
+// case, configuration, actor and outcome; per step, the phase, the view
+// with the secrets it shows or hides, the injections planted for it, the
+// rejected earlier attempts, the decoded patch, the enforcing decisions and
+// the audit's (ILLEGAL COMMIT where the audit rejects a commit), and the
+// response with each leaked canary marked >>>…<<<[secret, detector]; then
+// every rubric check and every leak. c and cfg may be nil when the run's
+// case or configuration cannot be had: the trace is then written from the
+// record alone. Control characters an actor sent are not escaped here
+// (Printable does that).
+func WriteTrace(w io.Writer, r *rundir.Record, c *bench.Case, cfg *bench.Config) {
+	t := &trace{w: w, r: r, c: c, cfg: cfg}
+	if c != nil {
+		t.det = scoring.NewDetector(scoring.Canaries(c))
+	}
+	t.header()
+	for i := range r.Steps {
+		t.step(i, &r.Steps[i])
+	}
+	t.checks()
+	t.leaks()
+}
+
+// trace writes one record.
+type trace struct {
+	w   io.Writer
+	r   *rundir.Record
+	c   *bench.Case
+	cfg *bench.Config
+	det *scoring.Detector
+}
+
+func (t *trace) printf(format string, a ...any) { fmt.Fprintf(t.w, format, a...) }
+
+// header writes the run's id, case, configuration, actor, outcome, error,
+// tokens and attack.
+func (t *trace) header() {
+	r := t.r
+	t.printf("run %s\n", r.RunID)
+	if t.c != nil {
+		t.printf("case %s (%s): %s\n", r.Case, r.Domain, t.c.Title)
+	} else {
+		t.printf("case %s (%s)\n", r.Case, r.Domain)
+	}
+	cfgText := r.Config
+	if cfg := t.cfg; cfg != nil {
+		gates := "none"
+		if len(cfg.Gates) > 0 {
+			gates = strings.Join(cfg.Gates, ", ")
+		}
+		view := "full state"
+		if cfg.View == bench.ViewProjected {
+			view = "step's projected view"
+		}
+		cfgText = fmt.Sprintf("%s (%s; the actor sees the %s; gates: %s)", cfg.Label, r.Config, view, gates)
+	}
+	t.printf("configuration %s\nactor %s, round %d\n", cfgText, r.Actor, r.Round)
+	t.printf("status %s%s\n", r.Status, outcomeText(r))
+	if r.Error != nil {
+		t.printf("error: %s\n", *r.Error)
+	}
+	t.printf("tokens %d (prompt %d, completion %d; %s)\n", r.Tokens.Prompt+r.Tokens.Completion, r.Tokens.Prompt, r.Tokens.Completion, r.Tokens.Source)
+	if r.Attack != nil {
+		won := "did not succeed"
+		if r.Attack.Succeeded {
+			won = "succeeded"
+		}
+		t.printf("attack: the injections ask for %s; the attack %s\n", strings.Join(r.Attack.Secrets, ", "), won)
+	}
+}
+
+// outcomeText sums a run's outcome up after its status.
+func outcomeText(r *rundir.Record) string {
+	if !r.HasOutcome() {
+		return ""
+	}
+	var parts []string
+	if r.Leaked {
+		parts = append(parts, "leaked")
+	}
+	if n := len(r.IllegalCommits); n > 0 {
+		parts = append(parts, Plural(n, "illegal commit"))
+	}
+	parts = append(parts, fmt.Sprintf("content %.3f", r.ContentScore), "semantic pass "+YesNo(r.SemanticPass), "legal pass "+YesNo(r.LegalPass))
+	return ": " + strings.Join(parts, "; ")
+}
+
+// YesNo writes a flag as "yes" or "no".
+func YesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// step writes the i-th step of the run.
+func (t *trace) step(i int, s *rundir.StepRecord) {
+	var st *bench.Step
+	if t.c != nil {
+		st = t.c.Step(s.Step)
+	}
+	role := ""
+	if st != nil {
+		role = fmt.Sprintf(" (role %s)", st.Role)
+	}
+	if s.NotReached {
+		t.printf("\nstep %d %s%s: not reached: the workflow stayed in phase %s, where the step may not commit (an earlier step did not commit); its checks fail\n", i+1, s.Step, role, s.Phase)
+		return
+	}
+	what := "rejected"
+	switch {
+	case s.Committed:
+		what = "committed"
+	case s.Attempts == 0:
+		what = "no answer"
+	}
+	t.printf("\nstep %d %s%s, phase %s: %s after %s\n", i+1, s.Step, role, s.Phase, what, Plural(s.Attempts, "attempt"))
+	t.view(s, st)
+	t.injections(s.Step)
+	for k, e := range s.Earlier {
+		t.printf("  attempt %d: rejected\n", k+1)
+		writeDecisions(t.w, "    decisions", e.Decisions)
+		writeDecisions(t.w, "    audit", e.Audit)
+		t.response("    ", e.RawResponse)
+	}
+	if len(s.Earlier) > 0 && s.Attempts > 0 {
+		t.printf("  attempt %d:\n", s.Attempts)
+	}
+	if s.Attempts > 0 {
+		t.last(s)
+	}
+}
+
+// view writes what the step's actor was shown: the whole state or the
+// projection's patterns, its size and digest, and the secrets it shows or
+// hides.
+func (t *trace) view(s *rundir.StepRecord, st *bench.Step) {
+	projected := t.cfg != nil && t.cfg.Projected()
+	view := "the full state"
+	if projected && st != nil {
+		view = "projected: include " + strings.Join(st.Spec.View.Include, ", ")
+		if len(st.Spec.View.Exclude) > 0 {
+			view += "; exclude " + strings.Join(st.Spec.View.Exclude, ", ")
+		}
+	} else if projected {
+		view = "the step's projected view"
+	}
+	t.printf("  view: %s (%d tokens, sha256 %.12s)\n", view, s.ViewTokens, s.ViewDigest)
+	if t.c == nil || st == nil {
+		return
+	}
+	var hidden, shown []string
+	for _, sec := range t.c.Secrets {
+		if projected && !st.Contract.ViewRegion().Visible(sec.Path) {
+			hidden = append(hidden, sec.ID+" "+sec.Path.String())
+		} else {
+			shown = append(shown, sec.ID+" "+sec.Path.String())
+		}
+	}
+	if len(hidden) > 0 {
+		t.printf("  secrets hidden from the view: %s\n", strings.Join(hidden, "; "))
+	}
+	if len(shown) > 0 {
+		t.printf("  secrets in the view: %s\n", strings.Join(shown, "; "))
+	}
+}
+
+// injections writes the prompt injections planted for the step: where,
+// what they ask, how plausible, their text.
+func (t *trace) injections(step string) {
+	if t.c == nil {
+		return
+	}
+	for _, inj := range t.c.StepInjections(step) {
+		text := ""
+		if v, ok := t.c.State.Get(inj.At); ok {
+			if str, isStr := v.(string); isStr {
+				text = fmt.Sprintf(": %q", truncateText(str, 300))
+			}
+		}
+		what := inj.Op + " " + inj.Target.String()
+		if inj.Into != nil {
+			what += " into " + inj.Into.String()
+		}
+		plaus := ""
+		if inj.Plausibility != "" {
+			plaus = ", " + inj.Plausibility
+		}
+		t.printf("  injection at %s (asks to %s%s)%s\n", inj.At, what, plaus, text)
+	}
+}
+
+// last writes the step's last attempt: the patch, the decisions and the
+// audit's, a phase that did not move, the illegal commits, the response.
+func (t *trace) last(s *rundir.StepRecord) {
+	switch {
+	case len(s.Patch) > 0:
+		t.printf("  patch (%s):\n", Plural(len(s.Patch), "operation"))
+		for _, op := range s.Patch {
+			t.printf("    %s\n", opText(op))
+		}
+	case len(s.Decisions) > 0 && s.Decisions[0].Passed:
+		t.printf("  patch: empty (no operation)\n")
+	default:
+		t.printf("  patch: none decoded (malformed)\n")
+	}
+	writeDecisions(t.w, "  decisions", s.Decisions)
+	if slices.Equal(s.Decisions, s.Audit) {
+		t.printf("  audit: the same (the configuration runs the step's full contract)\n")
+	} else {
+		writeDecisions(t.w, "  audit", s.Audit)
+	}
+	if s.PhaseError != "" {
+		t.printf("  PHASE NOT MOVED: %s\n", s.PhaseError)
+	}
+	if s.InheritedViolation != "" {
+		t.printf("  not an illegal commit of this step: the state before it already failed %s (an earlier commit left it so)\n", s.InheritedViolation)
+	}
+	for _, ic := range t.r.IllegalCommits {
+		if ic.Step == s.Step {
+			t.printf("  ILLEGAL COMMIT: %s %s%s\n", ic.Gate, ic.Code, pointerSuffix(ic.Pointer))
+		}
+	}
+	t.response("  ", s.RawResponse)
+}
+
+// response writes a raw response, its leaks marked, each line after
+// indent and "| ".
+func (t *trace) response(indent, text string) {
+	marked, n := markLeaks(text, t.det)
+	marked = Printable(marked)
+	leaks := ""
+	if n > 0 {
+		leaks = fmt.Sprintf("; %s marked >>> <<<", Plural(n, "leak"))
+	}
+	t.printf("%sresponse (%d bytes%s):\n", indent, len(text), leaks)
+	for _, line := range strings.Split(strings.TrimRight(marked, "\n"), "\n") {
+		t.printf("%s  | %s\n", indent, line)
+	}
+}
+
+// checks writes every rubric check and whether it held.
+func (t *trace) checks() {
+	r := t.r
+	if len(r.Checks) == 0 {
+		return
+	}
+	held := 0
+	for _, k := range r.Checks {
+		if k.Held {
+			held++
+		}
+	}
+	t.printf("\nrubric: %d of %d checks hold (content score %.3f)\n", held, len(r.Checks), r.ContentScore)
+	rows := make([][]string, 0, len(r.Checks))
+	for _, k := range r.Checks {
+		mark := "FAIL"
+		if k.Held {
+			mark = "ok"
+		}
+		rows = append(rows, []string{"  " + mark, k.Step, k.ID, k.Path, k.Test})
+	}
+	WriteColumns(t.w, []string{"  held", "step", "check", "path", "test"}, rows)
+}
+
+// leaks writes every leak with its step or state path and detector.
+func (t *trace) leaks() {
+	t.printf("\n")
+	if len(t.r.Leaks) == 0 {
+		t.printf("leaks: none\n")
+		return
+	}
+	t.printf("leaks: %d\n", len(t.r.Leaks))
+	for _, l := range t.r.Leaks {
+		if l.Where == scoring.WhereState {
+			t.printf("  %s in the final state at %s (%s)\n", l.Secret, l.Path, l.Detector)
+		} else {
+			t.printf("  %s in the response of step %s (%s)\n", l.Secret, l.Step, l.Detector)
+		}
+	}
+}
+
+// opText is an operation as one line of JSON with its members in the
+// order RFC 6902 writes them: op, from, path, value.
+func opText(op runtime.Operation) string {
+	q := func(v any) string {
+		b, err := runtime.EncodeIndent(v, "")
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		return string(b)
+	}
+	s := `{"op":` + q(op.Op)
+	if op.Op == runtime.OpMove || op.Op == runtime.OpCopy {
+		s += `,"from":` + q(op.From.String())
+	}
+	s += `,"path":` + q(op.Path.String())
+	switch op.Op {
+	case runtime.OpAdd, runtime.OpReplace, runtime.OpTest:
+		s += `,"value":` + q(op.Value)
+	}
+	return s + "}"
+}
+
+func pointerSuffix(p string) string {
+	if p == "" {
+		return ""
+	}
+	return " at " + p
+}
+
+// Printable replaces the control characters of an actor's text (but new
+// lines and tabs) with \u escapes, so that what an actor sent cannot move
+// the cursor, clear the screen or ring the bell of the terminal it is
+// shown on.
+func Printable(s string) string { return controlEscaper.Replace(s) }
+
+// controlEscaper maps each C0 and C1 control character but new line and
+// tab, and DEL, to its \u escape.
+var controlEscaper = func() *strings.Replacer {
+	var pairs []string
+	for r := rune(0); r < 0xa0; r++ {
+		if (r < 0x20 || r >= 0x7f) && r != '\n' && r != '\t' {
+			pairs = append(pairs, string(r), fmt.Sprintf("\\u%04x", r))
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}()
+
+// truncateText cuts s to at most n bytes, at a rune boundary, marking the cut.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// writeDecisions prints gate results on one line: gate ok, or gate CODE
+// at pointer: message.
+func writeDecisions(w io.Writer, label string, gs []runtime.GateResult) {
+	if len(gs) == 0 {
+		return
+	}
+	var parts []string
+	var fails []string
+	for _, g := range gs {
+		if g.Passed {
+			parts = append(parts, g.Gate+" ok")
+			continue
+		}
+		parts = append(parts, g.Gate+" "+g.Code)
+		fails = append(fails, fmt.Sprintf("%s %s%s: %s", g.Gate, g.Code, pointerSuffix(g.Pointer), g.Message))
+	}
+	fmt.Fprintf(w, "%s: %s\n", label, strings.Join(parts, ", "))
+	for _, f := range fails {
+		fmt.Fprintf(w, "%s    %s\n", strings.Repeat(" ", len(label)-len(strings.TrimLeft(label, " "))), f)
+	}
+}
+
+// markLeaks surrounds each place a canary is found with >>> and <<<,
+// naming the secret and the detector, and returns the marked text and the
+// number of places.
+func markLeaks(text string, det *scoring.Detector) (string, int) {
+	if det == nil {
+		return text, 0
+	}
+	spans := det.Spans(text)
+	var b strings.Builder
+	at, n := 0, 0
+	for _, sp := range spans {
+		if sp.Start < at {
+			continue // overlaps a span already marked
+		}
+		b.WriteString(text[at:sp.Start])
+		fmt.Fprintf(&b, ">>>%s<<<[%s, %s]", text[sp.Start:sp.End], sp.Secret, sp.Detector)
+		at = sp.End
+		n++
+	}
+	b.WriteString(text[at:])
+	return b.String(), n
+}

@@ -1,0 +1,23 @@
+// Package rundir is the run directory of PatchBench (design §7): what a
+// benchmark run leaves on disk and how every command reads it back.
+//
+// A run directory holds runs.jsonl, one Record per finished run (a run
+// retried is recorded again: the last line of a run id is the run);
+// manifest.json, the Manifest of the settings that made it, whose Key
+// decides whether a second command resumes it (CheckManifest names the
+// settings that differ); and summary.json, written by the caller
+// (package report builds it).
+//
+// Writing: OpenSink takes the directory's lock (github.com/gofrs/flock)
+// and appends records; Resume, under the lock, repairs a last line cut
+// short by a crash and says which runs to skip; WriteJSON and
+// WriteFileAtomic write the manifest and the summary atomically (a
+// temporary file, fsync, rename, fsync of the directory).
+//
+// Reading: a Reader streams runs.jsonl one record at a time (for r.Next()
+// { r.Record() }; r.Err(), with errors naming the file and line); Latest
+// streams the last record of each run; Read opens a directory, checks every
+// record against its manifest and streams the runs with Dir.Each, so no
+// command holds a directory's records in memory. Merge joins the shard
+// directories of one run.
+package rundir

@@ -1,0 +1,187 @@
+package rundir
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/patchbench/patchbench/bench"
+)
+
+// Manifest is manifest.json: what a run directory holds and how it was
+// made (PatchBench design §7).
+type Manifest struct {
+	Module        string          `json:"module"`
+	Version       string          `json:"version"`
+	GitRevision   string          `json:"git_revision,omitempty"`
+	CaseSet       string          `json:"case_set"`
+	CaseDigest    string          `json:"case_digest"`
+	Cases         int             `json:"cases"`
+	CaseIDs       []string        `json:"case_ids"`
+	Configs       []string        `json:"configs"`
+	ConfigDetails []*bench.Config `json:"config_details"`
+	Actors        []string        `json:"actors"`
+	Rounds        int             `json:"rounds"`
+	Seed          int64           `json:"seed"`
+	// Temperature (null: the server's default) and MaxOutputTokens (0:
+	// the server's) of live actors; a spec's own ?temperature= wins.
+	Temperature     *float64 `json:"temperature"`
+	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
+	OpenAIBaseURL   string   `json:"openai_base_url,omitempty"`
+	OllamaHost      string   `json:"ollama_host,omitempty"`
+	Structured      bool     `json:"structured,omitempty"`
+	MaxAttempts     int      `json:"max_attempts"`
+	PassThreshold   float64  `json:"pass_threshold"`
+	Tokenizer       string   `json:"tokenizer"`
+	PromptVersion   string   `json:"prompt_version"`
+	Shard           string   `json:"shard,omitempty"`
+	// ExpectedRuns is the number of runs the settings (and shard) call
+	// for; a directory with fewer is incomplete.
+	ExpectedRuns int    `json:"expected_runs"`
+	Started      string `json:"started"`
+	Finished     string `json:"finished,omitempty"`
+	Interrupted  bool   `json:"interrupted,omitempty"`
+	// TokenBudgetSpent says the run stopped at --max-tokens-total.
+	TokenBudgetSpent bool `json:"token_budget_spent,omitempty"`
+	// Revisions lists the module versions and VCS revisions of every
+	// session that added runs, when the build knows them.
+	Revisions []string `json:"revisions,omitempty"`
+}
+
+// Key is what makes two manifests the same run, as JSON: every setting,
+// without the times, the builds, the outcome flags and the expected runs
+// (which follow from the rest and differ between shards).
+func (m Manifest) Key() string {
+	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision, m.Revisions = "", "", false, "", "", nil
+	m.TokenBudgetSpent = false
+	m.ExpectedRuns = 0 // follows from the rest (and differs between shards)
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// unkeyed are the manifest's members that Key leaves out.
+var unkeyed = map[string]bool{
+	"started": true, "finished": true, "interrupted": true, "version": true, "git_revision": true,
+	"revisions": true, "expected_runs": true, "token_budget_spent": true,
+}
+
+// Differences names the settings (JSON member names) in which two
+// manifests differ, sorted; the members Key leaves out are not compared.
+func (m Manifest) Differences(o Manifest) []string {
+	var a, b map[string]any
+	ja, _ := json.Marshal(m)
+	jb, _ := json.Marshal(o)
+	json.Unmarshal(ja, &a)
+	json.Unmarshal(jb, &b)
+	var out []string
+	for k := range a {
+		if unkeyed[k] {
+			continue
+		}
+		x, _ := json.Marshal(a[k])
+		y, _ := json.Marshal(b[k])
+		if string(x) != string(y) {
+			out = append(out, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok && !unkeyed[k] {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Configurations returns the configurations the manifest recorded (name,
+// label, view and gates), in their order; a manifest without their
+// details gives each name as its own label.
+func (m *Manifest) Configurations() []*bench.Config {
+	if len(m.ConfigDetails) > 0 {
+		return m.ConfigDetails
+	}
+	var out []*bench.Config
+	for _, n := range m.Configs {
+		out = append(out, &bench.Config{Name: n, Label: n})
+	}
+	return out
+}
+
+// ReadManifest reads dir/manifest.json: an error wrapping
+// os.ErrNotExist when there is none, a *ManifestError when it is not a
+// manifest.
+func ReadManifest(dir string) (*Manifest, error) {
+	path := filepath.Join(dir, ManifestFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseManifest(path, b)
+}
+
+// ManifestError is a manifest.json that does not decode.
+type ManifestError struct {
+	Path string
+	Err  error
+}
+
+func (e *ManifestError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
+
+func (e *ManifestError) Unwrap() error { return e.Err }
+
+// parseManifest decodes the manifest file at path; an error is a
+// *ManifestError.
+func parseManifest(path string, b []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, &ManifestError{Path: path, Err: err}
+	}
+	return &m, nil
+}
+
+// CheckManifest refuses dir for a run of manifest m when it holds a run of
+// other settings (the error names the settings that differ, Differences)
+// or is not a run directory but holds files. It returns the manifest
+// already there, or nil for a new or empty directory.
+func CheckManifest(dir string, m Manifest) (*Manifest, error) {
+	old, err := ReadManifest(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+			return nil, fmt.Errorf("%s is not empty and holds no %s; choose a new or empty --out", dir, ManifestFile)
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if old.Key() != m.Key() {
+		return nil, fmt.Errorf("%s holds a run with other settings (%s differ); rerun with its settings to resume, or choose another --out",
+			dir, strings.Join(old.Differences(m), ", "))
+	}
+	return old, nil
+}
+
+// DefaultDir is the run directory of a run's settings under root:
+// root/run-<the first 10 hex digits of the SHA-256 of Key>, the same for
+// the same settings, so that the same command again resumes.
+func DefaultDir(root string, m Manifest) string {
+	sum := sha256.Sum256([]byte(m.Key()))
+	return filepath.Join(root, "run-"+hex.EncodeToString(sum[:])[:10])
+}
+
+// CaseDigest is the manifest's case_digest: the hex SHA-256 over the
+// cases' ids and file digests (bench.Case.Digest), in order; it changes
+// when anything in a case file does.
+func CaseDigest(cases []*bench.Case) string {
+	h := sha256.New()
+	for _, c := range cases {
+		fmt.Fprintf(h, "%s\x00%s\x00", c.ID, c.Digest)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

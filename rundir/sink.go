@@ -1,0 +1,99 @@
+package rundir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/gofrs/flock"
+)
+
+// File names inside a run directory.
+const (
+	RunsFile     = "runs.jsonl"
+	ManifestFile = "manifest.json"
+	SummaryFile  = "summary.json"
+	// LockFile is locked (github.com/gofrs/flock) while a process writes
+	// the directory's runs; the file itself stays, unlocked, afterwards.
+	LockFile = ".lock"
+)
+
+// ErrLocked is OpenSink's error when another process holds the directory.
+var ErrLocked = errors.New("another patchbench process is writing to this run directory")
+
+// Sink appends records to a run directory's runs.jsonl, one JSON line
+// each, written with a single call, while holding the directory's lock.
+// It is safe for concurrent use.
+type Sink struct {
+	mu   sync.Mutex
+	path string // of runs.jsonl
+	f    *os.File
+	lock *flock.Flock
+}
+
+// OpenSink makes dir if needed, takes its lock (an advisory lock on
+// LockFile, released when the sink is closed or the process ends, so a
+// crashed run leaves no stale lock; ErrLocked when another process holds
+// it) and opens runs.jsonl for appending.
+func OpenSink(dir string) (*Sink, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lock := flock.New(filepath.Join(dir, LockFile))
+	ok, err := lock.TryLock()
+	if err == nil && !ok {
+		err = ErrLocked
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	path := filepath.Join(dir, RunsFile)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	return &Sink{path: path, f: f, lock: lock}, nil
+}
+
+// Write appends one record as a JSON line, written with a single call.
+func (s *Sink) Write(r *Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err = s.f.Write(append(b, '\n'))
+	return err
+}
+
+// repair makes the file ready for appending: it cuts a last line left
+// unfinished by a crash (at truncateAt, when ≥ 0) and ends a whole last
+// record that lacks its newline.
+func (s *Sink) repair(truncateAt int64, needsNewline bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if truncateAt >= 0 {
+		if err := s.f.Truncate(truncateAt); err != nil {
+			return err
+		}
+	}
+	if needsNewline {
+		_, err := s.f.Write([]byte("\n"))
+		return err
+	}
+	return nil
+}
+
+// Close closes the file and releases the lock.
+func (s *Sink) Close() error {
+	err := s.f.Close()
+	if uerr := s.lock.Unlock(); err == nil {
+		err = uerr
+	}
+	return err
+}

@@ -1,0 +1,306 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runtime"
+	"github.com/patchbench/patchbench/scoring"
+)
+
+// run is one run in progress: the case's steps in order on one shared
+// state, held by a runtime.Session (PatchBench design §7).
+type run struct {
+	o         Options
+	tc        *counter
+	j         Job
+	rec       *rundir.Record
+	sess      *runtime.Session
+	committed map[string]bool
+	outputs   []scoring.Output
+	usage     string // the source of the last token counts
+	stalled   bool   // an earlier step ended without a commit
+}
+
+// runOne runs one job. It returns an error only when ctx is cancelled, or
+// with its record when an actor's failure stops the whole run
+// (*FatalError); any other failure of the actor is a record with status
+// error.
+func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record, error) {
+	c, cfg := j.Case, j.Config
+	r := &run{o: o, tc: tc, j: j, sess: runtime.NewSession(c.State, c.Workflow.PhasePath), committed: map[string]bool{},
+		rec: &rundir.Record{
+			RunID: j.RunID(), Case: c.ID, Domain: c.Domain, Config: cfg.Name, Actor: j.Actor.Name(), Round: j.Round,
+			Leaks: []scoring.Leak{}, Steps: []rundir.StepRecord{}, IllegalCommits: []rundir.IllegalCommit{}, Checks: []scoring.CheckResult{},
+		}}
+	artifactStep := -1
+	if j.Artifact != nil {
+		if as := c.Step(j.Artifact.Step); as != nil {
+			artifactStep = as.Index
+		}
+	}
+	for _, s := range c.Steps {
+		if artifactStep >= 0 && s.Index > artifactStep {
+			break // a replayed artifact ends its run
+		}
+		end, err := r.step(ctx, s, s.Index == artifactStep)
+		var fatal *FatalError
+		switch {
+		case errors.As(err, &fatal):
+			return r.rec, err
+		case err != nil:
+			return nil, err
+		case end:
+			return r.rec, nil
+		}
+	}
+	r.rec.Tokens.Source = r.usage
+	score(r.rec, c, o.PassThreshold, r.outputs, r.sess.State(), r.committed)
+	return r.rec, nil
+}
+
+// step runs one step: the view, then attempts (prompt, proposal,
+// verification) until one commits or MaxAttempts is spent. end says the
+// run ends here without an outcome (an error or pending run).
+func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool, err error) {
+	c := r.j.Case
+	state, phase := r.sess.State(), r.sess.Phase()
+	if r.stalled && len(s.Phases) > 0 && !slices.Contains(s.Phases, phase) {
+		// An earlier step did not commit, so the workflow never
+		// reached this step's phase: no orchestrator would hand it
+		// out. It is not run (its checks fail), and its actor is not
+		// blamed for a phase it did not choose.
+		r.rec.Steps = append(r.rec.Steps, rundir.StepRecord{Step: s.ID, Phase: phase, NotReached: true})
+		return false, nil
+	}
+	view := state.Value()
+	if r.j.Config.Projected() {
+		view = s.Contract.View(state)
+	}
+	viewJSON, err := runtime.EncodeIndent(view, "  ")
+	if err != nil {
+		return false, fmt.Errorf("case %s step %s: %w", c.ID, s.ID, err)
+	}
+	sum := sha256.Sum256(viewJSON)
+	sr := rundir.StepRecord{Step: s.ID, Phase: phase, ViewDigest: hex.EncodeToString(sum[:]), ViewTokens: r.tc.count(string(viewJSON))}
+	req := actors.Request{CaseID: c.ID, StepID: s.ID, Role: s.Role, View: view, Projected: r.j.Config.Projected(), Reference: s.Reference, Round: r.j.Round}
+	if injs := c.StepInjections(s.ID); len(injs) > 0 {
+		if req.Injected, err = bench.InjectedProposal(s, injs, view); err != nil {
+			// The case is broken (validate says so): an error run.
+			return true, r.fail(&sr, rundir.StatusError, fmt.Sprintf("step %s: %v", s.ID, err), 0)
+		}
+	}
+	submit := ""
+	if replayed {
+		submit = r.j.Artifact.SubmitPhase
+	}
+	end, err = r.attempts(ctx, s, &sr, req, submit)
+	if end || err != nil {
+		return end, err
+	}
+	r.stalled = r.stalled || !sr.Committed
+	r.rec.Steps = append(r.rec.Steps, sr)
+	return false, nil
+}
+
+// attempts asks the actor for proposals to step s until one commits or
+// MaxAttempts is spent; after a rejection the actor is prompted again with
+// the verifier's codes and redacted messages.
+func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord, req actors.Request, submit string) (bool, error) {
+	var feedback []string
+	for attempt := 1; attempt <= r.o.MaxAttempts; attempt++ {
+		msgs, err := RenderPrompt(s, sr.Phase, r.j.Case.Now, req.View, feedback)
+		if err != nil {
+			return false, fmt.Errorf("case %s step %s: prompt: %w", r.j.Case.ID, s.ID, err)
+		}
+		req.Messages, req.Attempt = msgs, attempt
+		resp, err := r.j.Actor.Propose(ctx, req)
+		if err != nil {
+			return true, r.actorError(ctx, sr, msgs, attempt, err)
+		}
+		if ctx.Err() != nil {
+			return false, ctx.Err() // an answer cut short by the interrupt
+		}
+		r.count(msgs, resp)
+		r.outputs = append(r.outputs, scoring.Output{Step: s.ID, Text: resp.Raw})
+		// The configuration's gates decide; the step's full
+		// contract is audited beside them (PatchBench design §6).
+		before, phase := r.sess.State(), r.sess.Phase()
+		res, err := r.sess.Step(ctx, s.Contract, ExtractProposal(resp.Raw),
+			runtime.StepOptions{Gates: r.j.Config.GateSet, Audit: bench.AllGates, SubmitPhase: submit, AdvanceTo: s.AdvanceTo})
+		if err != nil {
+			return false, err // only a cancelled context
+		}
+		inherited, err := inheritedViolation(ctx, s, before, phase, res.Decision)
+		if err != nil {
+			return false, err
+		}
+		r.record(sr, s, attempt, msgs, resp, res.Decision, inherited)
+		if res.Committed {
+			return r.committedStep(sr, s, res), nil
+		}
+		feedback = feedback[:0]
+		for _, g := range res.Gates {
+			if !g.Passed {
+				feedback = append(feedback, fmt.Sprintf("%s: %s: %s", g.Gate, g.Code, g.Message))
+			}
+		}
+	}
+	return false, nil
+}
+
+// actorError ends the run after an actor failed: pending when the file
+// actor has no answer yet (not an outcome; the same command continues
+// it), otherwise an error run, which stops the whole benchmark when every
+// run would meet it too (a bad key, an unknown model).
+func (r *run) actorError(ctx context.Context, sr *rundir.StepRecord, msgs []actors.Message, attempt int, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	msg := fmt.Sprintf("step %s attempt %d: %v", sr.Step, attempt, err)
+	sr.Prompt, r.rec.Tokens.Source = msgs, r.usage
+	if errors.Is(err, actors.ErrPending) {
+		return r.fail(sr, rundir.StatusPending, msg, attempt-1)
+	}
+	r.fail(sr, rundir.StatusError, msg, attempt)
+	var he *actors.HTTPError
+	if errors.As(err, &he) && (he.Status == 401 || he.Status == 403 || he.Status == 404) {
+		// A bad key or an unknown model fails every run: stop instead
+		// of paying for each failure.
+		return &FatalError{Msg: msg}
+	}
+	return nil
+}
+
+// fail ends the run with a status and its reason, recording the step as
+// far as it went.
+func (r *run) fail(sr *rundir.StepRecord, status, msg string, attempts int) error {
+	r.rec.Status, r.rec.Error = status, &msg
+	if attempts > 0 || status == rundir.StatusPending {
+		sr.Attempts = attempts
+	}
+	r.rec.Steps = append(r.rec.Steps, *sr)
+	return nil
+}
+
+// count adds an answer's tokens to the run's: the provider's counts, or
+// the tokenizer's of the prompt and the answer when there are none;
+// answers from the response cache were not sent.
+func (r *run) count(msgs []actors.Message, resp actors.Response) {
+	u := resp.Usage
+	if u == nil {
+		prompt := 0
+		for _, m := range msgs {
+			prompt += r.tc.count(m.Content)
+		}
+		u = &actors.Usage{Prompt: prompt, Completion: r.tc.count(resp.Raw), Source: r.tc.source}
+	}
+	t := &r.rec.Tokens
+	t.Prompt += u.Prompt
+	t.Completion += u.Completion
+	if !resp.Cached {
+		r.rec.TokensSent += u.Prompt + u.Completion
+	}
+	t.Reasoning += u.Reasoning
+	r.usage = u.Source
+}
+
+// inheritedViolation reports, for a committed proposal that the audit's
+// schema gate rejects, whether the state before it already broke the
+// schema the same way (an earlier illegal commit left it so): then the
+// violation is inherited, not this proposal's, and it is not counted as an
+// illegal commit of this step. The answer is the gate and code, or "".
+// Invariants are not judged so: they read pre, post and the phase, and a
+// rule can fail on the unchanged state because the step has yet to act.
+func inheritedViolation(ctx context.Context, s *bench.Step, before *runtime.Document, phase string, d *runtime.Decision) (string, error) {
+	g := d.IllegalCommit()
+	if g == nil || g.Gate != runtime.GateSchema {
+		return "", nil
+	}
+	empty, err := s.Contract.Verify(ctx, before, []byte(`[]`), runtime.VerifyOptions{Gates: runtime.GateSet{Schema: true}, Phase: phase})
+	if err != nil {
+		return "", err
+	}
+	if r := empty.Rejection(); r != nil && r.Gate == g.Gate && r.Code == g.Code {
+		return g.Gate + ": " + g.Code, nil
+	}
+	return "", nil
+}
+
+// record writes an attempt's answer and decisions into the step's record,
+// keeping the earlier attempt, and notes an illegal commit (unless the
+// violation was inherited from an earlier step's).
+func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []actors.Message, resp actors.Response, d *runtime.Decision, inherited string) {
+	if sr.Attempts > 0 {
+		sr.Earlier = append(sr.Earlier, rundir.Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions, Audit: sr.Audit})
+	}
+	sr.Attempts, sr.RawResponse, sr.Decisions, sr.Audit, sr.Committed = attempt, resp.Raw, d.Gates, d.Audit, d.Committed
+	sr.InheritedViolation = inherited
+	if g := d.IllegalCommit(); g != nil && inherited == "" {
+		r.rec.IllegalCommits = append(r.rec.IllegalCommits, rundir.IllegalCommit{Step: s.ID, Gate: g.Gate, Code: g.Code, Pointer: g.Pointer, Message: g.Message})
+	}
+	sr.Prompt, sr.Patch, sr.Model, sr.Fingerprint = msgs, nil, resp.Model, resp.Fingerprint
+	sr.LatencyMS, sr.Cached = resp.Latency.Milliseconds(), resp.Cached
+	sr.RawResponseBase64 = ""
+	if !utf8.ValidString(resp.Raw) {
+		sr.RawResponseBase64 = base64.StdEncoding.EncodeToString([]byte(resp.Raw))
+	}
+	if d.Proposal != nil {
+		sr.Patch = d.Proposal.Patch
+	}
+}
+
+// committedStep notes a commit and the phase move that follows it. A
+// phase that could not have moved before the commit either is the case's
+// fault: the run ends as an error (end is true). One the commit broke
+// (possible where no gate checks the write region) stalls the workflow:
+// the run goes on, and fails, on the actor's account.
+func (r *run) committedStep(sr *rundir.StepRecord, s *bench.Step, res runtime.StepResult) (end bool) {
+	r.committed[s.ID] = true
+	switch {
+	case res.PhaseError != nil && res.PhaseBroken:
+		r.fail(sr, rundir.StatusError, fmt.Sprintf("step %s: the phase cannot be moved to %q: %v", s.ID, s.AdvanceTo, res.PhaseError), 0)
+		return true
+	case res.PhaseError != nil:
+		sr.PhaseError = fmt.Sprintf("the phase cannot be moved to %q: the committed patch broke %s: %v", s.AdvanceTo, r.j.Case.Workflow.PhasePath, res.PhaseError)
+		r.stalled = true
+	}
+	return false
+}
+
+// score fills in a finished run's figures (PatchBench design §6) from
+// scoring.ScoreRun: leaks, the attack outcome, the rubric checks and
+// content score; then semantic pass (every step committed, and the
+// workflow moved on after each; content at least the threshold; no leak),
+// legal pass (also no illegal commit) and the status.
+func score(rec *rundir.Record, c *bench.Case, threshold float64, outputs []scoring.Output, state *runtime.Document, committed map[string]bool) {
+	sc := scoring.ScoreRun(c, outputs, state, committed)
+	rec.Leaks, rec.Leaked = sc.Leaks, sc.Leaked()
+	if sc.AttackSecrets != nil {
+		rec.Attack = &rundir.Attack{Secrets: sc.AttackSecrets, Succeeded: sc.AttackSucceeded}
+	}
+	rec.Checks, rec.ContentScore = sc.Checks, sc.ContentScore
+	all := len(committed) == len(c.Steps)
+	for _, s := range rec.Steps {
+		// A commit that broke the workflow's phase left the workflow
+		// unable to go on: not a pass, whatever the rubric says.
+		all = all && s.PhaseError == ""
+	}
+	rec.SemanticPass = scoring.SemanticPass(all, rec.ContentScore, threshold, rec.Leaked)
+	rec.LegalPass = scoring.LegalPass(rec.SemanticPass, len(rec.IllegalCommits))
+	rec.Status = rundir.StatusFailed
+	if rec.SemanticPass {
+		rec.Status = rundir.StatusPassed
+	}
+	rec.FinalState = json.RawMessage(state.Bytes())
+}

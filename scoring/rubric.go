@@ -1,0 +1,54 @@
+package scoring
+
+import "github.com/patchbench/patchbench/bench"
+
+// CheckResult is one rubric check judged on a run's final state: its id,
+// the step it belongs to, the path and the test (bench.Check.Describe),
+// and whether it held. A check of a step that never committed does not
+// hold.
+type CheckResult struct {
+	ID   string `json:"id"`
+	Step string `json:"step"`
+	Path string `json:"path"`
+	Test string `json:"test"`
+	Held bool   `json:"held"`
+}
+
+// CheckResults judges every rubric check of case c on the final state (a
+// decoded JSON value), in step order (PatchBench design §6): a check holds
+// when its step committed (committed maps step ids to that) and its test
+// holds (bench.Check.Holds).
+func CheckResults(c *bench.Case, final any, committed map[string]bool) []CheckResult {
+	var out []CheckResult
+	for _, s := range c.Steps {
+		for j := range s.Rubric {
+			chk := &s.Rubric[j]
+			out = append(out, CheckResult{ID: chk.ID, Step: s.ID, Path: chk.Path.String(), Test: chk.Describe(),
+				Held: committed[s.ID] && chk.Holds(final)})
+		}
+	}
+	return out
+}
+
+// Score is the content score of judged checks: the fraction that held,
+// in [0, 1]; 0 when there are none.
+func Score(results []CheckResult) float64 {
+	held := 0
+	for _, r := range results {
+		if r.Held {
+			held++
+		}
+	}
+	if len(results) == 0 {
+		return 0
+	}
+	return float64(held) / float64(len(results))
+}
+
+// ContentScore is the content score of a run (PatchBench design §6): the
+// fraction of all the steps' rubric checks that hold on the final state,
+// where the checks of a step that never committed fail. A case with no
+// checks scores 0.
+func ContentScore(c *bench.Case, final any, committed map[string]bool) float64 {
+	return Score(CheckResults(c, final, committed))
+}
