@@ -105,7 +105,7 @@ func SetString(doc *Document, p Pointer, v string) (*Document, error) {
 	if p == nil {
 		return nil, fmt.Errorf("no phase path")
 	}
-	post, _, err := simulate(context.Background(), doc.value, []Operation{{Op: OpReplace, Path: p, Value: v}}, 0)
+	post, _, err := simulate(context.Background(), doc.Value(), []Operation{{Op: OpReplace, Path: p, Value: v}}, 0)
 	if err != nil {
 		if ae, ok := err.(*applyError); ok {
 			return nil, fmt.Errorf("phase path %s: %s", p, ae.msg)
