@@ -990,3 +990,67 @@ func FuzzFootprintPath(f *testing.F) {
 		}
 	})
 }
+
+// TestSessionFootprintMatchesWhole steps two sessions through the same
+// chains, one whose contracts take the footprint path and one whose
+// contracts take the whole-document path, moving the phase after some
+// commits (SetString on a state committed on the footprint path, whose
+// value and text are built lazily): every step's decision, phase, phase
+// error and state text must be the same.
+func TestSessionFootprintMatchesWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 7))
+	n := 600
+	if testing.Short() {
+		n = 100
+	}
+	footprint := 0
+	moved := 0
+	for i := 0; i < n; i++ {
+		v := genRoot(rng)
+		var phasePath Pointer
+		if m, ok := v.(map[string]any); ok && rng.IntN(4) > 0 {
+			m["ph"] = "p"
+			phasePath = Pointer{"ph"}
+		}
+		c, opts := genContract(t, rng, v)
+		w := wholeOnly(c)
+		doc := genDoc(t, rng, v)
+		fast, whole := NewSession(doc, phasePath), NewSession(doc, phasePath)
+		for step := 0; step < 4; step++ {
+			ops := genPatch(rng, fast.State().Value())
+			proposal := []byte(toJSON(ops))
+			so := StepOptions{Gates: opts.Gates, Audit: opts.Audit}
+			if rng.IntN(2) == 0 {
+				so.AdvanceTo = []string{"p", "q", "\u2028<&>"}[rng.IntN(3)]
+			}
+			if rng.IntN(6) == 0 {
+				so.SubmitPhase = "p"
+			}
+			inA, inB := fast.State(), whole.State()
+			a, errA := fast.Step(context.Background(), c, proposal, so)
+			b, errB := whole.Step(context.Background(), w, proposal, so)
+			if (errA == nil) != (errB == nil) {
+				t.Fatalf("errors %v vs %v", errA, errB)
+			}
+			if diff := diffDecisions(a.Decision, b.Decision, inA, inB); diff != "" {
+				t.Fatalf("case %d step %d: %s\nstate %s\npatch %s", i, step, diff, inA.Bytes(), proposal)
+			}
+			if (a.PhaseError == nil) != (b.PhaseError == nil) || a.PhaseBroken != b.PhaseBroken || fast.Phase() != whole.Phase() {
+				t.Fatalf("case %d step %d: phase %q %v %v vs %q %v %v", i, step, fast.Phase(), a.PhaseError, a.PhaseBroken, whole.Phase(), b.PhaseError, b.PhaseBroken)
+			}
+			if !bytes.Equal(fast.State().Bytes(), whole.State().Bytes()) {
+				t.Fatalf("case %d step %d: session state\n  %s\n  %s", i, step, fast.State().Bytes(), whole.State().Bytes())
+			}
+			if a.path == pathFootprint && a.Committed {
+				footprint++
+				if so.AdvanceTo != "" && a.PhaseError == nil && phasePath != nil {
+					moved++
+				}
+			}
+		}
+	}
+	t.Logf("footprint commits: %d, of which the phase moved after: %d", footprint, moved)
+	if footprint < n/4 || moved < n/20 {
+		t.Fatalf("the generators reach the footprint path %d times and a phase move after it %d times in %d chains", footprint, moved, n)
+	}
+}
