@@ -30,8 +30,9 @@
 //  4. Commit or reject: the [Decision] commits only when every gate that
 //     ran passed; otherwise the state is exactly as it was. Each gate's
 //     outcome is a [GateResult] with a stable code. No message contains a
-//     value from outside the view, so rejections are feedback, not an
-//     oracle for hidden data.
+//     value from outside the view, nor names a hidden array's length or a
+//     member at a location the view does not show, so rejections are
+//     feedback, not an oracle for hidden data.
 //
 // Locations are [Pointer] values (RFC 6901), compared token by token;
 // sets of locations are [Region] values of pointer patterns in which a

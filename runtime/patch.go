@@ -47,10 +47,13 @@ type trace struct {
 
 // placement is the concrete location where an operation put a value, and
 // whether the value was a literal of the proposal (add, replace) rather
-// than taken from the state (copy, move).
+// than taken from the state (copy, move). dash marks an append through
+// "-": the last token of at is then the index "-" resolved to, which the
+// proposal did not name (it is the array's length).
 type placement struct {
 	at      Pointer
 	literal bool
+	dash    bool
 }
 
 type locAccess struct {
@@ -364,7 +367,7 @@ func notContainer(p Pointer, _ any) error {
 func (t *trace) add(doc simDoc, op int, p Pointer, val any, literal bool) error {
 	if len(p) == 0 {
 		t.writes = append(t.writes, locAccess{op, p})
-		t.placed = append(t.placed, placement{p, literal})
+		t.placed = append(t.placed, placement{at: p, literal: literal})
 		doc.setRoot(val)
 		return nil
 	}
@@ -375,7 +378,7 @@ func (t *trace) add(doc simDoc, op int, p Pointer, val any, literal bool) error 
 			m := t.writableMap(c)
 			m[last] = val
 			t.writes = append(t.writes, locAccess{op, p})
-			t.placed = append(t.placed, placement{p, literal})
+			t.placed = append(t.placed, placement{at: p, literal: literal})
 			return m, nil
 		case []any:
 			n := len(c)
@@ -396,7 +399,7 @@ func (t *trace) add(doc simDoc, op int, p Pointer, val any, literal bool) error 
 			a[idx] = val
 			t.own(a) // append may have moved the backing array
 			t.spans = append(t.spans, span{op: op, array: p.Parent(), lo: idx, hi: n, dash: dash})
-			t.placed = append(t.placed, placement{p.Parent().Append(strconv.Itoa(idx)), literal})
+			t.placed = append(t.placed, placement{p.Parent().Append(strconv.Itoa(idx)), literal, dash})
 			return a, nil
 		default:
 			return nil, notContainer(p, parent)
@@ -442,7 +445,7 @@ func (t *trace) remove(doc simDoc, op int, p Pointer) error {
 // replace performs RFC 6902 §4.3 and records its write.
 func (t *trace) replace(doc simDoc, op int, p Pointer, val any) error {
 	t.writes = append(t.writes, locAccess{op, p})
-	t.placed = append(t.placed, placement{p, true})
+	t.placed = append(t.placed, placement{at: p, literal: true})
 	if len(p) == 0 {
 		doc.setRoot(val)
 		return nil

@@ -52,6 +52,42 @@ type schemaFailure struct {
 	keyword string
 	msg     string
 	detail  string // the library's own message; may quote the value
+	kind    jsonschema.ErrorKind
+}
+
+// told returns the failure's message and keyword as the actor may be told
+// them: named reports whether a member of the failing value may be named
+// (the view shows it, or the proposal named it). The keywords that name
+// members (required, dependentRequired, dependencies) keep only the names
+// it allows: a member the schema requires, or a member that triggers a
+// dependency, at a location the view does not show is hidden structure.
+func (f *schemaFailure) told(named func(string) bool) (msg, keyword string) {
+	switch k := f.kind.(type) {
+	case *kind.Required:
+		var said []string
+		for _, m := range k.Missing {
+			if named(m) {
+				said = append(said, m)
+			}
+		}
+		switch {
+		case len(said) == len(k.Missing):
+			return f.msg, f.keyword
+		case len(said) == 0:
+			return "missing required members outside the view", f.keyword
+		default:
+			return "missing required members: " + strings.Join(said, ", ") + ", and others outside the view", f.keyword
+		}
+	case *kind.DependentRequired:
+		if !named(k.Prop) {
+			return `fails the schema keyword "dependentRequired"`, "/dependentRequired"
+		}
+	case *kind.Dependency:
+		if !named(k.Prop) {
+			return `fails the schema keyword "dependency"`, "/dependency"
+		}
+	}
+	return f.msg, f.keyword
 }
 
 // validateSchema validates v and returns one failure, or nil. Among the
@@ -88,6 +124,7 @@ func validateSchema(s *jsonschema.Schema, v any) (f *schemaFailure, err error) {
 			keyword: "/" + strings.Join(e.ErrorKind.KeywordPath(), "/"),
 			msg:     describeKind(e.ErrorKind),
 			detail:  e.ErrorKind.LocalizedString(printer),
+			kind:    e.ErrorKind,
 		}
 		if best == nil || f.at.Compare(best.at) < 0 || (f.at.Equal(best.at) && f.keyword+f.msg < best.keyword+best.msg) {
 			best = f

@@ -9,11 +9,14 @@ import (
 
 // GateResult is the outcome of one gate for one proposal: a value, not a
 // Go error (PatchBench design §4). Code is CodeOK when Passed, otherwise
-// one of the stable Code constants. Pointer is the location the failure concerns, ""
-// for the whole document or when there is none, and is withheld ("") when
-// it lies outside the view and is not one the proposal itself named.
-// Message is for the actor and never contains a value from outside the
-// view.
+// one of the stable Code constants. Pointer is the location the failure
+// concerns, "" for the whole document or when there is none, and is
+// withheld ("") when it lies outside the view and is not one the proposal
+// itself named; a location in a value the proposal appended through "-"
+// to an array the view does not show keeps the "-" (the index would tell
+// the array's length). Message is for the actor: it never contains a
+// value from outside the view, nor a member name at a location the view
+// does not show that the proposal did not name.
 type GateResult struct {
 	Gate    string `json:"gate"`
 	Passed  bool   `json:"passed"`
@@ -423,15 +426,16 @@ func (c *Contract) phaseGate(phase string) GateResult {
 // value the proposal wrote, or a location that exists in the state before
 // the patch and is visible in the view. Any other location may have been
 // named by copied hidden data, so it is withheld (""), as is everything
-// outside the view.
+// outside the view. A location inside a value the proposal appended
+// through "-" to an array whose length the view does not show is spelled
+// with "-", as the proposal named it, not with the index "-" resolved to
+// (spell): that index is the hidden array's length.
 func (c *Contract) shown(p Pointer, pre any, ops []Operation, t *trace) string {
 	if t != nil && t.ownLocation(p) {
-		return p.String()
+		return c.spell(p, pre, t).String()
 	}
-	for _, op := range ops {
-		if p.Equal(op.Path) || (op.From != nil && p.Equal(op.From)) {
-			return p.String()
-		}
+	if namedByProposal(p, ops) {
+		return p.String()
 	}
 	if c.view.Visible(p) {
 		if _, err := getAt(pre, p); err == nil {
@@ -439,6 +443,48 @@ func (c *Contract) shown(p Pointer, pre any, ops []Operation, t *trace) string {
 		}
 	}
 	return ""
+}
+
+// namedByProposal reports whether p is a path or from of an operation.
+func namedByProposal(p Pointer, ops []Operation) bool {
+	for _, op := range ops {
+		if p.Equal(op.Path) || (op.From != nil && p.Equal(op.From)) {
+			return true
+		}
+	}
+	return false
+}
+
+// spell returns p, a location inside values the proposal wrote, with the
+// index of each element the proposal appended through "-" above it put
+// back to "-" when the view does not show the array (lengthShown).
+func (c *Contract) spell(p Pointer, pre any, t *trace) Pointer {
+	var out Pointer
+	for _, pl := range t.placed {
+		if !pl.dash || !p.HasPrefix(pl.at) || c.lengthShown(pl.at.Parent(), pre) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(p)
+		}
+		out[len(pl.at)-1] = AppendToken
+	}
+	if out == nil {
+		return p
+	}
+	return out
+}
+
+// lengthShown reports whether the view of pre shows an array at p, and so
+// its length: the array exists before the patch and is projected (View
+// keeps every position of an array it shows). pre may hold overlays.
+func (c *Contract) lengthShown(p Pointer, pre any) bool {
+	v, err := getAt(pre, p)
+	if err != nil || !isArrayValue(v) {
+		return false
+	}
+	_, shown := project(materialize(v), slices.Clip(slices.Clone(p)), c.view)
+	return shown
 }
 
 func (c *Contract) schemaGate(pre, post any, ops []Operation, t *trace, fp *Footprint) GateResult {
@@ -451,14 +497,18 @@ func (c *Contract) schemaGate(pre, post any, ops []Operation, t *trace, fp *Foot
 // output schemas are looked up only where the patch wrote. Any failure is
 // explained by the same whole validation as on the whole-document path.
 func (c *Contract) schemaCheck(pre, post any, ops []Operation, t *trace, fp *Footprint, incremental func() bool) GateResult {
-	shown := func(p Pointer) string { return c.shown(p, pre, ops, t) }
+	vis := visibility{
+		shown: func(p Pointer) string { return c.shown(p, pre, ops, t) },
+		named: func(p Pointer) bool { return c.view.Visible(p) || namedByProposal(p, ops) },
+	}
+	shown := vis.shown
 	if c.schema != nil && (incremental == nil || !incremental()) {
 		f, err := validateSchema(c.schema, materialize(post))
 		if err != nil {
 			return GateResult{Gate: GateSchema, Code: CodeSchemaViolation, Message: "the schema could not be evaluated", Detail: err.Error()}
 		}
 		if f != nil {
-			return schemaResult(CodeSchemaViolation, "the state after the patch", f, shown)
+			return schemaResult(CodeSchemaViolation, "the state after the patch", f, vis)
 		}
 	}
 	for _, o := range c.outputs {
@@ -483,23 +533,33 @@ func (c *Contract) schemaCheck(pre, post any, ops []Operation, t *trace, fp *Foo
 				if s := shown(at); s != "" || len(at) == 0 {
 					what = fmt.Sprintf("the value at %q, which the patch changed,", s)
 				}
-				return schemaResult(CodeOutputSchema, what, f, shown)
+				return schemaResult(CodeOutputSchema, what, f, vis)
 			}
 		}
 	}
 	return GateResult{Gate: GateSchema, Passed: true, Code: CodeOK}
 }
 
-func schemaResult(code, what string, f *schemaFailure, shown func(Pointer) string) GateResult {
-	ptr := shown(f.at)
+// visibility is what a gate's result may tell the actor: shown is the
+// form of a location it may name ("" when withheld, see
+// Contract.shown), and named reports whether it may name a member at a
+// location (the view shows the location, or the proposal named it).
+type visibility struct {
+	shown func(Pointer) string
+	named func(Pointer) bool
+}
+
+func schemaResult(code, what string, f *schemaFailure, v visibility) GateResult {
+	ptr := v.shown(f.at)
 	where := "at " + ptr
 	if ptr == "" && len(f.at) > 0 {
 		where = "at a location outside the view"
 	} else if len(f.at) == 0 {
 		where = "at the root"
 	}
+	msg, keyword := f.told(func(name string) bool { return v.named(f.at.Append(name)) })
 	return GateResult{Gate: GateSchema, Code: code, Pointer: ptr,
-		Message: fmt.Sprintf("%s breaks the schema %s: %s (keyword %s)", what, where, f.msg, f.keyword),
+		Message: fmt.Sprintf("%s breaks the schema %s: %s (keyword %s)", what, where, msg, keyword),
 		Detail:  fmt.Sprintf("at %q: %s", f.at.String(), f.detail)}
 }
 

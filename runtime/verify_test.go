@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -265,20 +266,200 @@ func TestRejectionsNeverEchoHiddenValues(t *testing.T) {
 		cases[i].contains = ""
 	}
 	runGateCases(t, cases)
-	// And directly: every message and pointer of every decision.
+	// And directly: every message and pointer of every decision, on the
+	// footprint path and on the whole-document path alike.
 	for _, tc := range cases {
 		c := gateContract(t, tc.mod)
-		d, err := c.Verify(context.Background(), mustDoc(t, gateState), []byte(tc.patch), VerifyOptions{Gates: tc.gates, Phase: "review"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, g := range d.Gates {
-			for _, part := range []string{canary, "ZX91", "7731", "IBAN"} {
-				if strings.Contains(g.Message, part) || strings.Contains(g.Pointer, part) {
-					t.Errorf("%s: gate %s echoes hidden data %q: %+v", tc.name, g.Gate, part, g)
+		for _, c := range []*Contract{c, wholeOnly(c)} {
+			d, err := c.Verify(context.Background(), mustDoc(t, gateState), []byte(tc.patch), VerifyOptions{Gates: tc.gates, Phase: "review"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range d.Gates {
+				for _, part := range []string{canary, "ZX91", "7731", "IBAN"} {
+					if strings.Contains(g.Message, part) || strings.Contains(g.Pointer, part) {
+						t.Errorf("%s (%s): gate %s echoes hidden data %q: %+v", tc.name, d.path, g.Gate, part, g)
+					}
 				}
 			}
 		}
+	}
+}
+
+// structureState hides an audit trail of 13 entries (its length is a
+// canary: "13" must never be said) whose entries have members named
+// zq..., a vault whose member names are canaries too, one of which
+// (zqkey) requires another (zqpair) that is missing, and a shown report
+// with a list of two lines.
+var structureState = `{
+  "phase": "review",
+  "report": {"summary": "", "lines": ["a", "b"], "card": {"title": "t", "owner": "o"}},
+  "audit": [` + auditEntries + `],
+  "trail": [{"at": "t0", "zqnote": "n"}],
+  "vault": {"zqkey": 1, "zqother": {"zqinner": true}}
+}`
+
+var auditEntries = strings.TrimSuffix(strings.Repeat(`{"zqat": "t", "zqactor": "a", "zqentry": "e"},`, 13), ",")
+
+// structureContract: the step sees the report and /trail/*/at, appends to
+// the hidden audit trail and to the trail blindly, and writes the report.
+func structureContract(t *testing.T, mod func(*ContractSpec)) *Contract {
+	t.Helper()
+	spec := ContractSpec{
+		View:   ViewSpec{Include: []string{"/report", "/phase", "/trail/*/at"}},
+		Write:  []string{"/report", "/audit/-", "/trail/-"},
+		Source: []string{"/report"},
+		Phases: []string{"review"},
+		Schema: mustJSON(t, `{
+		  "type": "object",
+		  "properties": {
+		    "report": {"type": "object", "properties": {
+		      "lines": {"type": "array", "items": {"type": "string"}},
+		      "card": {"type": "object", "required": ["title", "owner"]}
+		    }},
+		    "audit": {"type": "array", "items": {"type": "object", "required": ["zqat", "zqactor", "zqentry"],
+		      "properties": {"zqat": {"type": "string"}}}},
+		    "trail": {"type": "array", "items": {"type": "object", "required": ["at", "zqnote"]}}
+		  }
+		}`),
+	}
+	if mod != nil {
+		mod(&spec)
+	}
+	c, err := Compile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestRejectionsNeverNameHiddenStructure extends the canary test from
+// hidden values to hidden structure (issue 12, item 13): no pointer and no
+// message may tell a hidden array's length (the index an append through
+// "-" resolved to) or a member name at a location the view does not show
+// (the members a schema requires there, the member that triggers a
+// dependency), unless the proposal named it. What the view shows is still
+// said: the index of an append to a shown array, the required members of
+// a shown object. Every case runs on the footprint path and on the
+// whole-document path, with the same results.
+func TestRejectionsNeverNameHiddenStructure(t *testing.T) {
+	hiddenVault := func(schema string) func(*ContractSpec) {
+		return func(s *ContractSpec) {
+			s.Schema.(map[string]any)["properties"].(map[string]any)["vault"] = mustJSON(t, schema)
+		}
+	}
+	tests := []struct {
+		name    string
+		mod     func(*ContractSpec)
+		patch   string
+		gates   GateSet
+		code    string // the rejection's code ("" when it commits)
+		pointer string
+		message string // a part of the message
+	}{
+		{name: "an invalid entry appended to a hidden array",
+			patch: `[{"op":"add","path":"/audit/-","value":{"zqat":"t"}}]`,
+			code:  CodeSchemaViolation, pointer: "/audit/-", message: "missing required members outside the view"},
+		{name: "a wrong member of an entry appended to a hidden array",
+			patch: `[{"op":"add","path":"/audit/-","value":{"zqat":5,"zqactor":"a","zqentry":"e"}}]`,
+			code:  CodeSchemaViolation, pointer: "/audit/-/zqat", message: "must be of type string"},
+		{name: "two appends to a hidden array",
+			patch: `[{"op":"add","path":"/audit/-","value":{"zqat":"t","zqactor":"a","zqentry":"e"}},{"op":"add","path":"/audit/-","value":[]}]`,
+			code:  CodeSchemaViolation, pointer: "/audit/-", message: "must be of type object"},
+		{name: "an output schema on a hidden array",
+			mod: func(s *ContractSpec) {
+				s.OutputSchema = map[string]any{"/audit/*": mustJSON(t, `{"maxProperties": 1}`)}
+			},
+			patch: `[{"op":"add","path":"/audit/-","value":{"zqat":"t","zqactor":"a","zqentry":"e"}}]`,
+			code:  CodeOutputSchema, pointer: "/audit/-", message: `the value at "/audit/-", which the patch changed,`},
+		{name: "an entry appended to an array whose elements are partly shown: its length is shown",
+			patch: `[{"op":"add","path":"/trail/-","value":{}}]`,
+			code:  CodeSchemaViolation, pointer: "/trail/1", message: "missing required members: at, and others outside the view"},
+		{name: "an invalid line appended to a shown array: its length is shown",
+			patch: `[{"op":"add","path":"/report/lines/-","value":3}]`,
+			code:  CodeSchemaViolation, pointer: "/report/lines/2", message: "must be of type string"},
+		{name: "the required members of a shown object are named",
+			patch: `[{"op":"replace","path":"/report/card","value":{}}]`,
+			code:  CodeSchemaViolation, pointer: "/report/card", message: "missing required members: title, owner (keyword"},
+		{name: "a hidden object that lacks required members",
+			mod:   hiddenVault(`{"required": ["zqkey", "zqmissing"]}`),
+			patch: `[{"op":"replace","path":"/report/summary","value":"s"}]`,
+			code:  CodeSchemaViolation, pointer: "", message: "at a location outside the view: missing required members outside the view"},
+		{name: "a hidden member that requires another",
+			mod:   hiddenVault(`{"dependentRequired": {"zqkey": ["zqpair"]}}`),
+			patch: `[{"op":"replace","path":"/report/summary","value":"s"}]`,
+			code:  CodeSchemaViolation, pointer: "", message: `fails the schema keyword "dependentRequired" (keyword /dependentRequired)`},
+		{name: "a hidden member that requires another, draft 7",
+			mod: func(s *ContractSpec) {
+				s.Schema = mustJSON(t, `{"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"vault": {"dependencies": {"zqkey": ["zqpair"]}}}}`)
+			},
+			patch: `[{"op":"replace","path":"/report/summary","value":"s"}]`,
+			code:  CodeSchemaViolation, pointer: "", message: `fails the schema keyword "dependency" (keyword /dependency)`},
+		{name: "a member the proposal added may be named",
+			mod: func(s *ContractSpec) {
+				s.Write = append(s.Write, "/vault/zqnew")
+				hiddenVault(`{"dependentRequired": {"zqnew": ["zqpair"]}}`)(s)
+			},
+			patch: `[{"op":"add","path":"/vault/zqnew","value":1}]`,
+			code:  CodeSchemaViolation, pointer: "", message: `fails the schema keyword "dependentRequired/zqnew" (keyword /dependentRequired/zqnew)`},
+		{name: "a hidden array the step may append to and pass",
+			patch: `[{"op":"add","path":"/audit/-","value":{"zqat":"t","zqactor":"a","zqentry":"e"}}]`,
+			gates: GateSet{ACL: true, Schema: true},
+			code:  CodeOK},
+		{name: "a required member the proposal removed is named",
+			mod: func(s *ContractSpec) {
+				s.Write = append(s.Write, "/vault/zqkey")
+				hiddenVault(`{"required": ["zqkey", "zqother"]}`)(s)
+			},
+			patch: `[{"op":"remove","path":"/vault/zqkey"}]`,
+			code:  CodeSchemaViolation, pointer: "", message: "missing required members: zqkey (keyword /required)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := structureContract(t, tc.mod)
+			gates := tc.gates
+			if gates == (GateSet{}) {
+				gates = DefaultGates
+			}
+			var results []*Decision
+			for _, c := range []*Contract{c, wholeOnly(c)} {
+				doc := mustDoc(t, structureState)
+				d, err := c.Verify(context.Background(), doc, []byte(tc.patch), VerifyOptions{Gates: gates, Phase: "review"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				results = append(results, d)
+				for _, g := range d.Gates {
+					said := g.Message + " " + g.Pointer
+					for _, leak := range []string{"13", "zqat", "zqactor", "zqentry", "zqother", "zqinner", "zqmissing", "zqpair", "zqnote"} {
+						if strings.Contains(said, leak) && !strings.Contains(tc.patch, leak) {
+							t.Errorf("%s: gate %s names hidden structure %q: %+v", d.path, g.Gate, leak, g)
+						}
+					}
+					if strings.Contains(said, "zqkey") && !strings.Contains(tc.patch, "zqkey") {
+						t.Errorf("%s: gate %s names the hidden member zqkey: %+v", d.path, g.Gate, g)
+					}
+				}
+				if tc.code == CodeOK {
+					if !d.Committed {
+						t.Fatalf("%s: rejected: %+v", d.path, d.Rejection())
+					}
+					continue
+				}
+				r := d.Rejection()
+				if r == nil {
+					t.Fatalf("%s: committed; want %s", d.path, tc.code)
+				}
+				if r.Code != tc.code || r.Pointer != tc.pointer || !strings.Contains(r.Message, tc.message) {
+					t.Fatalf("%s: %s %q %q; want %s %q, a message with %q", d.path, r.Code, r.Pointer, r.Message, tc.code, tc.pointer, tc.message)
+				}
+			}
+			if diff := diffDecisions(results[0], results[1], results[0].State, results[1].State); diff != "" && results[0].Committed {
+				t.Fatalf("the two paths differ: %s", diff)
+			} else if !slices.EqualFunc(results[0].Gates, results[1].Gates, sameGateResult) {
+				t.Fatalf("the two paths differ:\n  %+v\n  %+v", results[0].Gates, results[1].Gates)
+			}
+		})
 	}
 }
 
