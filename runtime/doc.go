@@ -61,7 +61,10 @@
 // changed subtrees when the contract's schema allows it
 // ([Contract.IncrementalSchema]); invariants read the state lazily. A
 // state is parsed once, and its containers are indexed once, however many
-// patches are checked against it. Whatever this does not cover (a target
+// patches are checked against it. A [Session]'s phase move ([SetString])
+// writes its state's text as [NewDocument] does, members sorted, and
+// encodes again only the subtrees changed since that text was last
+// written whole. Whatever this does not cover (a target
 // of the whole document, a change to the root container's members, an
 // operation the library gets wrong, member names above a focus that the
 // library would spell otherwise) takes the whole-document path. Both

@@ -50,6 +50,10 @@ type Document struct {
 	// consistent is true when value is exactly what raw decodes to (always,
 	// except for a NewDocument value with strings that are not UTF-8).
 	consistent bool
+	// sorted is true when raw is encodeJSON(value) (NewDocument): members
+	// sorted by name, no white space. Its text model's base then says so
+	// (textBase.sorted), which lets SetString work at the footprint.
+	sorted bool
 	// valid caches, per compiled schema, whether the document satisfies
 	// it (a validity).
 	valid sync.Map
@@ -96,7 +100,7 @@ func NewDocument(v any) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Document{raw: raw, value: v, depth: st.depth, consistent: !st.badUTF8}, nil
+	return &Document{raw: raw, value: v, depth: st.depth, consistent: !st.badUTF8, sorted: true}, nil
 }
 
 // valueStats are what checkValue learns on its way: the depth of the
@@ -218,6 +222,7 @@ func (d *Document) text() *textModel {
 		if d.prep == nil {
 			if buf := canonicalText(bytes.TrimLeft(d.raw, " \t\r\n")); buf != nil {
 				d.prep = newTextModel(buf)
+				d.prep.base.sorted = d.sorted
 			}
 		}
 	})

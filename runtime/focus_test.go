@@ -1054,3 +1054,76 @@ func TestSessionFootprintMatchesWhole(t *testing.T) {
 		t.Fatalf("the generators reach the footprint path %d times and a phase move after it %d times in %d chains", footprint, moved, n)
 	}
 }
+
+// setStringWhole is SetString on the whole value, as before
+// setStringAtFocus: the replacement simulated on the plain value, and the
+// result encoded whole by NewDocument.
+func setStringWhole(doc *Document, p Pointer, v string) (*Document, error) {
+	post, _, err := simulate(context.Background(), doc.Value(), []Operation{{Op: OpReplace, Path: p, Value: v}}, 0)
+	if err != nil {
+		return nil, err
+	}
+	return NewDocument(post)
+}
+
+// TestSetStringAtFocus: on states whose text was written by NewDocument
+// and then changed by commits on the footprint path, SetString encodes
+// only the changed subtrees again; the result must be NewDocument's of the
+// whole value, text and value, and a state SetString wrote must keep
+// working at the footprint through further commits and phase moves.
+func TestSetStringAtFocus(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 8))
+	n := 1500
+	if testing.Short() {
+		n = 200
+	}
+	fast := 0
+	strs := []string{"p", "", "\u2028<&>", "q\"t", "é"}
+	for i := 0; i < n; i++ {
+		v := genRoot(rng)
+		doc, err := NewDocument(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, opts := genContract(t, rng, v)
+		for step := 0; step < 6; step++ {
+			if rng.IntN(3) > 0 {
+				d, err := c.VerifyProposal(context.Background(), doc, &Proposal{Patch: genPatch(rng, doc.Value())}, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				doc = d.State
+				continue
+			}
+			var locs []Pointer
+			locations(doc.Value(), Pointer{}, &locs)
+			p := locs[rng.IntN(len(locs))]
+			if rng.IntN(8) == 0 {
+				p = p.Append([]string{"zz", "-", "01"}[rng.IntN(3)])
+			}
+			s := strs[rng.IntN(len(strs))]
+			if setStringAtFocus(doc, p, s) != nil {
+				fast++
+			}
+			got, err := SetString(doc, p, s)
+			want, werr := setStringWhole(doc, p, s)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("case %d: SetString(%s) errors %v vs %v", i, p, err, werr)
+			}
+			if err != nil {
+				continue
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("case %d: SetString(%s, %q) on %s:\n  %s\n  %s", i, p, s, doc.Bytes(), got.Bytes(), want.Bytes())
+			}
+			if toJSON(got.Value()) != toJSON(want.Value()) {
+				t.Fatalf("case %d: SetString(%s) values differ", i, p)
+			}
+			doc = got
+		}
+	}
+	t.Logf("SetString at the footprint: %d", fast)
+	if fast < n/2 {
+		t.Fatalf("SetString worked at the footprint %d times in %d chains", fast, n)
+	}
+}

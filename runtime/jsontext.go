@@ -252,6 +252,11 @@ type textBase struct {
 	buf    []byte
 	mu     sync.Mutex
 	tables map[int]*ctable // by the container's offset
+	// sorted is true when buf is encodeJSON of the value it was built
+	// from (members sorted by name): then any state whose text is buf
+	// with edits is encodeJSON of its value once each edit's text is
+	// re-encoded (encodeJSON is compositional), which SetString uses.
+	sorted bool
 }
 
 func newTextBase(buf []byte) *textBase { return &textBase{buf: buf, tables: map[int]*ctable{}} }

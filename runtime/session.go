@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Session is the step engine of one workflow run on a shared state (paper
@@ -100,10 +101,17 @@ func (s *Session) Step(ctx context.Context, c *Contract, proposal []byte, opts S
 // SetString returns a copy of doc with the string v at p, which must
 // already exist (RFC 6902 replace, with the runtime's copy-on-write: only
 // the containers on the path to p are copied). It is how the workflow's
-// phase is moved.
+// phase is moved. The copy's text is its value encoded with members sorted
+// by name, as NewDocument writes it; when doc's text is such a text with
+// the changes of commits made on the footprint path since, only the
+// changed subtrees are encoded again (setStringAtFocus), otherwise the
+// whole value is.
 func SetString(doc *Document, p Pointer, v string) (*Document, error) {
 	if p == nil {
 		return nil, fmt.Errorf("no phase path")
+	}
+	if nd := setStringAtFocus(doc, p, v); nd != nil {
+		return nd, nil
 	}
 	post, _, err := simulate(context.Background(), doc.Value(), []Operation{{Op: OpReplace, Path: p, Value: v}}, 0)
 	if err != nil {
@@ -113,4 +121,74 @@ func SetString(doc *Document, p Pointer, v string) (*Document, error) {
 		return nil, fmt.Errorf("phase path %s: %w", p, err)
 	}
 	return NewDocument(post)
+}
+
+// setStringAtFocus is SetString at the cost of what changed since doc's
+// text was last written whole by NewDocument (or by SetString): doc's
+// text is then a sorted base (textBase.sorted) with edits, and the
+// result's text is that base with each edit, and the new string at p,
+// encoded anew from the value, which is NewDocument's text of the
+// result, since encodeJSON writes each subtree as it would alone. Its
+// value shares everything else with doc's. It returns nil when doc's text
+// is not such a text, when p does not name an existing member or element
+// (SetString then reports the error), or when NewDocument could refuse or
+// re-spell the result (a state nested deeper than DefaultMaxDepth, text
+// and value that may differ).
+func setStringAtFocus(doc *Document, p Pointer, v string) *Document {
+	if len(p) == 0 || !doc.consistent || !utf8.ValidString(v) || doc.maxDepth() > DefaultMaxDepth {
+		return nil
+	}
+	m := doc.text()
+	if m == nil || !m.base.sorted {
+		return nil
+	}
+	tree := doc.tree()
+	if ovSize(tree) > maxOverlayNodes {
+		tree = doc.Value()
+	}
+	parent, ok := ovLookup(tree, p.Parent())
+	if !ok {
+		return nil
+	}
+	if _, ok := ovChild(parent, p.Last()); !ok {
+		return nil
+	}
+	post := ovSet(tree, p, v)
+	var changes []textChange
+	covered := false
+	for _, e := range m.edits {
+		if p.HasPrefix(e.path) {
+			covered = true
+		} else if e.path.HasPrefix(p) {
+			continue // replaced with the string at p
+		}
+		x, _ := ovLookup(post, e.path)
+		text, err := encodeJSON(materialize(x))
+		if err != nil {
+			return nil
+		}
+		changes = append(changes, textChange{path: e.path, old: e.text, new: text})
+	}
+	if !covered {
+		old, _, ok := m.valueText(p)
+		if !ok {
+			return nil
+		}
+		text, err := encodeJSON(v)
+		if err != nil {
+			return nil
+		}
+		changes = append(changes, textChange{path: p, old: old, new: text})
+	}
+	next, ok := m.with(changes)
+	if !ok {
+		return nil
+	}
+	if settled := next.settled(); settled != next {
+		settled.base.sorted = true // the whole text is encodeJSON's now
+		next = settled
+	}
+	nd := &Document{lazy: &lazyDoc{tree: post, text: next}, depth: doc.maxDepth(), consistent: true}
+	doc.carryValidity(nd, post, []focusChange{{p, v}}, nil)
+	return nd
 }

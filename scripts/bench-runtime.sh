@@ -3,7 +3,9 @@
 #
 # Builds the runtime's benchmarks (runtime/bench_runtime_test.go, which uses
 # only what every revision has, plus a per-stage benchmark written for each
-# revision) at a base revision and at the working tree, runs the two builds
+# revision; the session benchmark, bench_session_test.go, exists only after
+# the base, so its row has no "before") at a base revision and at the
+# working tree, runs the two builds
 # alternately, ROUNDS rounds of one run of every benchmark each, on the
 # states of 6.0 KB, 0.6 MB and 6.0 MB of JSON, and prints:
 #
@@ -130,6 +132,9 @@ function human(ns) {
 	if (ns >= 1e3) return sprintf("%.1f µs", ns / 1e3)
 	return sprintf("%.0f ns", ns)
 }
+function count(a) {
+	return a == "" ? "-" : sprintf("%d", a)
+}
 function bytes(b) {
 	if (b == "") return "-"
 	if (b >= 1048576) return sprintf("%.1f MiB", b / 1048576)
@@ -173,6 +178,7 @@ END {
 	row("full verify + the new state'"'"'s text", "VerifyCommit")
 	row("first verify on a fresh state", "VerifyFirst")
 	row("a chain step (verify the last commit)", "Chain")
+	row("a session step + phase move (after only)", "SessionStep")
 	row("bare evanphx apply of the same patch", "ApplyBare")
 	row("evanphx inside verify", "Stages/library")
 	row("decode of the library'"'"'s output", "Stages/decode")
@@ -191,12 +197,12 @@ END {
 	print "\n## Memory per step (B/op, allocs/op; before → after)\n"
 	printf "| %-28s | %-30s | %-30s | %-30s |\n", "benchmark", "6 KB", "0.6 MB", "6 MB"
 	print "|---|---|---|---|"
-	split("Verify VerifyCommit Chain ApplyBare StaticGates", bl, " ")
-	for (j = 1; j <= 5; j++) {
+	split("Verify VerifyCommit Chain SessionStep ApplyBare StaticGates", bl, " ")
+	for (j = 1; j <= 6; j++) {
 		line = sprintf("| %-28s", bl[j])
 		for (k = 1; k <= 3; k++) {
 			n = bl[j] "/" size[k]
-			line = line sprintf(" | %9s → %-9s %4d→%-4d", bytes(stat("base", n, "b")), bytes(stat("new", n, "b")), stat("base", n, "a"), stat("new", n, "a"))
+			line = line sprintf(" | %9s → %-9s %4s→%-4s", bytes(stat("base", n, "b")), bytes(stat("new", n, "b")), count(stat("base", n, "a")), count(stat("new", n, "a")))
 		}
 		print line " |"
 	}
