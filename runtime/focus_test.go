@@ -960,12 +960,20 @@ func FuzzFootprintPath(f *testing.F) {
 	for i, s := range states {
 		for j, p := range patches {
 			f.Add([]byte(s), []byte(p), uint8(i+j))
+			f.Add([]byte(s), []byte(p), uint8(0x40|(i+j)))
 		}
 	}
 	f.Fuzz(func(t *testing.T, state, proposal []byte, which uint8) {
 		doc, err := ParseDocument(state)
 		if err != nil {
 			return
+		}
+		if which&0x40 != 0 {
+			// A state whose text NewDocument wrote, members sorted, on
+			// which SetString works at the footprint (setStringAtFocus).
+			if doc, err = NewDocument(doc.Value()); err != nil {
+				return
+			}
 		}
 		c := fuzzFootprintContracts[int(which)%len(fuzzFootprintContracts)]
 		w := wholeOnly(c)
@@ -987,6 +995,18 @@ func FuzzFootprintPath(f *testing.F) {
 				return
 			}
 			fast, whole = a.State, b.State
+			// A phase move at each location the patch named: SetString
+			// must give NewDocument's text of the whole value.
+			for _, op := range a.Proposal.Patch {
+				got, err := SetString(fast, op.Path, "ph")
+				want, werr := setStringWhole(fast, op.Path, "ph")
+				if (err == nil) != (werr == nil) {
+					t.Fatalf("SetString(%s) errors %v vs %v", op.Path, err, werr)
+				}
+				if err == nil && !bytes.Equal(got.Bytes(), want.Bytes()) {
+					t.Fatalf("SetString(%s):\n  %s\n  %s", op.Path, got.Bytes(), want.Bytes())
+				}
+			}
 		}
 	})
 }
