@@ -1147,3 +1147,76 @@ func TestSetStringAtFocus(t *testing.T) {
 		t.Fatalf("SetString worked at the footprint %d times in %d chains", fast, n)
 	}
 }
+
+// TestConcurrentSetString moves the phase of one committed state (whose
+// text NewDocument wrote, so SetString works at the footprint) from
+// several goroutines at once, each verifying a patch on the result too,
+// while the state's value and text are built lazily: every result must be
+// the whole re-encoding's (run with -race).
+func TestConcurrentSetString(t *testing.T) {
+	spec := benchSpec
+	spec.Write = []string{""}
+	spec.Source = []string{""}
+	c := MustCompile(spec)
+	parsed, err := ParseDocument(benchState(20 << 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := NewDocument(parsed.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := VerifyOptions{Gates: DefaultGates, Phase: "review"}
+	commit := func() *Document {
+		d, err := c.Verify(context.Background(), base, []byte(benchPatch), opts)
+		if err != nil || !d.Committed || d.path != pathFootprint {
+			t.Fatalf("%v %+v %s", err, d.Rejection(), d.path)
+		}
+		return d.State
+	}
+	phase := Pointer{"phase"}
+	ref, err := setStringWhole(commit(), phase, "review")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := wholeOnly(c).Verify(context.Background(), ref, []byte(chainPatch), opts)
+	if err != nil || !next.Committed {
+		t.Fatal(err)
+	}
+	want := string(ref.Bytes()) + string(next.State.Bytes())
+	state := commit()
+	if setStringAtFocus(state, phase, "review") == nil {
+		t.Fatal("SetString does not work at the footprint on this state")
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 100)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				moved, err := SetString(state, phase, "review")
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				d, err := c.Verify(context.Background(), moved, []byte(chainPatch), opts)
+				if err != nil || !d.Committed {
+					errs <- fmt.Sprint(err, d.Rejection())
+					return
+				}
+				if got := string(moved.Bytes()) + string(d.State.Bytes()); got != want {
+					errs <- "the texts differ from the whole re-encoding's"
+				}
+				if g%2 == 0 {
+					_ = state.Value()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
