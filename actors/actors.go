@@ -57,6 +57,32 @@ type Usage struct {
 	// thinking, when the provider reports it.
 	Reasoning int    `json:"reasoning,omitempty"`
 	Source    string `json:"source"`
+	// Invalid, set by a live actor, quotes figures the provider sent
+	// that are not token counts at all (a fraction, a string, a number
+	// beyond 64 bits: "usage.prompt_tokens: number 1e300"); the counts
+	// above are then meaningless, and Implausible says so.
+	Invalid string `json:"invalid,omitempty"`
+}
+
+// MaxUsageTokens bounds each figure of one answer's usage (100 million
+// tokens: beyond any model's context and output): a provider's figure
+// above it, or below 0, is not believed.
+const MaxUsageTokens = 100_000_000
+
+// Implausible says why u's figures cannot be token counts of one answer
+// ("" when they can): Invalid is set, or a figure is negative or above
+// MaxUsageTokens. The runner then counts the answer with its tokenizer
+// and records the reason, so that no figure a provider sends can
+// overflow a run's totals.
+func (u *Usage) Implausible() string {
+	switch {
+	case u.Invalid != "":
+		return "not a token count: " + OneLine(u.Invalid)
+	case u.Prompt < 0 || u.Completion < 0 || u.Reasoning < 0 ||
+		u.Prompt > MaxUsageTokens || u.Completion > MaxUsageTokens || u.Reasoning > MaxUsageTokens:
+		return fmt.Sprintf("prompt %d, completion %d, reasoning %d: outside [0, %d]", u.Prompt, u.Completion, u.Reasoning, MaxUsageTokens)
+	}
+	return ""
 }
 
 // Response is an actor's answer: the raw text (parsed by the runner) and
@@ -72,6 +98,11 @@ type Response struct {
 	// came from the response cache (with its original latency).
 	Latency time.Duration
 	Cached  bool
+	// Oversize, when positive, says the answer was longer than the
+	// actor's limit (Params.MaxAnswerBytes; see Clip): it is the answer's
+	// full length in bytes, and Raw holds only its first KeptAnswerBytes.
+	// The runner rejects such an answer with limit_exceeded.
+	Oversize int64
 }
 
 // Actor proposes patches. Propose must be safe for concurrent use. An
@@ -158,7 +189,12 @@ func New(spec string, p Params) (Actor, error) {
 	case spec == "follower":
 		return Follower{}, nil
 	case strings.HasPrefix(spec, "files:"):
-		return NewFiles(spec)
+		f, err := NewFiles(spec)
+		if err != nil {
+			return nil, err
+		}
+		f.maxAnswer = p.MaxAnswerBytes
+		return f, nil
 	case strings.HasPrefix(spec, "openai:"):
 		return NewOpenAI(spec, p)
 	case strings.HasPrefix(spec, "ollama:"):

@@ -50,6 +50,9 @@ type cacheEntry struct {
 	Model       string          `json:"model,omitempty"`
 	Fingerprint string          `json:"fingerprint,omitempty"`
 	LatencyMS   int64           `json:"latency_ms"`
+	// AnswerBytes is an over-long answer's full length (Response.Oversize);
+	// Raw is then its start.
+	AnswerBytes int64 `json:"answer_bytes,omitempty"`
 }
 
 // Name implements Actor: the wrapped actor's name.
@@ -72,7 +75,7 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 		var e cacheEntry
 		if err := json.Unmarshal(b, &e); err == nil && string(e.Key) == string(key) {
 			return Response{Raw: e.Raw, Usage: e.Usage, Model: e.Model, Fingerprint: e.Fingerprint,
-				Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true}, nil
+				Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true, Oversize: e.AnswerBytes}, nil
 		}
 	}
 	if c.Only {
@@ -94,7 +97,8 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 			// not kept: the next run asks again.
 			return resp, nil
 		}
-		e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint, LatencyMS: resp.Latency.Milliseconds()}
+		e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint,
+			LatencyMS: resp.Latency.Milliseconds(), AnswerBytes: resp.Oversize}
 		if err := writeAtomic(path, e); err != nil {
 			return resp, fmt.Errorf("response cache: %w", err)
 		}

@@ -58,6 +58,9 @@ const (
 // never read.
 type Files struct {
 	spec, dir string
+	// maxAnswer bounds an answer (0: DefaultMaxAnswerBytes): a longer
+	// answer file is read only for its start (Response.Oversize).
+	maxAnswer int64
 }
 
 // NewFiles makes the file actor of a "files:DIR" spec. The directory is
@@ -111,13 +114,13 @@ func RequestKey(req Request) string {
 func (f *Files) Propose(ctx context.Context, req Request) (Response, error) {
 	key := RequestKey(req)
 	answer := filepath.Join(f.dir, FilesAnswers, key+".txt")
-	raw, err := readAnswer(answer)
+	resp, err := readAnswer(answer, f.maxAnswer)
 	switch {
 	case err == nil:
 		// Answered: the request is no longer pending.
 		os.Remove(filepath.Join(f.dir, FilesPending, key+".json"))
 		os.Remove(filepath.Join(f.dir, FilesPending, key+".txt"))
-		return Response{Raw: raw}, nil
+		return resp, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return Response{}, err
 	}
@@ -140,32 +143,38 @@ func (f *Files) Propose(ctx context.Context, req Request) (Response, error) {
 }
 
 // readAnswer reads an answer file: fs.ErrNotExist when there is none or it
-// is empty (still being written), an error when it is not a regular file
-// or is larger than the bound on any actor's response.
-func readAnswer(path string) (string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("answer %s: not a regular file", path)
-	}
-	if fi.Size() > maxResponseBytes {
-		return "", fmt.Errorf("answer %s: %d bytes; an answer is at most %d", path, fi.Size(), maxResponseBytes)
+// is empty (still being written), an error when it is not a regular file.
+// An answer longer than limit bytes (DefaultMaxAnswerBytes when limit is
+// not positive) is read only for its first KeptAnswerBytes, with its
+// length in Oversize.
+func readAnswer(path string, limit int64) (Response, error) {
+	if limit <= 0 {
+		limit = DefaultMaxAnswerBytes
 	}
 	fh, err := os.Open(path)
 	if err != nil {
-		return "", err
+		return Response{}, err
 	}
 	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, maxResponseBytes+1))
+	fi, err := fh.Stat()
 	if err != nil {
-		return "", fmt.Errorf("answer %s: %w", path, err)
+		return Response{}, err
 	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return "", fs.ErrNotExist
+	if !fi.Mode().IsRegular() {
+		return Response{}, fmt.Errorf("answer %s: not a regular file", path)
 	}
-	return string(b), nil
+	b, err := io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return Response{}, fmt.Errorf("answer %s: %w", path, err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 && int64(len(b)) <= limit {
+		return Response{}, fs.ErrNotExist
+	}
+	if int64(len(b)) <= limit {
+		return Response{Raw: string(b)}, nil
+	}
+	// Over the limit: the bytes read may end inside a character.
+	return Response{Raw: cutUTF8(string(b), min(len(b)-1, KeptAnswerBytes)), Oversize: max(fi.Size(), int64(len(b)))}, nil
 }
 
 // writePending writes the request's JSON and text forms into dir, each
@@ -241,7 +250,7 @@ func PendingRequests(dir string) (reqs []FileRequest, skipped []string, err erro
 			skipped = append(skipped, path+": its key and answer file do not match its name (not written by the file actor)")
 			continue
 		}
-		if _, err := readAnswer(filepath.Join(dir, FilesAnswers, fr.Key+".txt")); err == nil {
+		if _, err := readAnswer(filepath.Join(dir, FilesAnswers, fr.Key+".txt"), 0); err == nil {
 			continue // answered since; the next run clears it
 		}
 		reqs = append(reqs, fr)

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +29,7 @@ type Ollama struct {
 	client            *api.Client
 
 	headers *headerRecorder
+	tap     *bodyTap
 
 	mu      sync.Mutex // guards checked and digest
 	checked bool
@@ -72,8 +75,9 @@ func NewOllama(spec, host string, p Params) (*Ollama, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("actor %q: OLLAMA_HOST %q is not a host", spec, host)
 	}
-	rec := &headerRecorder{next: limitTransport{next: http.DefaultTransport}}
-	return &Ollama{headers: rec, spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: rec, CheckRedirect: refuseRedirects})}, nil
+	tap := newBodyTap(http.DefaultTransport, p.MaxAnswerBytes, ollamaBodyBytes, "/api/chat", "message", "content")
+	rec := &headerRecorder{next: tap}
+	return &Ollama{headers: rec, tap: tap, spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: rec, CheckRedirect: refuseRedirects})}, nil
 }
 
 // Name implements Actor.
@@ -123,10 +127,14 @@ func (a *Ollama) check(ctx context.Context) error {
 	return nil
 }
 
-// Propose implements Actor.
+// Propose implements Actor. As for OpenAI, an answer longer than
+// Params.MaxAnswerBytes comes back clipped (Response.Clip), and counts
+// that are not integers are quoted in Usage.Invalid (the answer is then
+// read from the body itself, decodeOllama); an error is a
+// *ProviderError.
 func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 	if err := a.check(ctx); err != nil {
-		return Response{}, fmt.Errorf("%s: %w", a.spec, err)
+		return Response{}, &ProviderError{Spec: a.spec, Err: err}
 	}
 	msgs := make([]api.Message, len(req.Messages))
 	for i, m := range req.Messages {
@@ -162,6 +170,24 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 			last = r
 			return nil
 		})
+		body := a.tap.take(cctx)
+		var over *tooLarge
+		if errors.As(err, &over) {
+			a.headers.take(cctx)
+			out = over.response(a.tap.answerLimit)
+			return nil // an over-long answer, the actor's, not an error
+		}
+		usage := Usage{Prompt: last.PromptEvalCount, Completion: last.EvalCount, Source: "provider"}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && body != nil {
+			// A figure of the wrong type fails the client's decoding of
+			// the whole answer: read it from the body.
+			if d, ok := decodeOllama(body); ok {
+				err, last, usage = nil, api.ChatResponse{Model: d.model, Done: d.done}, d.usage
+				content.Reset()
+				content.WriteString(d.content)
+			}
+		}
 		if err != nil {
 			return a.convert(cctx, err)
 		}
@@ -174,14 +200,67 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		a.mu.Lock()
 		digest := a.digest
 		a.mu.Unlock()
-		out = Response{Raw: content.String(), Model: last.Model, Fingerprint: digest,
-			Usage: &Usage{Prompt: max(0, last.PromptEvalCount), Completion: max(0, last.EvalCount), Source: "provider"}}
+		// The figures go on as sent; the runner judges them (Implausible).
+		out = Response{Raw: content.String(), Model: last.Model, Fingerprint: digest, Usage: &usage}
 		return nil
 	}
 	if _, err := a.params.Retry.Do(ctx, call); err != nil {
-		return Response{}, fmt.Errorf("%s: %w", a.spec, err)
+		return Response{}, &ProviderError{Spec: a.spec, Err: err}
 	}
-	return out, nil
+	return out.Clip(a.tap.answerLimit), nil
+}
+
+// lenientAnswer is an Ollama chat answer read leniently (decodeOllama).
+type lenientAnswer struct {
+	content, model string
+	done           bool
+	usage          Usage
+}
+
+// decodeOllama reads a chat answer from its body (one JSON object, or
+// NDJSON when streamed), taking the token counts as they come: a count
+// that is not an integer of 64 bits is quoted in Usage.Invalid. ok is
+// false when the body is not such an answer.
+func decodeOllama(body []byte) (lenientAnswer, bool) {
+	var out lenientAnswer
+	out.usage.Source = "provider"
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for dec.More() {
+		var part struct {
+			Model   string `json:"model"`
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+			Done            bool            `json:"done"`
+			PromptEvalCount json.RawMessage `json:"prompt_eval_count"`
+			EvalCount       json.RawMessage `json:"eval_count"`
+		}
+		if err := dec.Decode(&part); err != nil {
+			return lenientAnswer{}, false
+		}
+		out.content += part.Message.Content
+		out.model, out.done = part.Model, part.Done
+		var bad []string
+		for _, f := range []struct {
+			name string
+			raw  json.RawMessage
+			n    *int
+		}{{"prompt_eval_count", part.PromptEvalCount, &out.usage.Prompt}, {"eval_count", part.EvalCount, &out.usage.Completion}} {
+			if len(f.raw) == 0 {
+				continue
+			}
+			n, err := strconv.ParseInt(string(f.raw), 10, 64)
+			if err != nil {
+				bad = append(bad, f.name+": "+cutUTF8(string(f.raw), 64))
+				continue
+			}
+			*f.n = int(n)
+		}
+		if len(bad) > 0 {
+			out.usage.Invalid = strings.Join(bad, ", ")
+		}
+	}
+	return out, true
 }
 
 // convert turns the Ollama client's errors into HTTPError values, with

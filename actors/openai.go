@@ -40,6 +40,11 @@ type Params struct {
 	// Structured asks for the proposal's JSON Schema (ProposalSchema)
 	// rather than any JSON object, where the server supports it.
 	Structured bool
+	// MaxAnswerBytes bounds an answer, in bytes (0:
+	// DefaultMaxAnswerBytes): a longer one comes back clipped, with
+	// Response.Oversize set, and a provider's response body is read
+	// only to about twice that (bodyTap).
+	MaxAnswerBytes int64
 }
 
 // OpenAI is an actor served by the OpenAI chat completions API or any
@@ -51,6 +56,7 @@ type OpenAI struct {
 	params      Params
 	client      *openai.Client
 	headers     *headerRecorder
+	tap         *bodyTap
 }
 
 // NewOpenAI makes the actor of a spec "openai:MODEL[?temperature=T&seed=S&max_output_tokens=N]".
@@ -86,9 +92,10 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 	}
 	cfg := openai.DefaultConfig(p.OpenAIKey)
 	cfg.BaseURL = strings.TrimSuffix(base, "/")
-	rec := &headerRecorder{next: limitTransport{next: http.DefaultTransport}}
+	tap := newBodyTap(http.DefaultTransport, p.MaxAnswerBytes, 0, "", "choices", "0", "message", "content")
+	rec := &headerRecorder{next: tap}
 	cfg.HTTPClient = &http.Client{Transport: rec, CheckRedirect: refuseRedirects}
-	return &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec}, nil
+	return &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec, tap: tap}, nil
 }
 
 // ProposalSchema is the JSON Schema of a proposal, {"patch": [...],
@@ -157,7 +164,10 @@ func reasoningModel(model string) bool {
 
 // Propose implements Actor: one chat completion, retried on 429, 5xx,
 // timeouts and dropped connections. A 400 whose API error names the
-// temperature as its param is sent once more without it.
+// temperature as its param is sent once more without it. An answer
+// longer than Params.MaxAnswerBytes comes back clipped (Response.Clip),
+// and usage figures that are not integers are quoted in Usage.Invalid;
+// neither is an error. An error is a *ProviderError.
 func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
 	for i, m := range req.Messages {
@@ -174,7 +184,7 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 		}
 	}
 	sendTemperature := a.params.Temperature != nil && !reasoningModel(a.model)
-	var resp openai.ChatCompletionResponse
+	var ans answer
 	call := func(ctx context.Context) error {
 		if sendTemperature {
 			// go-openai leaves out a zero temperature; the smallest
@@ -183,54 +193,82 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 		} else {
 			creq.Temperature = 0
 		}
-		cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
-		defer cancel()
 		var err error
-		resp, err = a.client.CreateChatCompletion(cctx, creq)
-		if err == nil {
-			a.headers.take(cctx)
-			return nil
-		}
-		err = a.convert(cctx, err)
+		ans, err = a.send(ctx, creq)
 		var he *HTTPError
 		if sendTemperature && errors.As(err, &he) && he.Status == http.StatusBadRequest && he.Param == "temperature" {
+			// Sent once more at once, without it.
 			sendTemperature = false
-			return a.retryNow(ctx, &resp, creq)
+			creq.Temperature = 0
+			ans, err = a.send(ctx, creq)
 		}
 		return err
 	}
 	if _, err := a.params.Retry.Do(ctx, call); err != nil {
-		return Response{}, fmt.Errorf("%s: %w", a.spec, err)
+		return Response{}, &ProviderError{Spec: a.spec, Err: err}
 	}
+	if ans.over != nil {
+		return ans.over.response(a.tap.answerLimit), nil
+	}
+	resp := ans.resp
+	// The figures go on as sent; the runner judges them (Implausible).
 	out := Response{Model: resp.Model, Fingerprint: resp.SystemFingerprint,
-		Usage: &Usage{Prompt: max(0, resp.Usage.PromptTokens), Completion: max(0, resp.Usage.CompletionTokens), Source: "provider"}}
+		Usage: &Usage{Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Source: "provider", Invalid: ans.badUsage}}
 	if d := resp.Usage.CompletionTokensDetails; d != nil {
-		out.Usage.Reasoning = max(0, d.ReasoningTokens)
+		out.Usage.Reasoning = d.ReasoningTokens
 	}
 	if len(resp.Choices) == 0 {
 		// A 200 without an answer (an error body, empty choices) is the
 		// provider's failure, not the model's.
-		return Response{}, fmt.Errorf("%s: the server returned no answer (no choices)", a.spec)
+		return Response{}, &ProviderError{Spec: a.spec, Err: errors.New("the server returned no answer (no choices)")}
 	}
 	out.Raw = resp.Choices[0].Message.Content
-	if out.Usage.Prompt == 0 && out.Usage.Completion == 0 {
+	if *out.Usage == (Usage{Source: "provider"}) {
 		out.Usage = nil // none reported: the runner counts with its tokenizer
 	}
-	return out, nil
+	return out.Clip(a.tap.answerLimit), nil
 }
 
-// retryNow sends the request again at once (without a temperature).
-func (a *OpenAI) retryNow(ctx context.Context, resp *openai.ChatCompletionResponse, creq openai.ChatCompletionRequest) error {
-	creq.Temperature = 0
+// usageTypeError returns, for a response that decoded but for a usage
+// figure of the wrong type (a fraction, a string, a number beyond 64
+// bits), the figure's name and value ("usage.prompt_tokens: number
+// 1e300"); "" for any other error.
+func usageTypeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || !strings.HasPrefix(te.Field, "usage") {
+		return ""
+	}
+	return te.Field + ": " + te.Value
+}
+
+// answer is what one chat completion request brought back: the decoded
+// response, or the over-long answer its body held (over); badUsage
+// quotes usage figures that did not decode (usageTypeError).
+type answer struct {
+	resp     openai.ChatCompletionResponse
+	over     *tooLarge
+	badUsage string
+}
+
+// send sends one chat completion request, bounded by the timeout. An
+// over-long answer and usage figures that do not decode are answers, not
+// errors; an error is converted (convert).
+func (a *OpenAI) send(ctx context.Context, creq openai.ChatCompletionRequest) (answer, error) {
 	cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
 	defer cancel()
-	r, err := a.client.CreateChatCompletion(cctx, creq)
-	if err != nil {
-		return a.convert(cctx, err)
+	var ans answer
+	var err error
+	ans.resp, err = a.client.CreateChatCompletion(cctx, creq)
+	switch {
+	case err == nil:
+	case errors.As(err, &ans.over):
+	default:
+		if ans.badUsage = usageTypeError(err); ans.badUsage == "" {
+			return answer{}, a.convert(cctx, err)
+		}
 	}
 	a.headers.take(cctx)
-	*resp = r
-	return nil
+	return ans, nil
 }
 
 // convert turns go-openai's errors into HTTPError values (with the

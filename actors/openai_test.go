@@ -254,25 +254,6 @@ func TestOpenAISpecs(t *testing.T) {
 	}
 }
 
-func TestOpenAIHugeResponse(t *testing.T) {
-	s := newChatServer(t, func(w http.ResponseWriter, _ map[string]any, _ int) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"choices": [{"message": {"role": "assistant", "content": "`)
-		chunk := strings.Repeat("x", 1<<20)
-		for i := 0; i < 40; i++ {
-			if _, err := io.WriteString(w, chunk); err != nil {
-				return
-			}
-		}
-		io.WriteString(w, `"}}]}`)
-	})
-	a := newTestActor(t, "openai:m", s.URL, Params{Retry: Retry{}})
-	_, err := a.Propose(context.Background(), testReq)
-	if err == nil || !strings.Contains(err.Error(), "larger than 32 MiB") {
-		t.Fatalf("error %v", err)
-	}
-}
-
 func TestOpenAIRefusesRedirects(t *testing.T) {
 	var elsewhere atomic.Int32
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -36,17 +35,21 @@ type HTTPError struct {
 	RetryAfter time.Duration
 }
 
+// Error gives the status and the provider's message, cut to 2048 bytes
+// and made safe to print (OneLine).
 func (e *HTTPError) Error() string {
-	if len(e.Message) > 2048 {
-		e.Message = e.Message[:2048] + "…"
+	msg := e.Message
+	if len(msg) > 2048 {
+		msg = cutUTF8(msg, 2048) + "…"
 	}
+	msg = OneLine(msg)
 	switch e.Status {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return fmt.Sprintf("HTTP %d: %s (check the API key)", e.Status, e.Message)
+		return fmt.Sprintf("HTTP %d: %s (check the API key)", e.Status, msg)
 	case http.StatusNotFound:
-		return fmt.Sprintf("HTTP %d: %s (check the model name and the base URL)", e.Status, e.Message)
+		return fmt.Sprintf("HTTP %d: %s (check the model name and the base URL)", e.Status, msg)
 	}
-	return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message)
+	return fmt.Sprintf("HTTP %d: %s", e.Status, msg)
 }
 
 // Retryable reports whether the status may pass on a later attempt.
@@ -75,42 +78,6 @@ func retryable(ctx context.Context, err error) bool {
 // maxRetryAfter caps a server's Retry-After: a run waits at most this
 // long between two attempts, whatever it is told.
 const maxRetryAfter = 10 * time.Minute
-
-// maxResponseBytes bounds a provider's response body (32 MiB): a
-// proposal is a few KB, and a runaway server must not exhaust memory.
-const maxResponseBytes = 32 << 20
-
-// errTooLarge is a response body beyond maxResponseBytes.
-var errTooLarge = fmt.Errorf("the response is larger than %d MiB", maxResponseBytes>>20)
-
-// limitTransport bounds every response body to maxResponseBytes.
-type limitTransport struct{ next http.RoundTripper }
-
-func (l limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := l.next.RoundTrip(req)
-	if err == nil {
-		resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxResponseBytes}
-	}
-	return resp, err
-}
-
-// limitedBody fails a read past maxResponseBytes.
-type limitedBody struct {
-	io.ReadCloser
-	left int64
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		return 0, errTooLarge
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.ReadCloser.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
 
 // errDropped marks a connection closed before a response.
 var errDropped = errors.New("connection closed before a response")

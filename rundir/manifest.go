@@ -36,11 +36,14 @@ type Manifest struct {
 	OpenAIBaseURL   string   `json:"openai_base_url,omitempty"`
 	OllamaHost      string   `json:"ollama_host,omitempty"`
 	Structured      bool     `json:"structured,omitempty"`
-	MaxAttempts     int      `json:"max_attempts"`
-	PassThreshold   float64  `json:"pass_threshold"`
-	Tokenizer       string   `json:"tokenizer"`
-	PromptVersion   string   `json:"prompt_version"`
-	Shard           string   `json:"shard,omitempty"`
+	// MaxAnswerBytes is the answer limit (run --max-answer-bytes) when it
+	// is not the default (1 MiB), which is left out.
+	MaxAnswerBytes int64   `json:"max_answer_bytes,omitempty"`
+	MaxAttempts    int     `json:"max_attempts"`
+	PassThreshold  float64 `json:"pass_threshold"`
+	Tokenizer      string  `json:"tokenizer"`
+	PromptVersion  string  `json:"prompt_version"`
+	Shard          string  `json:"shard,omitempty"`
 	// ExpectedRuns is the number of runs the settings (and shard) call
 	// for; a directory with fewer is incomplete.
 	ExpectedRuns int    `json:"expected_runs"`

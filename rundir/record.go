@@ -129,6 +129,15 @@ type StepRecord struct {
 	// illegal commit left the state so, and this step's commit is not
 	// counted as illegal again.
 	InheritedViolation string `json:"inherited_violation,omitempty"`
+	// AnswerBytes, when set, is the full length of an answer over the
+	// answer limit (run --max-answer-bytes), rejected with
+	// limit_exceeded: RawResponse holds only its first 64 KiB.
+	AnswerBytes int64 `json:"answer_bytes,omitempty"`
+	// UsageInvalid, when set, says why the provider's token figures for
+	// the last attempt were not believed (negative, beyond 100 million,
+	// not integers; actors.Usage.Implausible): the tokenizer counted
+	// that answer instead.
+	UsageInvalid string `json:"usage_invalid,omitempty"`
 }
 
 // Attempt is a rejected attempt at a step.
@@ -136,6 +145,9 @@ type Attempt struct {
 	RawResponse string               `json:"raw_response"`
 	Decisions   []runtime.GateResult `json:"decisions"`
 	Audit       []runtime.GateResult `json:"audit,omitempty"`
+	// AnswerBytes and UsageInvalid are as in StepRecord.
+	AnswerBytes  int64  `json:"answer_bytes,omitempty"`
+	UsageInvalid string `json:"usage_invalid,omitempty"`
 }
 
 // checkRecord checks what a record must hold to be counted: its key

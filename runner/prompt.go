@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
-	"encoding/json"
 	"strings"
 	"text/template"
 
@@ -61,40 +60,4 @@ func RenderPrompt(step *bench.Step, phase, now string, view any, feedback []stri
 		return nil, err
 	}
 	return []actors.Message{{Role: "system", Content: sys.String()}, {Role: "user", Content: user.String()}}, nil
-}
-
-// ExtractProposal finds the proposal in an actor's raw response: the whole
-// text when it is a JSON object, else the first fenced ```json block, else
-// the first balanced {...} that decodes. It returns the bytes for the
-// verifier, which decides whether they are a well-formed proposal; text
-// with no JSON object is returned as it is, and the verifier rejects it as
-// malformed (a legality failure, never a harness error).
-func ExtractProposal(raw string) []byte {
-	trimmed := strings.TrimSpace(raw)
-	if json.Valid([]byte(trimmed)) {
-		return []byte(trimmed)
-	}
-	if i := strings.Index(trimmed, "```"); i >= 0 {
-		rest := trimmed[i+3:]
-		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
-			rest = rest[nl+1:]
-		}
-		if j := strings.Index(rest, "```"); j >= 0 {
-			block := strings.TrimSpace(rest[:j])
-			if json.Valid([]byte(block)) {
-				return []byte(block)
-			}
-		}
-	}
-	for i := 0; i < len(trimmed); i++ {
-		if trimmed[i] != '{' {
-			continue
-		}
-		dec := json.NewDecoder(strings.NewReader(trimmed[i:]))
-		var m json.RawMessage
-		if dec.Decode(&m) == nil && len(m) > 0 && m[0] == '{' {
-			return m
-		}
-	}
-	return []byte(raw)
 }

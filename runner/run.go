@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/actors"
@@ -30,6 +32,10 @@ type run struct {
 	outputs   []scoring.Output
 	usage     string // the source of the last token counts
 	stalled   bool   // an earlier step ended without a commit
+	// phaseMovable says the case's initial state has a place for the
+	// workflow's phase: when a commit leaves none, an actor's commit
+	// removed it (the runner's own phase moves keep it).
+	phaseMovable bool
 }
 
 // runOne runs one job. It returns an error only when ctx is cancelled, or
@@ -38,7 +44,7 @@ type run struct {
 // error.
 func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record, error) {
 	c, cfg := j.Case, j.Config
-	r := &run{o: o, tc: tc, j: j, sess: runtime.NewSession(c.State, c.Workflow.PhasePath), committed: map[string]bool{},
+	r := &run{o: o, tc: tc, j: j, sess: runtime.NewSession(c.State, c.Workflow.PhasePath), committed: map[string]bool{}, phaseMovable: phaseMovable(c),
 		rec: &rundir.Record{
 			RunID: j.RunID(), Case: c.ID, Domain: c.Domain, Config: cfg.Name, Actor: j.Actor.Name(), Round: j.Round,
 			Leaks: []scoring.Leak{}, Steps: []rundir.StepRecord{}, IllegalCommits: []rundir.IllegalCommit{}, Checks: []scoring.CheckResult{},
@@ -131,13 +137,11 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		if ctx.Err() != nil {
 			return false, ctx.Err() // an answer cut short by the interrupt
 		}
-		r.count(msgs, resp)
+		resp = resp.Clip(r.o.MaxAnswerBytes)
+		badUsage := r.count(msgs, resp)
 		r.outputs = append(r.outputs, scoring.Output{Step: s.ID, Text: resp.Raw})
-		// The configuration's gates decide; the step's full
-		// contract is audited beside them (PatchBench design §6).
 		before, phase := r.sess.State(), r.sess.Phase()
-		res, err := r.sess.Step(ctx, s.Contract, ExtractProposal(resp.Raw),
-			runtime.StepOptions{Gates: r.j.Config.GateSet, Audit: bench.AllGates, SubmitPhase: submit, AdvanceTo: s.AdvanceTo})
+		res, err := r.decide(ctx, s, resp, submit)
 		if err != nil {
 			return false, err // only a cancelled context
 		}
@@ -145,18 +149,77 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		if err != nil {
 			return false, err
 		}
-		r.record(sr, s, attempt, msgs, resp, res.Decision, inherited)
+		r.record(sr, s, attempt, msgs, resp, res.Decision, inherited, badUsage)
 		if res.Committed {
 			return r.committedStep(sr, s, res), nil
 		}
 		feedback = feedback[:0]
 		for _, g := range res.Gates {
 			if !g.Passed {
-				feedback = append(feedback, fmt.Sprintf("%s: %s: %s", g.Gate, g.Code, g.Message))
+				feedback = append(feedback, fmt.Sprintf("%s: %s: %s", g.Gate, g.Code, feedbackText(g.Message)))
 			}
 		}
 	}
 	return false, nil
+}
+
+// decide runs an answer through the session: the configuration's gates
+// decide, and the step's full contract is audited beside them (PatchBench
+// design §6). An answer over the answer limit (Response.Oversize), or one
+// in which the proposal cannot be found within the step's work-time limit
+// (ExtractProposal), is rejected at the parse gate with limit_exceeded,
+// without reaching the verifier: the actor's fault, as any rejection is.
+// The error is ctx's, when it ends.
+func (r *run) decide(ctx context.Context, s *bench.Step, resp actors.Response, submit string) (runtime.StepResult, error) {
+	if resp.Oversize > 0 {
+		limit := r.o.MaxAnswerBytes
+		if limit <= 0 {
+			limit = actors.DefaultMaxAnswerBytes
+		}
+		return r.reject(fmt.Sprintf("the answer has %d bytes; the limit is %d", resp.Oversize, limit)), nil
+	}
+	ectx, cancel := context.WithTimeout(ctx, time.Duration(s.Contract.Limits().MaxWorkMS)*time.Millisecond)
+	proposal, err := ExtractProposal(ectx, resp.Raw)
+	cancel()
+	switch {
+	case ctx.Err() != nil:
+		return runtime.StepResult{}, ctx.Err()
+	case err != nil:
+		return r.reject("finding the proposal in the answer ran past the work-time limit"), nil
+	}
+	return r.sess.Step(ctx, s.Contract, proposal,
+		runtime.StepOptions{Gates: r.j.Config.GateSet, Audit: bench.AllGates, SubmitPhase: submit, AdvanceTo: s.AdvanceTo})
+}
+
+// reject is the decision on an answer that did not reach the verifier:
+// rejected at the parse gate with limit_exceeded (and so in the audit),
+// the state unchanged.
+func (r *run) reject(msg string) runtime.StepResult {
+	g := []runtime.GateResult{{Gate: runtime.GateParse, Code: runtime.CodeLimitExceeded, Message: msg}}
+	return runtime.StepResult{Decision: &runtime.Decision{Gates: g, Audit: slices.Clone(g), State: r.sess.State()}}
+}
+
+// feedbackText is a verifier's message as it goes back into a retry prompt:
+// as it is, or, when it holds characters an actor could use to garble the
+// prompt (controls, new lines, invisible formatting: what actors.OneLine
+// escapes), quoted with Go's escapes (strconv.Quote), so that it stays one
+// line of data. Messages without such characters are unchanged, and so
+// are the prompts that carry them.
+func feedbackText(msg string) string {
+	if actors.OneLine(msg) == msg {
+		return msg
+	}
+	return strconv.Quote(msg)
+}
+
+// phaseMovable reports whether the phase can be written at the case's
+// phase path in its initial state.
+func phaseMovable(c *bench.Case) bool {
+	if c.Workflow.PhasePath == nil {
+		return false
+	}
+	_, err := runtime.SetString(c.State, c.Workflow.PhasePath, "")
+	return err == nil
 }
 
 // actorError ends the run after an actor failed: pending when the file
@@ -167,7 +230,7 @@ func (r *run) actorError(ctx context.Context, sr *rundir.StepRecord, msgs []acto
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	msg := fmt.Sprintf("step %s attempt %d: %v", sr.Step, attempt, err)
+	msg := actors.OneLine(fmt.Sprintf("step %s attempt %d: %v", sr.Step, attempt, err))
 	sr.Prompt, r.rec.Tokens.Source = msgs, r.usage
 	if errors.Is(err, actors.ErrPending) {
 		return r.fail(sr, rundir.StatusPending, msg, attempt-1)
@@ -194,16 +257,32 @@ func (r *run) fail(sr *rundir.StepRecord, status, msg string, attempts int) erro
 }
 
 // count adds an answer's tokens to the run's: the provider's counts, or
-// the tokenizer's of the prompt and the answer when there are none;
-// answers from the response cache were not sent.
-func (r *run) count(msgs []actors.Message, resp actors.Response) {
+// the tokenizer's of the prompt and the answer when there are none or
+// they are implausible (actors.Usage.Implausible: the reason is
+// returned, for the step's record); answers from the response cache were
+// not sent. The tokens of an over-long answer, of which only the start
+// is kept, are estimated from that start's.
+func (r *run) count(msgs []actors.Message, resp actors.Response) (implausible string) {
 	u := resp.Usage
+	if u != nil {
+		if implausible = u.Implausible(); implausible != "" {
+			u = nil
+		}
+	}
 	if u == nil {
 		prompt := 0
 		for _, m := range msgs {
 			prompt += r.tc.count(m.Content)
 		}
-		u = &actors.Usage{Prompt: prompt, Completion: r.tc.count(resp.Raw), Source: r.tc.source}
+		completion := r.tc.count(resp.Raw)
+		if kept := int64(len(resp.Raw)); resp.Oversize > kept {
+			per := 4.0 // bytes a token, when nothing is kept
+			if kept > 0 && completion > 0 {
+				per = float64(kept) / float64(completion)
+			}
+			completion = int(min(float64(resp.Oversize)/per, actors.MaxUsageTokens))
+		}
+		u = &actors.Usage{Prompt: prompt, Completion: completion, Source: r.tc.source}
 	}
 	t := &r.rec.Tokens
 	t.Prompt += u.Prompt
@@ -213,6 +292,7 @@ func (r *run) count(msgs []actors.Message, resp actors.Response) {
 	}
 	t.Reasoning += u.Reasoning
 	r.usage = u.Source
+	return implausible
 }
 
 // inheritedViolation reports, for a committed proposal that the audit's
@@ -240,11 +320,13 @@ func inheritedViolation(ctx context.Context, s *bench.Step, before *runtime.Docu
 // record writes an attempt's answer and decisions into the step's record,
 // keeping the earlier attempt, and notes an illegal commit (unless the
 // violation was inherited from an earlier step's).
-func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []actors.Message, resp actors.Response, d *runtime.Decision, inherited string) {
+func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []actors.Message, resp actors.Response, d *runtime.Decision, inherited, badUsage string) {
 	if sr.Attempts > 0 {
-		sr.Earlier = append(sr.Earlier, rundir.Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions, Audit: sr.Audit})
+		sr.Earlier = append(sr.Earlier, rundir.Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions, Audit: sr.Audit,
+			AnswerBytes: sr.AnswerBytes, UsageInvalid: sr.UsageInvalid})
 	}
 	sr.Attempts, sr.RawResponse, sr.Decisions, sr.Audit, sr.Committed = attempt, resp.Raw, d.Gates, d.Audit, d.Committed
+	sr.AnswerBytes, sr.UsageInvalid = resp.Oversize, badUsage
 	sr.InheritedViolation = inherited
 	if g := d.IllegalCommit(); g != nil && inherited == "" {
 		r.rec.IllegalCommits = append(r.rec.IllegalCommits, rundir.IllegalCommit{Step: s.ID, Gate: g.Gate, Code: g.Code, Pointer: g.Pointer, Message: g.Message})
@@ -261,14 +343,15 @@ func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []a
 }
 
 // committedStep notes a commit and the phase move that follows it. A
-// phase that could not have moved before the commit either is the case's
-// fault: the run ends as an error (end is true). One the commit broke
-// (possible where no gate checks the write region) stalls the workflow:
-// the run goes on, and fails, on the actor's account.
+// phase that has no place in the case's initial state is the case's
+// fault: the run ends as an error (end is true). One that an actor's
+// commit broke, at this step or an earlier one (possible where no gate
+// checks the write region), stalls the workflow: the run goes on, and
+// fails, on the actor's account.
 func (r *run) committedStep(sr *rundir.StepRecord, s *bench.Step, res runtime.StepResult) (end bool) {
 	r.committed[s.ID] = true
 	switch {
-	case res.PhaseError != nil && res.PhaseBroken:
+	case res.PhaseError != nil && !r.phaseMovable:
 		r.fail(sr, rundir.StatusError, fmt.Sprintf("step %s: the phase cannot be moved to %q: %v", s.ID, s.AdvanceTo, res.PhaseError), 0)
 		return true
 	case res.PhaseError != nil:

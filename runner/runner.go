@@ -38,6 +38,11 @@ type Options struct {
 	MaxAttempts int
 	// PassThreshold is the content score a semantic pass needs (0.8).
 	PassThreshold float64
+	// MaxAnswerBytes bounds an answer, in bytes (0:
+	// actors.DefaultMaxAnswerBytes): a longer one is rejected with
+	// limit_exceeded, its record keeping its first
+	// actors.KeptAnswerBytes and its length (answer_bytes).
+	MaxAnswerBytes int64
 	// Tokenizer names the tiktoken encoding that counts the tokens of
 	// actors that report none (o200k_base).
 	Tokenizer string

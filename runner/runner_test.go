@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -263,26 +262,6 @@ func TestPromptShowsOnlyTheView(t *testing.T) {
 	}
 	if !strings.HasPrefix(PromptVersion, "patchbench-prompt/2+") || len(PromptVersion) != len("patchbench-prompt/2+")+12 {
 		t.Errorf("version %q", PromptVersion)
-	}
-}
-
-func TestExtractProposal(t *testing.T) {
-	p := `{"patch":[{"op":"remove","path":"/a"}],"note":"x"}`
-	for _, raw := range []string{
-		p,
-		"  " + p + "\n",
-		"Here you go:\n```json\n" + p + "\n```",
-		"Here you go:\n```\n" + p + "\n```\nbye",
-		"The answer is " + p + " as asked.",
-	} {
-		got := ExtractProposal(raw)
-		var a, b any
-		if json.Unmarshal(got, &a) != nil || json.Unmarshal([]byte(p), &b) != nil {
-			t.Errorf("%q: extracted %q", raw, got)
-		}
-	}
-	if got := string(ExtractProposal("no json here")); got != "no json here" {
-		t.Errorf("prose: %q", got)
 	}
 }
 

@@ -54,13 +54,20 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
 // Bounds on the size of one run, so that a typo cannot exhaust memory.
 const maxRounds = 10000
 
+// Bounds of --max-answer-bytes: 1 KiB to 16 MiB (a body of about twice
+// the limit is read per request in flight).
+const (
+	minAnswerBytes = 1 << 10
+	maxAnswerBytes = 16 << 20
+)
+
 // runFlags are the flags of run.
 type runFlags struct {
 	casesDir, configsDir, out, caseID, domain, shard, tok, format, cacheDir *string
 	configNames                                                             stringList
 	actorSpecs                                                              repeated
 	rounds, concurrency, maxAttempts, maxOutput, maxTokensTotal, maxRetries *int
-	seed                                                                    *int64
+	seed, maxAnswer                                                         *int64
 	retryErrors, noCache, cacheOnly, structured                             *bool
 	threshold, rps                                                          *float64
 	temp                                                                    optionalFloat
@@ -98,6 +105,7 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	f.maxTokensTotal = fs.Int("max-tokens-total", 0, "stop cleanly once the runs recorded have used this many `tokens` (0: no limit)")
 	f.structured = fs.Bool("structured", false, "ask live actors for the proposal's JSON Schema (json_schema / Ollama format) instead of any JSON object")
 	f.maxRetries = fs.Int("max-retries", actors.DefaultRetry.MaxRetries, "retries of a live request on 429, 5xx, timeouts and dropped connections (`n`)")
+	f.maxAnswer = fs.Int64("max-answer-bytes", actors.DefaultMaxAnswerBytes, "the longest answer an actor may send, in `bytes`; a longer one is rejected (limit_exceeded), its first 64 KiB and its length kept")
 	return fs, f
 }
 
@@ -163,6 +171,8 @@ func (f *runFlags) check(fs *flagSet) (runner.Shard, int, bool) {
 		return sh, fs.usageError("--no-cache and --cache-only are opposites"), false
 	case !(*f.rps == 0 || (*f.rps >= 0.001 && *f.rps <= 1e6)) || *f.maxTokensTotal < 0:
 		return sh, fs.usageError("--rps must be 0 (no limit) or in [0.001, 1e6], --max-tokens-total ≥ 0"), false
+	case *f.maxAnswer < minAnswerBytes || *f.maxAnswer > maxAnswerBytes:
+		return sh, fs.usageError("--max-answer-bytes must be in [%d, %d]", minAnswerBytes, maxAnswerBytes), false
 	}
 	return sh, 0, true
 }
@@ -174,7 +184,7 @@ func (f *runFlags) params() actors.Params {
 		OpenAIBaseURL: os.Getenv("OPENAI_BASE_URL"), OpenAIKey: os.Getenv("OPENAI_API_KEY"), OllamaHost: os.Getenv("OLLAMA_HOST"),
 		MaxOutputTokens: *f.maxOutput, Timeout: *f.timeout,
 		Retry:      actors.Retry{MaxRetries: *f.maxRetries, Base: actors.DefaultRetry.Base, Max: actors.DefaultRetry.Max},
-		Structured: *f.structured, CacheOnly: *f.cacheOnly,
+		Structured: *f.structured, CacheOnly: *f.cacheOnly, MaxAnswerBytes: *f.maxAnswer,
 	}
 	if f.temp.set {
 		p.Temperature = &f.temp.v
@@ -206,7 +216,7 @@ func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
 	p := &runPlan{acts: acts, opts: runner.Options{
 		Cases: chosen, Configs: configs, Actors: acts, Rounds: *f.rounds, Concurrency: *f.concurrency,
 		MaxAttempts: *f.maxAttempts, PassThreshold: *f.threshold, Tokenizer: *f.tok, Shard: sh,
-		MaxTokensTotal: *f.maxTokensTotal,
+		MaxTokensTotal: *f.maxTokensTotal, MaxAnswerBytes: *f.maxAnswer,
 	}}
 	p.manifest = f.manifest(params, p.opts)
 	p.dir = *f.out
@@ -330,6 +340,9 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 		MaxOutputTokens: params.MaxOutputTokens,
 		Structured:      params.Structured,
 	}
+	if o.MaxAnswerBytes != actors.DefaultMaxAnswerBytes {
+		m.MaxAnswerBytes = o.MaxAnswerBytes // the default is left out, as before it could be set
+	}
 	for _, c := range o.Configs {
 		m.Configs = append(m.Configs, c.Name)
 	}
@@ -404,7 +417,7 @@ func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, s
 	}
 	var fatal *runner.FatalError
 	if errors.As(runErr, &fatal) {
-		return failf(stderr, "run", "stopped: %v (the run is recorded in %s; fix the cause and run the same command with --retry-errors)", fatal, p.dir)
+		return failf(stderr, "run", "stopped: %s (the run is recorded in %s; fix the cause and run the same command with --retry-errors)", actors.OneLine(fatal.Error()), p.dir)
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return failf(stderr, "run", "%v", runErr)
@@ -488,7 +501,7 @@ func finish(p *runPlan, interrupted bool, format string, stdout, stderr io.Write
 		return exitUsage
 	}
 	if t.errors > 0 {
-		fmt.Fprintf(stderr, "patchbench run: %d of %s ended in an error (--retry-errors redoes them); the first: %s\n", t.errors, report.Plural(t.runs, "run"), t.firstError)
+		fmt.Fprintf(stderr, "patchbench run: %d of %s ended in an error (--retry-errors redoes them); the first: %s\n", t.errors, report.Plural(t.runs, "run"), actors.OneLine(t.firstError))
 	}
 	fmt.Fprintf(stderr, "run directory: %s (%s)\n", p.dir, report.Plural(t.runs, "run"))
 	if t.runs > t.settled {

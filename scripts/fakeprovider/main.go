@@ -1,0 +1,68 @@
+// Command fakeprovider is a local OpenAI chat completions server that
+// answers every request with what a hostile or broken provider sends, for
+// scripts/hostile-answers.sh and for trying run by hand (issue 12). It
+// prints its address, then serves until killed.
+//
+//	go run ./scripts/fakeprovider -mode big -size 31457280   # 30 MiB answers
+//	OPENAI_BASE_URL=http://ADDR/v1 patchbench run --actor openai:m --no-cache
+//
+// Modes:
+//
+//	big     an answer of -size bytes of "x", written as it goes
+//	quad    -size bytes of {"a":[ , which made the old extractor quadratic
+//	usage   -answer with usage figures of 2^62 tokens
+//	ansi    HTTP 400 whose message clears the screen, rings the bell and
+//	        writes a line of its own
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "listen `address` (port 0: any free port)")
+	mode := flag.String("mode", "big", "what to send: big, quad, usage or ansi")
+	size := flag.Int("size", 30<<20, "answer size in `bytes` (big, quad)")
+	answer := flag.String("answer", `{"patch":[],"note":"ok"}`, "the answer `text` (usage)")
+	flag.Parse()
+	head := `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":`
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		switch *mode {
+		case "big":
+			io.WriteString(w, head+`"`)
+			chunk := strings.Repeat("x", 1<<20)
+			for left := *size; left > 0; left -= len(chunk) {
+				if _, err := io.WriteString(w, chunk[:min(left, len(chunk))]); err != nil {
+					return
+				}
+			}
+			io.WriteString(w, `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":7000000}}`)
+		case "quad":
+			b, _ := json.Marshal(strings.Repeat(`{"a":[`, *size/6))
+			fmt.Fprintf(w, `%s%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":50000}}`, head, b)
+		case "usage":
+			b, _ := json.Marshal(*answer)
+			fmt.Fprintf(w, `%s%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":4611686018427387904,"completion_tokens":4611686018427387904}}`, head, b)
+		case "ansi":
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":{"message":"bad request\u001b[2J\u001b[H\u0007\rOK: all runs passed","type":"invalid_request_error","param":null,"code":"x"}}`)
+		default:
+			http.Error(w, "unknown mode", http.StatusInternalServerError)
+		}
+	})
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(l.Addr())
+	log.Fatal(http.Serve(l, nil))
+}
