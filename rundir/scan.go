@@ -220,10 +220,9 @@ func decodeLean(b []byte) (*Record, int, int, error) {
 			head.WriteString(`":`)
 			head.Write(b[vs:ve])
 		case k == "checks":
-			// A key is never inside a string (its quotes would be
-			// escaped), so the members can be counted as bytes.
-			v := b[vs:ve]
-			checks, held = bytes.Count(v, []byte(`"held":`)), bytes.Count(v, []byte(`"held":true`))
+			var err error
+			checks, held, err = countChecks(b[vs:ve])
+			return err
 		case k == "steps":
 			steps = b[vs:ve]
 		}
@@ -237,7 +236,7 @@ func decodeLean(b []byte) (*Record, int, int, error) {
 	if err := json.Unmarshal(head.Bytes(), &rec); err != nil {
 		return nil, 0, 0, err
 	}
-	if steps != nil {
+	if steps != nil && !bytes.Equal(steps, []byte("null")) {
 		if rec.Steps, err = leanSteps(steps); err != nil {
 			return nil, 0, 0, err
 		}
@@ -265,7 +264,7 @@ func leanSteps(b []byte) ([]StepRecord, error) {
 				obj.Write(key)
 				obj.WriteString(`":`)
 				obj.Write(v)
-			case k == "earlier":
+			case k == "earlier" && string(v) != "null":
 				_, err := eachElement(v, 0, func(as, ae int) error {
 					var at Attempt
 					_, err := eachMember(v[as:ae], 0, func(key []byte, ds, de int) error {
@@ -294,4 +293,24 @@ func leanSteps(b []byte) ([]StepRecord, error) {
 		return nil
 	})
 	return out, err
+}
+
+// countChecks counts the rubric checks of a record's checks array and
+// those whose held member is true; null is no check.
+func countChecks(b []byte) (int, int, error) {
+	if bytes.Equal(b, []byte("null")) {
+		return 0, 0, nil
+	}
+	checks, held := 0, 0
+	_, err := eachElement(b, 0, func(vs, ve int) error {
+		checks++
+		_, err := eachMember(b[vs:ve], 0, func(key []byte, hs, he int) error {
+			if string(key) == "held" && string(b[vs+hs:vs+he]) == "true" {
+				held++
+			}
+			return nil
+		})
+		return err
+	})
+	return checks, held, err
 }

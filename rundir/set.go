@@ -42,20 +42,35 @@ type Combined struct {
 // template's version and the pass threshold that defines a semantic pass.
 var SetSettings = []string{"case_digest", "case_ids", "prompt_version", "pass_threshold"}
 
+// CheckSettings refuses manifests (of the directories at paths, in the
+// same order) whose SetSettings differ from the first's: the error names
+// the two directories, the settings that differ and how (the cases only in
+// one, the two prompt versions…), as merge names the settings of shards
+// that differ. It is nil for fewer than two manifests.
+func CheckSettings(paths []string, ms []*Manifest) error {
+	for i := 1; i < len(ms); i++ {
+		if diff := setDifferences(ms[0], ms[i]); len(diff) > 0 {
+			return fmt.Errorf("%s and %s cannot be read as one comparison: %s differ (%s)", paths[0], paths[i], strings.Join(diff, ", "), describe(ms[0], ms[i], diff))
+		}
+	}
+	return nil
+}
+
 // Combine checks that the directories at paths, with their manifests and
-// runs, can be read as one comparison, and names their actors in it. It
-// refuses directories whose SetSettings differ from the first's, naming
-// the settings and the directories, and a configuration name that two
-// directories define differently.
+// runs (each directory's Holder, in the same order), can be read as one
+// comparison, and names their actors in it. It refuses directories whose
+// SetSettings differ (CheckSettings) and a configuration name that two
+// directories define differently (another view or other gates).
 func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
+	if len(paths) != len(ms) || len(ms) != len(runs) {
+		return nil, fmt.Errorf("combine: %d paths, %d manifests and %d run sets", len(paths), len(ms), len(runs))
+	}
+	if err := CheckSettings(paths, ms); err != nil {
+		return nil, err
+	}
 	c := &Combined{Paths: paths, Manifests: ms, names: make([]map[string]string, len(paths)), source: map[string]int{}}
 	defined := map[string]int{}
 	for i, m := range ms {
-		if i > 0 {
-			if diff := setDifferences(ms[0], m); len(diff) > 0 {
-				return nil, fmt.Errorf("%s and %s cannot be read as one comparison: %s differ (%s)", paths[0], paths[i], strings.Join(diff, ", "), describe(ms[0], m, diff))
-			}
-		}
 		for _, cfg := range m.Configurations() {
 			j, ok := defined[cfg.Name]
 			if !ok {
@@ -270,12 +285,22 @@ type Set struct {
 	Dirs []*Dir
 }
 
-// ReadSet reads each directory (Read) and combines them (Combine).
+// ReadSet reads each directory (Read) and combines them (Combine). A
+// directory given twice is refused.
 func ReadSet(paths []string) (*Set, error) {
 	s := &Set{}
 	var ms []*Manifest
 	var hs []Holder
+	given := map[string]string{}
 	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		if first, ok := given[abs]; ok {
+			return nil, fmt.Errorf("%s is given twice (as %s and %s)", abs, first, p)
+		}
+		given[abs] = p
 		d, err := Read(p)
 		if err != nil {
 			return nil, err
@@ -292,22 +317,17 @@ func ReadSet(paths []string) (*Set, error) {
 	return s, nil
 }
 
-// Each calls fn with the last record of each run of each directory, in
-// order, its actor renamed as the comparison names it (Combined.Name); a
-// run id two directories both hold under one name (shards given twice)
-// is read from the first only. An error from fn stops it.
+// Each calls fn with the last record of each run of each directory, the
+// directories in order and each in the order of its runs.jsonl, with the
+// directory's index and the record's Actor renamed as the comparison names
+// it (Combined.Name; RunID keeps the directory's own name, as show and the
+// browser find it). Since Combine renames an actor whose runs two
+// directories both hold, no two records it passes share a key (case,
+// configuration, actor, round). An error from fn stops it.
 func (s *Set) Each(fn func(dir int, r *Record) error) error {
-	seen := map[string]bool{}
 	for i, d := range s.Dirs {
 		err := d.Each(func(r *Record) error {
 			r.Actor = s.Name(i, r.Actor)
-			key := fmt.Sprintf("%s/%s/%s/%d", r.Case, r.Config, r.Actor, r.Round)
-			if len(s.Dirs) > 1 {
-				if seen[key] {
-					return nil
-				}
-				seen[key] = true
-			}
 			return fn(i, r)
 		})
 		if err != nil {
