@@ -191,13 +191,15 @@ func stressFigure(in PaperInput, _ string) (string, bool) {
 	var parts []string
 	for _, name := range []string{"patchoptic", "verify-only", "fsm-acl"} {
 		for _, p := range in.Stress.PaperSet {
-			if p.Config == name {
+			if p.Config == name && p.Total > 0 {
 				parts = append(parts, fmt.Sprintf("%s %d/%d", labels[name], p.Accepted, p.Total))
 			}
 		}
 	}
 	if len(parts) == 0 {
-		return "", false
+		// A case set without the paper's hidden-source artifacts (a
+		// subset of the suite, a set of one's own) measures nothing.
+		return "not measured: no hidden-source artifact of the paper's set in this case set", true
 	}
 	return strings.Join(parts, "; "), true
 }
@@ -226,13 +228,20 @@ func violationsBlocked(in PaperInput, _ string) (string, bool) {
 // models the provider said answered (a live actor's), and the run's
 // rounds and settings.
 type Producer struct {
-	Actor       string
-	Models      []string
-	Rounds      int
+	// Actor is the actor's name in the report (its spec).
+	Actor string
+	// Models are the models the provider said answered (at most four).
+	Models []string
+	Rounds int
+	// Temperature is the run's --temperature (nil: the server's
+	// default); a spec's own ?temperature= is part of Actor.
 	Temperature *float64
-	MaxAttempts int
-	Structured  bool
-	Dir         string
+	// MaxOutputTokens is the run's --max-output-tokens (0: the server's).
+	MaxOutputTokens int
+	MaxAttempts     int
+	Structured      bool
+	// Dir names the run directory (its base name, say).
+	Dir string
 }
 
 // Live reports whether the actor is a live model (openai:, ollama:) or
@@ -252,7 +261,7 @@ func IsLiveActor(spec string) bool {
 }
 
 // String is the producer in words: "openai:gpt-5-mini (gpt-5-mini-2025-08-07),
-// 3 rounds, temperature 1, 1 attempt, results/run-…".
+// 3 rounds, the server's temperature, 1 attempt per step, results/run-…".
 func (p Producer) String() string {
 	s := p.Actor
 	if len(p.Models) > 0 {
@@ -266,7 +275,10 @@ func (p Producer) String() string {
 			s += ", the server's temperature"
 		}
 	}
-	s += ", " + Plural(p.MaxAttempts, "attempt")
+	if p.MaxOutputTokens > 0 {
+		s += fmt.Sprintf(", at most %d output tokens", p.MaxOutputTokens)
+	}
+	s += ", " + PluralOf(p.MaxAttempts, "attempt per step", "attempts per step")
 	if p.Structured {
 		s += ", structured"
 	}

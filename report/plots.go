@@ -9,16 +9,16 @@ import (
 	"path/filepath"
 
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/rundir"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	// The formats the plots are written in.
-	_ "gonum.org/v1/plot/vg/vgimg"
-	_ "gonum.org/v1/plot/vg/vgpdf"
-	_ "gonum.org/v1/plot/vg/vgsvg"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // PlotFormats are the file formats of the plots.
@@ -81,6 +81,24 @@ var charts = []chart{
 	}},
 }
 
+// PNGDPI is the resolution of PNG plots, in dots per inch: what a printed
+// paper needs (a one-column figure is 1050 pixels wide).
+const PNGDPI = 300
+
+// newCanvas makes the canvas of a plot in format (one of PlotFormats) of
+// w×h: PNG at PNGDPI on white, SVG, or PDF with its fonts embedded.
+func newCanvas(format string, w, h vg.Length) (vg.CanvasWriterTo, error) {
+	switch format {
+	case "png":
+		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(PNGDPI), vgimg.UseBackgroundColor(color.White))}, nil
+	case "svg":
+		return vgsvg.New(w, h), nil
+	case "pdf":
+		return vgpdf.New(w, h), nil
+	}
+	return nil, fmt.Errorf("unknown plot format %q (png, svg or pdf)", format)
+}
+
 // WritePlots writes the charts of a summary into dir (gonum/plot), in
 // o's format and size: leak-rate, illegal-commits and semantic-pass per
 // configuration with their 95 % Wilson intervals on [0, 1], and tokens, tokens per run
@@ -109,31 +127,12 @@ func WritePlots(dir string, s Summary, configs []*bench.Config, actorNames []str
 			return nil, err
 		}
 		path := filepath.Join(dir, ch.file+"."+o.Format)
-		if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
+		if err := rundir.WriteFileAtomic(path, buf.Bytes(), 0o644); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		files = append(files, path)
 	}
 	return files, nil
-}
-
-// WriteFileAtomic writes a file through a temporary file in its
-// directory, renamed over it.
-func WriteFileAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".plot-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // series is one actor's points of a chart.
@@ -161,6 +160,12 @@ func drawChart(w *bytes.Buffer, ch chart, s Summary, configs []*bench.Config, ac
 		p.X.Tick.Label.XAlign = draw.XRight
 		p.X.Tick.Label.YAlign = draw.YCenter
 	}
+	// Horizontal grid lines only, under the data: a vertical line would
+	// run through the middle series of each configuration.
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	grid.Horizontal.Color = color.Gray{Y: 0xd8}
+	p.Add(grid)
 	var legend []series
 	top := 0.0
 	for k, a := range actorNames {
@@ -204,12 +209,11 @@ func drawChart(w *bytes.Buffer, ch chart, s Summary, configs []*bench.Config, ac
 	} else {
 		p.Y.Max = math.Max(1, top*1.08)
 	}
-	p.Add(plotter.NewGrid())
 	p.BackgroundColor = color.White
 
-	cw, err := draw.NewFormattedCanvas(size[0], size[1], format)
+	cw, err := newCanvas(format, size[0], size[1])
 	if err != nil {
-		return fmt.Errorf("plot format %q: %w", format, err)
+		return err
 	}
 	c := draw.New(cw)
 	c.SetColor(color.White)

@@ -217,8 +217,11 @@ func RenderTable(w io.Writer, t Table, markdown bool) {
 }
 
 var latexEscaper = strings.NewReplacer(`\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`, "_", `\_`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`,
+	// The OT1 text font sets <, > and | as other glyphs (¡, ¿, an em
+	// dash), and a straight double quote as a closing one.
+	"<", `$<$`, ">", `$>$`, "|", `\textbar{}`, `"`, `\textquotedbl{}`,
 	// Symbols a text font lacks are set in math mode.
-	"→", `$\rightarrow$`, "←", `$\leftarrow$`, "≥", `$\geq$`, "≤", `$\leq$`, "×", `$\times$`, "±", `$\pm$`, "−", `$-$`,
+	"→", `$\rightarrow$`, "←", `$\leftarrow$`, "≥", `$\geq$`, "≤", `$\leq$`, "×", `$\times$`, "±", `$\pm$`, "−", `$-$`, "Δ", `$\Delta$`,
 	"≈", `$\approx$`, "⟂", `$\perp$`, "…", `\ldots{}`, "§", `\S{}`, "·", `$\cdot$`)
 
 // signedNumber is a minus or plus sign that starts a number, at the start
@@ -238,11 +241,19 @@ func LaTeXCell(c string) string {
 	return strings.NewReplacer("\x00-\x00", "$-$", "\x00+\x00", "$+$").Replace(c)
 }
 
+// LaTeXPackages are the packages RenderLaTeX's output needs in the
+// document's preamble: booktabs for the rules, graphicx for the box that
+// shrinks a table wider than the text to its width. textcomp, for
+// \textquotedbl, is part of the LaTeX kernel since 2020.
+var LaTeXPackages = []string{"booktabs", "graphicx"}
+
 // RenderLaTeX writes a table as a LaTeX table environment (table* when it
-// is wider than eight columns, for a two-column paper) with a booktabs
-// tabular, its title as the caption and tab:patchbench-NAME as the label;
-// a column whose every cell is a number, an interval or "-" is
-// right-aligned. It needs \usepackage{booktabs}.
+// is wider than eight columns, to span both columns of a two-column
+// paper) with a booktabs tabular, its title as the caption and
+// tab:patchbench-NAME as the label; a column whose every cell is a number,
+// an interval or "-" is right-aligned; a tabular wider than the text is
+// scaled down to its width (\resizebox), a narrower one is left as it is.
+// Cells are escaped by LaTeXCell. It needs LaTeXPackages.
 func RenderLaTeX(w io.Writer, t Table) {
 	esc := func(cells []string) string {
 		out := make([]string, len(cells))
@@ -269,22 +280,33 @@ func RenderLaTeX(w io.Writer, t Table) {
 	if len(t.Header) > 8 {
 		env = "table*"
 	}
-	fmt.Fprintf(w, "%% %s (needs \\usepackage{booktabs})\n\\begin{%s}[tbp]\n\\centering\n\\small\n\\caption{%s}\n\\label{tab:patchbench-%s}\n",
-		t.Name, env, LaTeXCell(t.Title), labelName(t.Name))
+	fmt.Fprintf(w, "%% %s (needs \\usepackage{%s})\n\\begin{%s}[tbp]\n\\centering\n\\small\n\\caption{%s}\n\\label{tab:patchbench-%s}\n",
+		t.Name, strings.Join(LaTeXPackages, ","), env, LaTeXCell(t.Title), labelName(t.Name))
+	fmt.Fprintf(w, "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n")
 	fmt.Fprintf(w, "\\begin{tabular}{%s}\n\\toprule\n%s \\\\\n\\midrule\n", align, esc(t.Header))
 	for _, r := range t.Rows {
 		fmt.Fprintf(w, "%s \\\\\n", esc(r))
 	}
-	fmt.Fprintf(w, "\\bottomrule\n\\end{tabular}\n\\end{%s}\n", env)
+	fmt.Fprintf(w, "\\bottomrule\n\\end{tabular}}\n\\end{%s}\n", env)
 }
 
 // numericCell reports whether a cell reads as a figure: a number (with a
-// sign, a percent), an interval, or "-".
+// sign, a percent, a bound such as "<0.0001"), an interval, or "-".
 func numericCell(c string) bool {
 	if c == "-" {
 		return true
 	}
-	return c != "" && strings.ContainsAny(c[:1], "0123456789-+[")
+	return c != "" && strings.ContainsAny(c[:1], "0123456789-+[<")
+}
+
+// PValue writes a p-value with four significant digits, or "<0.0001"
+// below that, never in e notation (which a LaTeX or CSV reader would
+// misread).
+func PValue(p float64) string {
+	if p < 0.0001 {
+		return "<0.0001"
+	}
+	return strconv.FormatFloat(p, 'g', 4, 64)
 }
 
 // labelName makes a table name safe in a LaTeX label.

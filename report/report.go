@@ -221,7 +221,11 @@ func (b *Builder) pairedTests() (Table, []Paired, []string) {
 	var notes []string
 	switch {
 	case b.baseline == "":
-		return t, nil, []string{"Paired tests skipped: no baseline configuration (--baseline names one of the configurations present)."}
+		var names []string
+		for _, c := range b.configs {
+			names = append(names, c.Name)
+		}
+		return t, nil, []string{fmt.Sprintf("Paired tests skipped: no baseline configuration (these runs have no patchoptic; --baseline picks one of %s).", strings.Join(names, ", "))}
 	case len(b.pass[b.baseline]) == 0:
 		return t, nil, []string{fmt.Sprintf("Paired tests skipped: no run of the baseline configuration %s has an outcome (--baseline picks another).", base)}
 	}
@@ -264,7 +268,7 @@ func (b *Builder) pairedTests() (Table, []Paired, []string) {
 			}
 			test := scoring.ExactMcNemar(onlyBase, onlyOther)
 			paired = append(paired, Paired{Actor: a, Baseline: b.baseline, Other: c.Name, Pairs: n, Test: test})
-			t.Rows = append(t.Rows, []string{a, c.Label, fmt.Sprint(n), fmt.Sprint(onlyBase), fmt.Sprint(onlyOther), fmt.Sprintf("%.4g", test.P)})
+			t.Rows = append(t.Rows, []string{a, c.Label, fmt.Sprint(n), fmt.Sprint(onlyBase), fmt.Sprint(onlyOther), PValue(test.P)})
 			t.Data.add(a, b.baseline, c.Name, c.Label, n, onlyBase, onlyOther, test.P)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -12,6 +12,7 @@ import (
 	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/runtime"
 )
 
 const reportExamples = `  # Every table of a run directory, for the terminal:
@@ -49,7 +50,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.Var(&tables, "table", "only the tables with these `names` (repeatable or comma list; csv takes one, main by default)")
 	ciColumns := fs.Bool("ci-columns", false, "put each 95% interval in a column of its own (text, markdown, latex)")
 	paper := fs.Bool("paper", false, "add every figure of the paper beside ours, with the model, rounds and settings that produced ours")
-	baseline := fs.String("baseline", "", "the configuration `name` the paired tests compare the others against (default patchoptic, when present)")
+	baseline := fs.String("baseline", "", "the configuration (`name` or label) the paired tests compare the others against (default patchoptic, when present; without it they are skipped)")
 	plots := fs.String("plots", "", "also write the charts (leak rate, illegal commits, semantic pass, tokens per configuration) into this `dir`")
 	plotFormat := fs.String("plot-format", "png", "the charts' `format`: png, svg or pdf")
 	plotSize := fs.String("plot-size", "one-column", "the charts' `size`: one-column (3.5 in wide) or two-column (7 in)")
@@ -93,6 +94,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !rep.Summary.Complete {
 		warnIncomplete(strings.Join(pos, ", "), rep.Summary.RunsExpected, b.Summarizer(), stderr)
 	}
+	if slices.Contains(tables, "paper") {
+		*paper = true // the paper table, asked for by name
+	}
 	if *paper {
 		rep.Tables = append(rep.Tables, paperTable(ctx, set, b, rep.Summary, *casesDir, stderr))
 	}
@@ -123,19 +127,20 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 // chooseBaseline picks the paired tests' baseline among the
-// configurations present: the one named (an error listing the names when
-// there is none of that name), or patchoptic when present, or none (the
-// report then says the paired tests are skipped).
+// configurations present: the one named by its name or its label (an
+// error listing the names when there is none), or patchoptic when present,
+// or none (the report then says the paired tests are skipped).
 func chooseBaseline(fs *flagSet, configs []*bench.Config, name, dirs string) (string, int, bool) {
 	var names []string
 	for _, c := range configs {
+		if name != "" && (c.Name == name || c.Label == name) {
+			return c.Name, 0, true
+		}
 		names = append(names, c.Name)
 	}
 	switch {
-	case name != "" && !slices.Contains(names, name):
-		return "", fs.usageError("--baseline: no configuration %q in %s (names: %s)", name, dirs, strings.Join(names, ", ")), false
 	case name != "":
-		return name, 0, true
+		return "", fs.usageError("--baseline: no configuration %q in %s (names: %s)", name, dirs, strings.Join(names, ", ")), false
 	case slices.Contains(names, "patchoptic"):
 		return "patchoptic", 0, true
 	}
@@ -162,10 +167,13 @@ func paperTable(ctx context.Context, set *rundir.Set, b *report.Builder, sum rep
 				keep = append(keep, c)
 			}
 		}
-		if res, err := runner.Stress(ctx, keep, set.Configs); err == nil {
-			in.Stress = res
-		} else {
-			fmt.Fprintf(stderr, "patchbench report: stress test: %v\n", err)
+		configs, err := gatedConfigs(set.Configs)
+		if err == nil {
+			in.StressConfigs = configs
+			in.Stress, err = runner.Stress(ctx, keep, configs)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "patchbench report: stress test: %v; the stress figure is not measured\n", err)
 		}
 	}
 	producers := map[string]report.Producer{}
@@ -176,10 +184,43 @@ func paperTable(ctx context.Context, set *rundir.Set, b *report.Builder, sum rep
 				continue
 			}
 			producers[name] = report.Producer{Actor: name, Models: b.Models(name), Rounds: d.Manifest.Rounds, Temperature: d.Manifest.Temperature,
-				MaxAttempts: d.Manifest.MaxAttempts, Structured: d.Manifest.Structured, Dir: d.Path}
+				MaxOutputTokens: d.Manifest.MaxOutputTokens, MaxAttempts: d.Manifest.MaxAttempts, Structured: d.Manifest.Structured, Dir: filepath.Base(filepath.Clean(d.Path))}
 		}
 	}
 	return report.PaperTable(in, producers)
+}
+
+// gatedConfigs are the configurations of a run as the stress test needs
+// them: with their gates compiled from the names the manifest recorded
+// (a manifest does not hold the compiled set), or, for a manifest that
+// recorded names only, the embedded configuration of that name.
+func gatedConfigs(configs []*bench.Config) ([]*bench.Config, error) {
+	var embedded []*bench.Config
+	var out []*bench.Config
+	for _, c := range configs {
+		if c.View == "" && len(c.Gates) == 0 {
+			if embedded == nil {
+				var err error
+				if embedded, err = loadConfigs(""); err != nil {
+					return nil, err
+				}
+			}
+			i := slices.IndexFunc(embedded, func(e *bench.Config) bool { return e.Name == c.Name })
+			if i < 0 {
+				return nil, fmt.Errorf("the manifest does not say what configuration %s checks", c.Name)
+			}
+			out = append(out, embedded[i])
+			continue
+		}
+		gs, err := runtime.GatesFromList(c.Gates)
+		if err != nil {
+			return nil, fmt.Errorf("configuration %s: %w", c.Name, err)
+		}
+		g := *c
+		g.GateSet = gs
+		out = append(out, &g)
+	}
+	return out, nil
 }
 
 // warnIncomplete says why run directories hold fewer settled runs than
@@ -193,7 +234,3 @@ func warnIncomplete(dirs string, expected int, s *report.Summarizer, stderr io.W
 	}
 	fmt.Fprintf(stderr, "patchbench report: %s is incomplete: %d of %d runs recorded (interrupted? run the same command again to finish it)\n", dirs, s.Recorded(), expected)
 }
-
-// stdoutIsFile is whether standard output is a file (not a terminal), for
-// formats that should not be written to a terminal.
-var _ = os.Stdout
