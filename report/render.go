@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -243,17 +244,29 @@ func LaTeXCell(c string) string {
 
 // LaTeXPackages are the packages RenderLaTeX's output needs in the
 // document's preamble: booktabs for the rules, graphicx for the box that
-// shrinks a table wider than the text to its width. textcomp, for
-// \textquotedbl, is part of the LaTeX kernel since 2020.
-var LaTeXPackages = []string{"booktabs", "graphicx"}
+// shrinks a table wider than the text to its width, tabularx for the
+// tables whose text columns wrap. \textquotedbl is part of the LaTeX
+// kernel since 2020.
+var LaTeXPackages = []string{"booktabs", "graphicx", "tabularx"}
 
-// RenderLaTeX writes a table as a LaTeX table environment (table* when it
-// is wider than eight columns, to span both columns of a two-column
-// paper) with a booktabs tabular, its title as the caption and
-// tab:patchbench-NAME as the label; a column whose every cell is a number,
-// an interval or "-" is right-aligned; a tabular wider than the text is
-// scaled down to its width (\resizebox), a narrower one is left as it is.
-// Cells are escaped by LaTeXCell. It needs LaTeXPackages.
+// LaTeX layout: a table wider than latexColumnChars (its widest cell of
+// each column added up) spans both columns of a two-column paper, as does
+// one of more than eight columns; a text column whose widest cell is
+// longer than latexWrapChars wraps.
+const (
+	latexColumnChars = 90
+	latexWrapChars   = 30
+)
+
+// RenderLaTeX writes a table as a LaTeX table environment with its title as
+// the caption and tab:patchbench-NAME as the label: table* (both columns
+// of a two-column paper) when it is wide (LaTeX layout above), else table.
+// A column whose every cell is a number, an interval or "-" is
+// right-aligned. A table with a long text column is a booktabs tabularx
+// as wide as the text, its long columns wrapping, ragged right; any other
+// is a booktabs tabular, scaled down to the text width when wider
+// (\resizebox), left as it is when narrower. Cells are escaped by
+// LaTeXCell. It needs LaTeXPackages.
 func RenderLaTeX(w io.Writer, t Table) {
 	esc := func(cells []string) string {
 		out := make([]string, len(cells))
@@ -262,32 +275,45 @@ func RenderLaTeX(w io.Writer, t Table) {
 		}
 		return strings.Join(out, " & ")
 	}
-	align := ""
-	for i := range t.Header {
-		numeric := len(t.Rows) > 0
+	align, wraps, total := "", false, 0
+	for i, h := range t.Header {
+		numeric, widest := len(t.Rows) > 0, utf8.RuneCountInString(h)
 		for _, r := range t.Rows {
 			if i >= len(r) || !numericCell(r[i]) {
 				numeric = false
 			}
+			if i < len(r) {
+				widest = max(widest, utf8.RuneCountInString(r[i]))
+			}
 		}
-		if numeric {
+		total += widest + 2
+		switch {
+		case numeric:
 			align += "r"
-		} else {
+		case widest > latexWrapChars:
+			align += `>{\raggedright\arraybackslash}X`
+			wraps = true
+		default:
 			align += "l"
 		}
 	}
 	env := "table"
-	if len(t.Header) > 8 {
+	if len(t.Header) > 8 || total > latexColumnChars {
 		env = "table*"
 	}
 	fmt.Fprintf(w, "%% %s (needs \\usepackage{%s})\n\\begin{%s}[tbp]\n\\centering\n\\small\n\\caption{%s}\n\\label{tab:patchbench-%s}\n",
 		t.Name, strings.Join(LaTeXPackages, ","), env, LaTeXCell(t.Title), labelName(t.Name))
-	fmt.Fprintf(w, "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n")
-	fmt.Fprintf(w, "\\begin{tabular}{%s}\n\\toprule\n%s \\\\\n\\midrule\n", align, esc(t.Header))
+	begin, end := fmt.Sprintf("\\begin{tabular}{%s}", align), "\\end{tabular}}"
+	if wraps {
+		begin, end = fmt.Sprintf("\\begin{tabularx}{\\linewidth}{%s}", align), "\\end{tabularx}"
+	} else {
+		fmt.Fprintf(w, "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n")
+	}
+	fmt.Fprintf(w, "%s\n\\toprule\n%s \\\\\n\\midrule\n", begin, esc(t.Header))
 	for _, r := range t.Rows {
 		fmt.Fprintf(w, "%s \\\\\n", esc(r))
 	}
-	fmt.Fprintf(w, "\\bottomrule\n\\end{tabular}}\n\\end{%s}\n", env)
+	fmt.Fprintf(w, "\\bottomrule\n%s\n\\end{%s}\n", end, env)
 }
 
 // numericCell reports whether a cell reads as a figure: a number (with a

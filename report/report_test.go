@@ -338,4 +338,17 @@ func TestLaTeXTable(t *testing.T) {
 	if !strings.Contains(buf.String(), "\\begin{table*}") {
 		t.Errorf("a wide table:\n%s", buf.String())
 	}
+	// Long text wraps in a tabularx as wide as the text (both columns).
+	buf.Reset()
+	long := strings.Repeat("a long sentence ", 4)
+	report.RenderLaTeX(&buf, report.Table{Name: "p", Header: []string{"Result", "Figure", "By"}, Rows: [][]string{{long, "0.5", long}}})
+	for _, want := range []string{"\\begin{table*}[tbp]", "\\begin{tabularx}{\\linewidth}{>{\\raggedright\\arraybackslash}Xr>{\\raggedright\\arraybackslash}X}",
+		"\\bottomrule\n\\end{tabularx}\n\\end{table*}\n"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("no %q in:\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "resizebox") {
+		t.Errorf("a tabularx in a box:\n%s", buf.String())
+	}
 }

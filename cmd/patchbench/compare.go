@@ -17,8 +17,8 @@ const compareExamples = `  # Runs that passed before a verifier change and fail 
   # rates of both with their paired tests:
   patchbench compare results/before results/after
 
-  # Only the runs both directories hold (B was run on one domain, say):
-  patchbench compare results/before results/after-finance --shared-only
+  # Only the runs both directories hold (B ran one round, or PatchOptic only):
+  patchbench compare results/before results/after-patchoptic --shared-only
 
   # Several directories on a side (a comma list), read as one as report reads them:
   patchbench compare results/gpt,results/mistral results/gpt-new,results/mistral-new

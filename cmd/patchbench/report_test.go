@@ -271,7 +271,7 @@ func TestLaTeXCompiles(t *testing.T) {
 		body.Write(b)
 		body.WriteString("\n\\clearpage\n")
 	}
-	doc := "\\documentclass[twocolumn]{article}\n\\usepackage{booktabs,graphicx}\n\\tracinglostchars=2\n\\begin{document}\n" +
+	doc := "\\documentclass[twocolumn]{article}\n\\usepackage{booktabs,graphicx,tabularx}\n\\tracinglostchars=2\n\\begin{document}\n" +
 		"Tables~\\ref{tab:patchbench-main} and~\\ref{tab:patchbench-paper}.\n" + body.String() + "\\end{document}\n"
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "tables.tex"), []byte(doc), 0o644)
