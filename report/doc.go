@@ -5,8 +5,11 @@
 // by a Builder from records added one at a time; StressTable for the
 // no-model stress test; PaperTable, the paper's figures, which PaperFigures
 // holds as data), every format (Render: text and Markdown through
-// tablewriter v1, CSV, LaTeX, JSON; WriteColumns for plain listings), the
-// plots (WritePlots, gonum/plot) and one run's trace (WriteTrace).
+// tablewriter v1, CSV with one value per cell from each table's Data,
+// LaTeX table environments, JSON; WriteColumns for plain listings), the
+// comparison of two sides of runs for patchbench compare (Comparer,
+// DeltaTable), the plots (WritePlots, gonum/plot: PNG, SVG, PDF) and one
+// run's trace (WriteTrace).
 //
 // Like vegeta's reporters, it never holds a directory's records: a
 // Summarizer or a Builder takes each with Add as rundir streams them, and

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/scoring"
@@ -27,33 +28,64 @@ func (s Rows) match(r Row) bool {
 	return r.View == s.View
 }
 
-// PaperFigure is one result the paper reports (PatchBench design §1) and
-// how this run's figure for it is computed: Measure over the rows Of
-// selects and, for a comparison, the rows Against selects, of one actor.
-// Measure returns the cell, or false when the rows cannot give it.
+// PaperFigure is one result the paper reports (PatchBench design §1, its
+// table of results) and how this run's figure for it is computed. Model
+// is the paper's model ("" for the no-model stress test); a figure of a
+// model is measured per live actor (Live), the others once. Measure
+// returns the cell, or false when the run cannot give it.
 type PaperFigure struct {
-	Result  string
-	Paper   string
-	Of      Rows
-	Against *Rows
-	Measure func(of, against []Row) (string, bool)
+	Result string
+	Paper  string
+	Model  string
+	Live   bool
+	// By says what a figure that is not a model's is measured from.
+	By      string
+	Measure func(in PaperInput, actor string) (string, bool)
 }
 
-// PaperFigures are the paper's figures (GPT-5-mini; PatchBench design
-// §1) that a run directory's summary can be set beside, in report order.
-// The configurations each compares are data here: the tables' code names
-// none.
+// PaperInput is what the paper's figures are measured from: the summary
+// and, for the stress figure, the no-model stress test's result (nil when
+// it was not run).
+type PaperInput struct {
+	Summary Summary
+	Stress  *scoring.StressResult
+	// StressConfigs are the configurations of the stress test, for their
+	// labels.
+	StressConfigs []*bench.Config
+}
+
+// PaperFigures are every figure of the paper (PatchBench design §1), in
+// its order. The configurations each compares are data here: the tables'
+// code names none.
 var PaperFigures = []PaperFigure{
-	{Result: "leak rate, full-state configurations", Paper: "31.5 % (14.5 per round of 46)",
-		Of: Rows{View: bench.ViewFull}, Measure: leakPerRound},
-	{Result: "leak rate, PatchOptic", Paper: "0.2 % (0.1 per round)",
-		Of: Rows{Config: "patchoptic"}, Measure: leakRate},
-	{Result: "tokens per run, projected vs full-state", Paper: "11 to 13 % fewer",
-		Of: Rows{View: bench.ViewProjected}, Against: &Rows{View: bench.ViewFull}, Measure: fewerTokens},
-	{Result: "content score of accepted outputs", Paper: "about 0.927",
-		Of: Rows{Config: "patchoptic"}, Measure: contentAccepted},
-	{Result: "semantic pass, Unconstrained → PatchOptic", Paper: "0.61 → 0.78 to 0.80",
-		Of: Rows{Config: "patchoptic"}, Against: &Rows{Config: "unconstrained"}, Measure: semanticChange},
+	{Result: "leak rate, full-state configurations", Paper: "31.5 % (14.5 per round of 46)", Model: "GPT-5-mini", Live: true,
+		Measure: measureRows(Rows{View: bench.ViewFull}, nil, leakPerRound)},
+	{Result: "leak rate, PatchOptic", Paper: "0.2 % (0.1 per round)", Model: "GPT-5-mini", Live: true,
+		Measure: measureRows(Rows{Config: "patchoptic"}, nil, leakRate)},
+	{Result: "tokens per run, projected vs full-state", Paper: "11 to 13 % fewer", Model: "GPT-5-mini", Live: true,
+		Measure: measureRows(Rows{View: bench.ViewProjected}, &Rows{View: bench.ViewFull}, fewerTokens)},
+	{Result: "content score of accepted outputs (PatchOptic; full-state)", Paper: "about 0.927, unchanged by projection", Model: "GPT-5-mini", Live: true,
+		Measure: measureRows(Rows{Config: "patchoptic"}, &Rows{View: bench.ViewFull}, contentAccepted)},
+	{Result: "semantic pass, Unconstrained → PatchOptic", Paper: "0.61 → 0.78 to 0.80", Model: "GPT-5-mini", Live: true,
+		Measure: measureRows(Rows{Config: "patchoptic"}, &Rows{Config: "unconstrained"}, semanticChange)},
+	{Result: "no-model stress, hidden-source artifacts accepted", Paper: "PatchOptic and Verify Only 0/9; FSM+ACL 8/9",
+		By: "patchbench stress on this run's case set", Measure: stressFigure},
+	{Result: "semantic pass, PatchOptic (rank of six)", Paper: "0.690, the best of the six", Model: "Mistral 7B", Live: true,
+		Measure: semanticRank},
+	{Result: "declared phase and scope violations committed (PatchOptic, Verify Only)", Paper: "none: all blocked before commit",
+		By: "every actor of this run", Measure: violationsBlocked},
+}
+
+// measureRows measures a figure over the rows of one actor that of and
+// against select.
+func measureRows(of Rows, against *Rows, f func(of, against []Row) (string, bool)) func(PaperInput, string) (string, bool) {
+	return func(in PaperInput, actor string) (string, bool) {
+		var ag []Row
+		if against != nil {
+			ag = selectRows(in.Summary.Rows, actor, *against)
+		}
+		return f(selectRows(in.Summary.Rows, actor, of), ag)
+	}
 }
 
 // leakPerRound is the mean leak rate of the rows, with their mean leaked
@@ -69,12 +101,12 @@ func leakPerRound(of, _ []Row) (string, bool) {
 	return fmt.Sprintf("%.1f %% (%.1f per round)", 100*scoring.Mean(rate), scoring.Mean(perRound)), true
 }
 
-// leakRate is the leak rate of the row.
+// leakRate is the leak rate of the row, with its leaked runs per round.
 func leakRate(of, _ []Row) (string, bool) {
 	if len(of) == 0 {
 		return "", false
 	}
-	return fmt.Sprintf("%.1f %%", 100*of[0].LeakRate), true
+	return fmt.Sprintf("%.1f %% (%.1f per round)", 100*of[0].LeakRate, of[0].LeakedPerRound), true
 }
 
 // fewerTokens is how much fewer tokens per run the rows use than the rows
@@ -93,12 +125,22 @@ func fewerTokens(of, against []Row) (string, bool) {
 	return fmt.Sprintf("%.1f %% fewer", 100*(1-tokens(of)/tokens(against))), true
 }
 
-// contentAccepted is the row's content score of accepted runs.
-func contentAccepted(of, _ []Row) (string, bool) {
+// contentAccepted is the content score of accepted runs of the row, then
+// the mean of the rows against.
+func contentAccepted(of, against []Row) (string, bool) {
 	if len(of) == 0 || of[0].ContentScoreAccepted == nil {
 		return "", false
 	}
-	return fmt.Sprintf("%.3f", *of[0].ContentScoreAccepted), true
+	var full []float64
+	for _, r := range against {
+		if r.ContentScoreAccepted != nil {
+			full = append(full, *r.ContentScoreAccepted)
+		}
+	}
+	if len(full) == 0 {
+		return fmt.Sprintf("%.3f", *of[0].ContentScoreAccepted), true
+	}
+	return fmt.Sprintf("%.3f; full-state %.3f", *of[0].ContentScoreAccepted, scoring.Mean(full)), true
 }
 
 // semanticChange is the semantic pass of the row against, then of the
@@ -110,29 +152,192 @@ func semanticChange(of, against []Row) (string, bool) {
 	return fmt.Sprintf("%.2f → %.2f", against[0].SemanticPass, of[0].SemanticPass), true
 }
 
-// PaperTable puts the paper's figures (PaperFigures) beside the same
-// figures of this run, per actor (sorted), leaving out the figures the
-// run's rows cannot give.
-func PaperTable(s Summary) Table {
-	t := Table{Name: "paper", Title: "The paper's figures beside this run's",
-		Header: []string{"Result", "Paper (GPT-5-mini)", "This run", "Actor"}}
-	var actors []string
-	for _, r := range s.Rows {
-		if !slices.Contains(actors, r.Actor) {
-			actors = append(actors, r.Actor)
+// semanticRank is PatchOptic's semantic pass for the actor and its rank
+// among the configurations measured.
+func semanticRank(in PaperInput, actor string) (string, bool) {
+	var po *Row
+	var all []Row
+	for _, r := range in.Summary.Rows {
+		if r.Actor != actor || r.Measured() == 0 {
+			continue
+		}
+		all = append(all, r)
+		if r.Config == "patchoptic" {
+			po = &r
 		}
 	}
-	slices.Sort(actors)
-	for _, a := range actors {
-		for _, f := range PaperFigures {
-			of := selectRows(s.Rows, a, f.Of)
-			var against []Row
-			if f.Against != nil {
-				against = selectRows(s.Rows, a, *f.Against)
+	if po == nil {
+		return "", false
+	}
+	rank := 1
+	for _, r := range all {
+		if r.SemanticPass > po.SemanticPass {
+			rank++
+		}
+	}
+	return fmt.Sprintf("%.3f, rank %d of %d", po.SemanticPass, rank, len(all)), true
+}
+
+// stressFigure is the paper set's accepted/total of PatchOptic, Verify
+// Only and FSM+ACL in the stress test.
+func stressFigure(in PaperInput, _ string) (string, bool) {
+	if in.Stress == nil {
+		return "", false
+	}
+	labels := map[string]string{}
+	for _, c := range in.StressConfigs {
+		labels[c.Name] = c.Label
+	}
+	var parts []string
+	for _, name := range []string{"patchoptic", "verify-only", "fsm-acl"} {
+		for _, p := range in.Stress.PaperSet {
+			if p.Config == name && p.Total > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d/%d", labels[name], p.Accepted, p.Total))
 			}
-			if cell, ok := f.Measure(of, against); ok {
-				t.Rows = append(t.Rows, []string{f.Result, f.Paper, cell, a})
+		}
+	}
+	if len(parts) == 0 {
+		// A case set without the paper's hidden-source artifacts (a
+		// subset of the suite, a set of one's own) measures nothing.
+		return "not measured: no hidden-source artifact of the paper's set in this case set", true
+	}
+	return strings.Join(parts, "; "), true
+}
+
+// violationsBlocked counts, over every actor, the illegal commits (scope
+// and phase among them) of PatchOptic and Verify Only, and the proposals
+// their gates blocked.
+func violationsBlocked(in PaperInput, _ string) (string, bool) {
+	illegal, scopePhase, blocked, runs := 0, 0, 0, 0
+	for _, r := range in.Summary.Rows {
+		if r.Measured() == 0 || (r.Config != "patchoptic" && r.Config != "verify-only") {
+			continue
+		}
+		runs += r.Measured()
+		illegal += r.IllegalCommits
+		scopePhase += r.IllegalByGate["scope"] + r.IllegalByGate["phase"]
+		blocked += r.Blocked
+	}
+	if runs == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("%d committed (%d scope or phase) in %s; %s blocked", illegal, scopePhase, Plural(runs, "run"), Plural(blocked, "proposal")), true
+}
+
+// Producer says what produced an actor's figures: the actor's spec, the
+// models the provider said answered (a live actor's), and the run's
+// rounds and settings.
+type Producer struct {
+	// Actor is the actor's name in the report (its spec).
+	Actor string
+	// Models are the models the provider said answered (at most four).
+	Models []string
+	Rounds int
+	// Temperature is the run's --temperature (nil: the server's
+	// default); a spec's own ?temperature= is part of Actor.
+	Temperature *float64
+	// MaxOutputTokens is the run's --max-output-tokens (0: the server's).
+	MaxOutputTokens int
+	MaxAttempts     int
+	Structured      bool
+	// Dir names the run directory (its base name, say).
+	Dir string
+}
+
+// Live reports whether the actor is a live model (openai:, ollama:) or
+// answers through the file actor (files:, a person or a model called
+// elsewhere), rather than one of the no-model actors.
+func (p Producer) Live() bool { return IsLiveActor(p.Actor) }
+
+// IsLiveActor reports whether an actor spec names a live model (openai:,
+// ollama:) or the file actor (files:), in itself or in a role map.
+func IsLiveActor(spec string) bool {
+	for _, k := range []string{"openai:", "ollama:", "files:"} {
+		if strings.Contains(spec, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// String is the producer in words: "openai:gpt-5-mini (gpt-5-mini-2025-08-07),
+// 3 rounds, the server's temperature, 1 attempt per step, results/run-…".
+func (p Producer) String() string {
+	s := p.Actor
+	if len(p.Models) > 0 {
+		s += " (" + strings.Join(p.Models, ", ") + ")"
+	}
+	s += ", " + Plural(p.Rounds, "round")
+	if p.Live() {
+		if p.Temperature != nil {
+			s += fmt.Sprintf(", temperature %g", *p.Temperature)
+		} else {
+			s += ", the server's temperature"
+		}
+	}
+	if p.MaxOutputTokens > 0 {
+		s += fmt.Sprintf(", at most %d output tokens", p.MaxOutputTokens)
+	}
+	s += ", " + PluralOf(p.MaxAttempts, "attempt per step", "attempts per step")
+	if p.Structured {
+		s += ", structured"
+	}
+	if p.Dir != "" {
+		s += ", " + p.Dir
+	}
+	return s
+}
+
+// PaperTable puts every figure of the paper (PaperFigures) beside this
+// run's: a figure of a model once per live actor, with the model, rounds
+// and settings that produced it, or "not measured" when the run has no
+// live model; the stress and violation figures once. producers holds each
+// actor of the summary (a missing one is described by its name).
+func PaperTable(in PaperInput, producers map[string]Producer) Table {
+	t := Table{Name: "paper", Title: "The paper's figures beside this run's",
+		Header: []string{"Result", "Paper", "Paper's model", "This run", "Produced by"},
+		Data:   &Data{Columns: []string{"result", "paper", "paper_model", "this_run", "actor", "produced_by"}}}
+	var actors, live []string
+	for _, r := range in.Summary.Rows {
+		if !slices.Contains(actors, r.Actor) {
+			actors = append(actors, r.Actor)
+			if IsLiveActor(r.Actor) {
+				live = append(live, r.Actor)
 			}
+		}
+	}
+	producer := func(a string) Producer {
+		if p, ok := producers[a]; ok {
+			return p
+		}
+		return Producer{Actor: a}
+	}
+	add := func(f PaperFigure, cell, actor, by string) {
+		model := f.Model
+		if model == "" {
+			model = "no model"
+		}
+		t.Rows = append(t.Rows, []string{f.Result, f.Paper, model, cell, by})
+		t.Data.add(f.Result, f.Paper, model, cell, actor, by)
+	}
+	for _, f := range PaperFigures {
+		switch {
+		case f.Live && len(live) == 0:
+			add(f, "not measured", "", "no live model in this run (actors: "+strings.Join(actors, ", ")+")")
+		case f.Live:
+			for _, a := range live {
+				cell, ok := f.Measure(in, a)
+				if !ok {
+					cell = "not measured"
+				}
+				add(f, cell, a, producer(a).String())
+			}
+		default:
+			cell, ok := f.Measure(in, "")
+			if !ok {
+				cell = "not measured"
+			}
+			add(f, cell, "", f.By)
 		}
 	}
 	return t

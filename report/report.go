@@ -11,21 +11,38 @@ import (
 	"github.com/patchbench/patchbench/scoring"
 )
 
-// Table is a report table as data: a name (CSV's table column), a title,
-// a header and rows of cells, rendered as text, Markdown, CSV, LaTeX or
-// JSON (Render).
+// Table is a report table as data: a name (what --table selects, and the
+// LaTeX label's), a title (the caption), a header and rows of cells as
+// printed, rendered as text, Markdown, LaTeX or JSON (Render); and Data,
+// the same table as numbers for CSV.
 type Table struct {
 	Name   string     `json:"name"`
 	Title  string     `json:"title"`
 	Header []string   `json:"header"`
 	Rows   [][]string `json:"rows"`
+	// Data is the table with one value per cell: machine column names
+	// (leak_rate, leak_lo, leak_hi…) and, per row, float64, int, string
+	// or nil (a value that is missing: an empty CSV cell).
+	Data *Data `json:"-"`
 }
 
-// Report is every table of a run directory (PatchBench design §7).
+// Data is a table's values, one per cell, for CSV (pandas, R).
+type Data struct {
+	Columns []string
+	Rows    [][]any
+}
+
+// add appends a row of values.
+func (d *Data) add(v ...any) { d.Rows = append(d.Rows, v) }
+
+// Report is every table of a run directory (PatchBench design §7), with
+// notes that say what a table leaves out (paired tests skipped for want
+// of the baseline configuration, say).
 type Report struct {
 	Summary Summary  `json:"summary"`
 	Tables  []Table  `json:"tables"`
 	Paired  []Paired `json:"paired"`
+	Notes   []string `json:"notes,omitempty"`
 }
 
 // Paired is the paired comparison of the baseline configuration against
@@ -50,6 +67,7 @@ type Builder struct {
 	baseline string
 	domains  map[domainKey]*domainCount
 	pass     map[string]map[pairKey]bool // config → (case, round, actor) → semantic pass
+	models   map[string][]string         // actor → the models its provider said answered
 }
 
 type domainKey struct{ actor, domain, config string }
@@ -64,15 +82,25 @@ type pairKey struct {
 
 // NewBuilder starts the report of the runs of configs and actorNames,
 // with the paired tests of baseline (a configuration's name) against
-// every other configuration.
+// every other configuration; with no baseline ("") the paired tests are
+// skipped, and the report says so.
 func NewBuilder(configs []*bench.Config, actorNames []string, baseline string) *Builder {
 	return &Builder{sum: NewSummarizer(configs, actorNames), configs: configs, actors: actorNames, baseline: baseline,
-		domains: map[domainKey]*domainCount{}, pass: map[string]map[pairKey]bool{}}
+		domains: map[domainKey]*domainCount{}, pass: map[string]map[pairKey]bool{}, models: map[string][]string{}}
 }
+
+// Models lists the models a live actor's provider said answered its runs
+// (the steps' model), at most four.
+func (b *Builder) Models(actor string) []string { return b.models[actor] }
 
 // Add counts one record: the last record of a run (rundir.Latest).
 func (b *Builder) Add(r *rundir.Record) {
 	b.sum.Add(r)
+	for _, st := range r.Steps {
+		if ms := b.models[r.Actor]; st.Model != "" && len(ms) < 4 && !slices.Contains(ms, st.Model) {
+			b.models[r.Actor] = append(ms, st.Model)
+		}
+	}
 	if !r.HasOutcome() {
 		return
 	}
@@ -106,8 +134,11 @@ func (b *Builder) Report() Report {
 	sum := b.sum.Summary()
 	rep := Report{Summary: sum}
 	rep.Tables = append(rep.Tables, MainTable(sum), AttackTable(sum), IllegalTable(sum), RejectionsTable(sum), b.domainTable())
-	mc, paired := b.pairedTests()
-	rep.Tables, rep.Paired = append(rep.Tables, mc), paired
+	mc, paired, notes := b.pairedTests()
+	rep.Paired, rep.Notes = paired, notes
+	if len(mc.Rows) > 0 {
+		rep.Tables = append(rep.Tables, mc)
+	}
 	return rep
 }
 
@@ -124,13 +155,17 @@ func BuildReport(recs []*rundir.Record, configs []*bench.Config, actorNames []st
 // results of every attempt by gate, in pipeline order.
 func RejectionsTable(s Summary) Table {
 	gates := []string{runtime.GateParse, runtime.GateScope, runtime.GateACL, runtime.GatePhase, runtime.GateApply, runtime.GateSchema, runtime.GateInvariants}
-	t := Table{Name: "rejections", Title: "Rejections by gate (every attempt)", Header: append([]string{"Configuration", "Actor"}, gates...)}
+	t := Table{Name: "rejections", Title: "Rejections by gate (every attempt)", Header: append([]string{"Configuration", "Actor"}, gates...),
+		Data: &Data{Columns: append([]string{"config", "label", "actor"}, gates...)}}
 	for _, r := range s.Rows {
 		row := []string{r.Label, r.Actor}
+		vals := []any{r.Config, r.Label, r.Actor}
 		for _, g := range gates {
 			row = append(row, fmt.Sprint(r.RejectionsByGate[g]))
+			vals = append(vals, r.RejectionsByGate[g])
 		}
 		t.Rows = append(t.Rows, row)
+		t.Data.add(vals...)
 	}
 	return t
 }
@@ -145,7 +180,8 @@ func (b *Builder) domainTable() Table {
 		}
 	}
 	slices.Sort(ds)
-	t := Table{Name: "domains", Title: "Per domain: leak rate / semantic pass", Header: []string{"Actor", "Domain"}}
+	t := Table{Name: "domains", Title: "Per domain: leak rate / semantic pass", Header: []string{"Actor", "Domain"},
+		Data: &Data{Columns: []string{"actor", "domain", "config", "label", "runs", "leak_rate", "semantic_pass"}}}
 	for _, c := range b.configs {
 		t.Header = append(t.Header, c.Label)
 	}
@@ -158,7 +194,9 @@ func (b *Builder) domainTable() Table {
 					row = append(row, "-")
 					continue
 				}
-				row = append(row, fmt.Sprintf("%.2f / %.2f", float64(g.leaked)/float64(g.n), float64(g.passed)/float64(g.n)))
+				leak, pass := float64(g.leaked)/float64(g.n), float64(g.passed)/float64(g.n)
+				row = append(row, fmt.Sprintf("%.2f / %.2f", leak, pass))
+				t.Data.add(a, d, c.Name, c.Label, g.n, leak, pass)
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -168,19 +206,45 @@ func (b *Builder) domainTable() Table {
 
 // pairedTests runs the exact McNemar test of semantic pass, the baseline
 // against each other configuration, per actor, over the runs both have
-// for the same case, round and actor; it returns the table and the tests.
-func (b *Builder) pairedTests() (Table, []Paired) {
+// for the same case, round and actor; it returns the table, the tests and
+// the notes that say which tests were skipped and why.
+func (b *Builder) pairedTests() (Table, []Paired, []string) {
 	labels := map[string]string{}
 	for _, c := range b.configs {
 		labels[c.Name] = c.Label
 	}
 	base := labels[b.baseline]
 	t := Table{Name: "mcnemar", Title: "Paired semantic pass, " + base + " against each configuration (exact McNemar)",
-		Header: []string{"Actor", "Against", "Pairs", "Only " + base + " passes", "Only the other passes", "p"}}
+		Header: []string{"Actor", "Against", "Pairs", "Only " + base + " passes", "Only the other passes", "p"},
+		Data:   &Data{Columns: []string{"actor", "baseline", "other", "other_label", "pairs", "only_baseline", "only_other", "p"}}}
 	var paired []Paired
-	for _, a := range b.actors {
+	var notes []string
+	switch {
+	case b.baseline == "":
+		var names []string
 		for _, c := range b.configs {
-			if c.Name == b.baseline || b.pass[b.baseline] == nil {
+			names = append(names, c.Name)
+		}
+		return t, nil, []string{fmt.Sprintf("Paired tests skipped: no baseline configuration (these runs have no patchoptic; --baseline picks one of %s).", strings.Join(names, ", "))}
+	case len(b.pass[b.baseline]) == 0:
+		return t, nil, []string{fmt.Sprintf("Paired tests skipped: no run of the baseline configuration %s has an outcome (--baseline picks another).", base)}
+	}
+	for _, a := range b.actors {
+		has := false
+		for k := range b.pass[b.baseline] {
+			if k.actor == a {
+				has = true
+				break
+			}
+		}
+		if !has {
+			if b.hasActor(a) {
+				notes = append(notes, fmt.Sprintf("Paired tests of %s skipped: it has no run of the baseline configuration %s.", a, base))
+			}
+			continue
+		}
+		for _, c := range b.configs {
+			if c.Name == b.baseline {
 				continue
 			}
 			onlyBase, onlyOther, n := 0, 0, 0
@@ -204,10 +268,23 @@ func (b *Builder) pairedTests() (Table, []Paired) {
 			}
 			test := scoring.ExactMcNemar(onlyBase, onlyOther)
 			paired = append(paired, Paired{Actor: a, Baseline: b.baseline, Other: c.Name, Pairs: n, Test: test})
-			t.Rows = append(t.Rows, []string{a, c.Label, fmt.Sprint(n), fmt.Sprint(onlyBase), fmt.Sprint(onlyOther), fmt.Sprintf("%.4g", test.P)})
+			t.Rows = append(t.Rows, []string{a, c.Label, fmt.Sprint(n), fmt.Sprint(onlyBase), fmt.Sprint(onlyOther), PValue(test.P)})
+			t.Data.add(a, b.baseline, c.Name, c.Label, n, onlyBase, onlyOther, test.P)
 		}
 	}
-	return t, paired
+	return t, paired, notes
+}
+
+// hasActor reports whether any run of actor a has an outcome.
+func (b *Builder) hasActor(a string) bool {
+	for _, m := range b.pass {
+		for k := range m {
+			if k.actor == a {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // MainTable is the main table of a summary: per configuration and actor,
@@ -215,10 +292,18 @@ func (b *Builder) pairedTests() (Table, []Paired) {
 // the illegal commit rate with its interval, tokens per run and their
 // change against the full-state configurations, commit rate, content
 // score of the runs whose every step committed, semantic pass with its
-// interval, and legal pass.
+// interval, and legal pass. Its Data has every figure and interval bound
+// in a column of its own.
 func MainTable(s Summary) Table {
 	t := Table{Name: "main", Title: "PatchBench", Header: []string{"Configuration", "Actor", "Runs", "Leak rate [95% CI]", "Leaked/round",
-		"Illegal commits [95% CI]", "Tokens/run", "vs full", "All committed", "Content (accepted)", "Semantic pass [95% CI]", "Legal pass"}}
+		"Illegal commits [95% CI]", "Tokens/run", "vs full", "All committed", "Content (accepted)", "Semantic pass [95% CI]", "Legal pass"},
+		Data: &Data{Columns: []string{"config", "label", "view", "actor", "runs", "errors", "pending", "measured",
+			"leak_rate", "leak_lo", "leak_hi", "leaked_per_round",
+			"illegal_commit_rate", "illegal_commit_lo", "illegal_commit_hi",
+			"tokens_mean", "tokens_lo", "tokens_hi", "tokens_change_vs_full",
+			"commit_rate", "content_score", "content_score_accepted",
+			"semantic_pass", "semantic_pass_lo", "semantic_pass_hi",
+			"legal_pass", "legal_pass_lo", "legal_pass_hi"}}}
 	for _, r := range s.Rows {
 		change := "-"
 		if r.TokensChangeVsFull != nil {
@@ -227,6 +312,8 @@ func MainTable(s Summary) Table {
 		if r.Measured() == 0 {
 			// Nothing was measured: no rate is zero.
 			t.Rows = append(t.Rows, []string{r.Label, r.Actor, runsCell(r), "-", "-", "-", "-", "-", "-", "-", "-", "-"})
+			vals := []any{r.Config, r.Label, r.View, r.Actor, r.Runs, r.Errors, r.Pending, 0}
+			t.Data.add(append(vals, make([]any, len(t.Data.Columns)-len(vals))...)...)
 			continue
 		}
 		t.Rows = append(t.Rows, []string{r.Label, r.Actor, runsCell(r),
@@ -238,8 +325,23 @@ func MainTable(s Summary) Table {
 			optional(r.ContentScoreAccepted),
 			rateCI(r.SemanticPass, r.SemanticPassCI),
 			fmt.Sprintf("%.3f", r.LegalPass)})
+		t.Data.add(r.Config, r.Label, r.View, r.Actor, r.Runs, r.Errors, r.Pending, r.Measured(),
+			r.LeakRate, r.LeakCI.Low, r.LeakCI.High, r.LeakedPerRound,
+			r.IllegalCommitRate, r.IllegalCommitCI.Low, r.IllegalCommitCI.High,
+			r.TokensMean, r.TokensCI.Low, r.TokensCI.High, optionalValue(r.TokensChangeVsFull),
+			r.CommitRate, r.ContentScore, optionalValue(r.ContentScoreAccepted),
+			r.SemanticPass, r.SemanticPassCI.Low, r.SemanticPassCI.High,
+			r.LegalPass, r.LegalPassCI.Low, r.LegalPassCI.High)
 	}
 	return t
+}
+
+// optionalValue is a value that may be missing, as a Data cell.
+func optionalValue(v *float64) any {
+	if v == nil {
+		return nil
+	}
+	return *v
 }
 
 // AttackTable gives, per configuration and actor, the runs of cases with
@@ -249,13 +351,17 @@ func MainTable(s Summary) Table {
 // left out.
 func AttackTable(s Summary) Table {
 	t := Table{Name: "attacks", Title: "Prompt injections: attack success and utility under attack",
-		Header: []string{"Configuration", "Actor", "Attacked runs", "Attack success [95% CI]", "Utility under attack [95% CI]"}}
+		Header: []string{"Configuration", "Actor", "Attacked runs", "Attack success [95% CI]", "Utility under attack [95% CI]"},
+		Data: &Data{Columns: []string{"config", "label", "actor", "attack_runs", "attack_success_rate", "attack_success_lo", "attack_success_hi",
+			"utility_under_attack", "utility_under_attack_lo", "utility_under_attack_hi"}}}
 	for _, r := range s.Rows {
 		if r.AttackRuns == 0 {
 			continue
 		}
 		t.Rows = append(t.Rows, []string{r.Label, r.Actor, fmt.Sprint(r.AttackRuns),
 			rateCI(*r.AttackSuccess, *r.AttackSuccessCI), rateCI(*r.UtilityUnderAttack, *r.UtilityUnderAttackCI)})
+		t.Data.add(r.Config, r.Label, r.Actor, r.AttackRuns, *r.AttackSuccess, r.AttackSuccessCI.Low, r.AttackSuccessCI.High,
+			*r.UtilityUnderAttack, r.UtilityUnderAttackCI.Low, r.UtilityUnderAttackCI.High)
 	}
 	return t
 }
@@ -270,16 +376,20 @@ var AuditGates = []string{runtime.GateParse, runtime.GateScope, runtime.GatePhas
 func IllegalTable(s Summary) Table {
 	gates := []string{runtime.GateScope, runtime.GatePhase, runtime.GateSchema, runtime.GateInvariants}
 	t := Table{Name: "illegal", Title: "Illegal commits by gate (committed proposals the full contract rejects), and proposals blocked",
-		Header: append(append([]string{"Configuration", "Actor", "Runs with one"}, gates...), "Blocked")}
+		Header: append(append([]string{"Configuration", "Actor", "Runs with one"}, gates...), "Blocked"),
+		Data:   &Data{Columns: append(append([]string{"config", "label", "actor", "illegal_runs"}, gates...), "blocked")}}
 	for _, r := range s.Rows {
 		if r.Measured() == 0 {
 			continue
 		}
 		row := []string{r.Label, r.Actor, fmt.Sprint(r.IllegalRuns)}
+		vals := []any{r.Config, r.Label, r.Actor, r.IllegalRuns}
 		for _, g := range gates {
 			row = append(row, fmt.Sprint(r.IllegalByGate[g]))
+			vals = append(vals, r.IllegalByGate[g])
 		}
 		t.Rows = append(t.Rows, append(row, fmt.Sprint(r.Blocked)))
+		t.Data.add(append(vals, r.Blocked)...)
 	}
 	return t
 }

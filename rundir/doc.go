@@ -20,4 +20,15 @@
 // record against its manifest and streams the runs with Dir.Each, so no
 // command holds a directory's records in memory. Merge joins the shard
 // directories of one run.
+//
+// Several directories: ReadSet reads directories as one comparison (report
+// and compare given several, the trace browser), keyed by case,
+// configuration, actor and round; Combine names their actors in it (an
+// actor whose runs two directories both hold is "actor@DIR" in each) and
+// refuses directories whose case sets, prompt templates or pass thresholds
+// differ (CheckSettings, naming the difference) or that define a
+// configuration differently. An Index is where each run's last line sits
+// in runs.jsonl, with the record's head (everything a listing or a summary
+// needs, found by a structural scan that skips prompts, responses and
+// states), so that one run is then read with a single ReadAt.
 package rundir

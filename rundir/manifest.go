@@ -55,13 +55,28 @@ type Manifest struct {
 	// Revisions lists the module versions and VCS revisions of every
 	// session that added runs, when the build knows them.
 	Revisions []string `json:"revisions,omitempty"`
+	// Build is the rest of what the binary of the last session knew of
+	// its build (Version and GitRevision hold the module version and the
+	// revision); nil in manifests written before it was recorded.
+	Build *Build `json:"build,omitempty"`
+}
+
+// Build is what a binary knows of its build (runtime/debug.ReadBuildInfo)
+// beyond its module version and VCS revision: the Go toolchain, the
+// revision's commit time (RFC 3339) and whether the working tree had
+// changes not committed (a "dirty" build, whose revision does not say
+// what ran).
+type Build struct {
+	Go          string `json:"go"`
+	VCSTime     string `json:"vcs_time,omitempty"`
+	VCSModified bool   `json:"vcs_modified,omitempty"`
 }
 
 // Key is what makes two manifests the same run, as JSON: every setting,
 // without the times, the builds, the outcome flags and the expected runs
 // (which follow from the rest and differ between shards).
 func (m Manifest) Key() string {
-	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision, m.Revisions = "", "", false, "", "", nil
+	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision, m.Revisions, m.Build = "", "", false, "", "", nil, nil
 	m.TokenBudgetSpent = false
 	m.ExpectedRuns = 0 // follows from the rest (and differs between shards)
 	b, _ := json.Marshal(m)
@@ -71,7 +86,7 @@ func (m Manifest) Key() string {
 // unkeyed are the manifest's members that Key leaves out.
 var unkeyed = map[string]bool{
 	"started": true, "finished": true, "interrupted": true, "version": true, "git_revision": true,
-	"revisions": true, "expected_runs": true, "token_budget_spent": true,
+	"revisions": true, "expected_runs": true, "token_budget_spent": true, "build": true,
 }
 
 // Differences names the settings (JSON member names) in which two

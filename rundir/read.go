@@ -33,10 +33,7 @@ func Read(dir string) (*Dir, error) {
 		return nil, err
 	}
 	d := &Dir{Path: dir, Manifest: m, runs: filepath.Join(dir, RunsFile), last: map[string]int{}}
-	inCases := map[string]bool{}
-	for _, id := range m.CaseIDs {
-		inCases[id] = true
-	}
+	inCases := m.caseSet()
 	// A line that is not a record is reported before a record of
 	// another run, wherever each is.
 	var mismatch error
@@ -45,15 +42,8 @@ func Read(dir string) (*Dir, error) {
 		if mismatch != nil {
 			return nil
 		}
-		switch {
-		case len(m.CaseIDs) > 0 && !inCases[r.Case]:
-			mismatch = fmt.Errorf("%s: run %s: case %s is not in this run's case set", d.runs, r.RunID, r.Case)
-		case !slices.Contains(m.Configs, r.Config):
-			mismatch = fmt.Errorf("%s: run %s: configuration %s is not in this run", d.runs, r.RunID, r.Config)
-		case !slices.Contains(m.Actors, r.Actor):
-			mismatch = fmt.Errorf("%s: run %s: actor %s is not in this run", d.runs, r.RunID, r.Actor)
-		case r.Round > m.Rounds:
-			mismatch = fmt.Errorf("%s: run %s: round %d of a %d-round run", d.runs, r.RunID, r.Round, m.Rounds)
+		if err := m.check(r, inCases); err != nil {
+			mismatch = fmt.Errorf("%s: %w", d.runs, err)
 		}
 		return nil
 	})
@@ -79,4 +69,36 @@ func (d *Dir) Each(fn func(*Record) error) error {
 		return fn(r)
 	})
 	return err
+}
+
+// caseSet is the manifest's case ids as a set.
+func (m *Manifest) caseSet() map[string]bool {
+	in := make(map[string]bool, len(m.CaseIDs))
+	for _, id := range m.CaseIDs {
+		in[id] = true
+	}
+	return in
+}
+
+// check checks a record against the manifest: a case of its case set
+// (inCases, from caseSet), one of its configurations and actors, a round
+// it has.
+func (m *Manifest) check(r *Record, inCases map[string]bool) error {
+	switch {
+	case len(m.CaseIDs) > 0 && !inCases[r.Case]:
+		return fmt.Errorf("run %s: case %s is not in this run's case set", r.RunID, r.Case)
+	case !slices.Contains(m.Configs, r.Config):
+		return fmt.Errorf("run %s: configuration %s is not in this run", r.RunID, r.Config)
+	case !slices.Contains(m.Actors, r.Actor):
+		return fmt.Errorf("run %s: actor %s is not in this run", r.RunID, r.Actor)
+	case r.Round > m.Rounds:
+		return fmt.Errorf("run %s: round %d of a %d-round run", r.RunID, r.Round, m.Rounds)
+	}
+	return nil
+}
+
+// Has reports whether the directory holds run id.
+func (d *Dir) Has(id string) bool {
+	_, ok := d.last[id]
+	return ok
 }

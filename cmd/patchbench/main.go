@@ -65,6 +65,7 @@ var commands = map[string]command{
 	"merge":     {"merge the shard directories of one run", runMerge},
 	"show":      {"one run of a run directory as a readable trace", runShow},
 	"pending":   {"the requests of a file actor that wait for an answer", runPending},
+	"version":   {"the module version and VCS revision of this binary", runVersion},
 }
 
 // run dispatches to a subcommand and returns the process exit code.
@@ -83,6 +84,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		usage(stdout)
 		return exitOK
+	case "--version", "-version":
+		return runVersion(ctx, args[1:], stdout, stderr)
 	}
 	c, ok := commands[name]
 	if !ok {
@@ -120,6 +123,7 @@ Examples:
   # Verify a proposal with PatchOptic's gates (exit 0 committed, 1 rejected):
   patchbench verify --state state.json --contract step.yaml --patch proposal.json --phase review
 
-Run "patchbench <command> -h" for a command's flags and examples.
+Run "patchbench <command> -h" for a command's flags and examples;
+"patchbench --version" prints the version and VCS revision.
 `)
 }

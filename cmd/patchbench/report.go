@@ -4,74 +4,118 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/runtime"
 )
 
 const reportExamples = `  # Every table of a run directory, for the terminal:
   patchbench report results/run-1a2b3c4d5e
 
-  # Markdown for a paper draft, with the paper's figures beside ours:
+  # Two models run on different days, as one comparison:
+  patchbench report results/gpt-5-mini results/mistral
+
+  # Markdown for a paper draft, with every figure of the paper beside ours:
   patchbench report results/run-1a2b3c4d5e --format markdown --paper
 
-  # LaTeX, CSV or JSON:
-  patchbench report results/run-1a2b3c4d5e --format latex
+  # LaTeX tables (booktabs, caption, label), intervals in their own columns:
+  patchbench report results/run-1a2b3c4d5e --format latex --ci-columns
 
-  # PNG charts of leak rate, semantic pass and tokens per configuration:
-  patchbench report results/run-1a2b3c4d5e --plots results/run-1a2b3c4d5e/plots
+  # CSV for pandas, one table at a time (main, attacks, illegal, rejections,
+  # domains, mcnemar, paper):
+  patchbench report results/run-1a2b3c4d5e --format csv --table attacks
+
+  # The overview and every run page as one self-contained HTML file:
+  patchbench report results/run-1a2b3c4d5e --format html > report.html
+
+  # Figures for a paper (PNG, SVG or PDF; one-column or two-column):
+  patchbench report results/run-1a2b3c4d5e --plots figures --plot-format pdf --plot-size two-column
 `
 
-// runReport prints the tables of a run directory, recomputed from its
-// records as they are read.
-func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("report", "patchbench report DIR [--format text|markdown|csv|latex|json] [--paper] [--baseline NAME] [--plots DIR]", reportExamples, stdout, stderr)
-	format := fs.String("format", "text", "output `format`: text, markdown, csv, latex or json")
-	paper := fs.Bool("paper", false, "add a table of the paper's figures beside ours (PatchBench design §1)")
-	baseline := fs.String("baseline", "patchoptic", "the configuration `name` the paired tests compare the others against")
-	plots := fs.String("plots", "", "also write PNG charts (leak rate, semantic pass, tokens per configuration) into this `dir`")
-	pos, code, ok := fs.parseWithArgs(args, 1)
+// reportFormats are report's formats: report.Formats and html.
+var reportFormats = append(slices.Clone(report.Formats), "html")
+
+// runReport prints the tables of one or more run directories, read as
+// one comparison and recomputed from their records as they are read.
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--ci-columns] [--paper] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
+	format := fs.String("format", "text", "output `format`: text, markdown, csv, latex, json or html")
+	var tables stringList
+	fs.Var(&tables, "table", "only the tables with these `names` (repeatable or comma list; csv takes one, main by default)")
+	ciColumns := fs.Bool("ci-columns", false, "put each 95% interval in a column of its own (text, markdown, latex)")
+	paper := fs.Bool("paper", false, "add every figure of the paper beside ours, with the model, rounds and settings that produced ours")
+	baseline := fs.String("baseline", "", "the configuration (`name` or label) the paired tests compare the others against (default patchoptic, when present; without it they are skipped)")
+	plots := fs.String("plots", "", "also write the charts (leak rate, illegal commits, semantic pass, tokens per configuration) into this `dir`")
+	plotFormat := fs.String("plot-format", "png", "the charts' `format`: png, svg or pdf")
+	plotSize := fs.String("plot-size", "one-column", "the charts' `size`: one-column (3.5 in wide) or two-column (7 in)")
+	casesDir := fs.String("cases", "", "with --format html or --paper, the case set `dir` of the runs, when the manifest's cannot be loaded from here")
+	pos, code, ok := fs.parseWithArgs(args, 1<<20)
 	if !ok {
 		return code
 	}
-	if len(pos) != 1 {
-		return fs.usageError("give the run directory")
+	switch {
+	case len(pos) == 0:
+		return fs.usageError("give the run directory (or several)")
+	case !slices.Contains(reportFormats, *format):
+		return fs.usageError("--format must be text, markdown, csv, latex, json or html, not %q", *format)
+	case !slices.Contains(report.PlotFormats, *plotFormat):
+		return fs.usageError("--plot-format must be png, svg or pdf, not %q", *plotFormat)
 	}
-	if !slices.Contains(report.Formats, *format) {
-		return fs.usageError("--format must be text, markdown, csv, latex or json, not %q", *format)
+	if _, ok := report.PlotSizes[*plotSize]; !ok {
+		return fs.usageError("--plot-size must be one-column or two-column, not %q", *plotSize)
 	}
-	d, err := rundir.Read(pos[0])
+	if *format == "html" {
+		if len(tables) > 0 || *ciColumns || *paper || *plots != "" {
+			return fs.usageError("--format html writes the browser's pages; --table, --ci-columns, --paper and --plots go with the other formats")
+		}
+		return reportHTML(pos, *casesDir, *baseline, stdout, stderr)
+	}
+	set, err := rundir.ReadSet(pos)
 	if err != nil {
 		return failf(stderr, "report", "%v", err)
 	}
-	configs := d.Manifest.Configurations()
-	var names []string
-	for _, c := range configs {
-		names = append(names, c.Name)
+	base, code, ok := chooseBaseline(fs, set.Configs, *baseline, strings.Join(pos, ", "))
+	if !ok {
+		return code
 	}
-	if !slices.Contains(names, *baseline) {
-		return fs.usageError("--baseline: no configuration %q in %s (names: %s)", *baseline, d.Path, strings.Join(names, ", "))
-	}
-	b := report.NewBuilder(configs, d.Manifest.Actors, *baseline)
-	if err := d.Each(func(r *rundir.Record) error { b.Add(r); return nil }); err != nil {
+	b := report.NewBuilder(set.Configs, set.Actors, base)
+	if err := set.Each(func(_ int, r *rundir.Record) error { b.Add(r); return nil }); err != nil {
 		return failf(stderr, "report", "%v", err)
 	}
 	rep := b.Report()
-	rep.Summary.RunsExpected = d.Manifest.ExpectedRuns
-	rep.Summary.Complete = b.Summarizer().Settled() >= d.Manifest.ExpectedRuns
+	rep.Summary.RunsExpected = set.ExpectedRuns()
+	rep.Summary.Complete = b.Summarizer().Settled() >= rep.Summary.RunsExpected
 	if !rep.Summary.Complete {
-		warnIncomplete(d, b.Summarizer(), stderr)
+		warnIncomplete(strings.Join(pos, ", "), rep.Summary.RunsExpected, b.Summarizer(), stderr)
+	}
+	if slices.Contains(tables, "paper") {
+		*paper = true // the paper table, asked for by name
 	}
 	if *paper {
-		rep.Tables = append(rep.Tables, report.PaperTable(rep.Summary))
+		rep.Tables = append(rep.Tables, paperTable(ctx, set, b, rep.Summary, *casesDir, stderr))
 	}
-	if err := report.Render(stdout, rep, *format); err != nil {
+	if len(tables) == 0 && *format == "csv" {
+		tables = stringList{"main"}
+	}
+	if len(tables) > 0 {
+		if rep, err = report.SelectTables(rep, tables); err != nil {
+			return fs.usageError("--table: %v", err)
+		}
+	}
+	if *format == "csv" && len(rep.Tables) != 1 {
+		return fs.usageError("--format csv writes one table; give one --table")
+	}
+	if err := report.RenderWith(stdout, rep, report.RenderOptions{Format: *format, CIColumns: *ciColumns}); err != nil {
 		return failf(stderr, "report", "%v", err)
 	}
 	if *plots != "" {
-		files, err := report.WritePlots(*plots, rep.Summary, configs, d.Manifest.Actors)
+		files, err := report.WritePlots(*plots, rep.Summary, set.Configs, set.Actors, report.PlotOptions{Format: *plotFormat, Size: *plotSize})
 		if err != nil {
 			return failf(stderr, "report", "%v", err)
 		}
@@ -82,14 +126,111 @@ func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// warnIncomplete says why a run directory holds fewer settled runs than
-// its settings call for: runs that wait for answers, or an interruption.
-func warnIncomplete(d *rundir.Dir, s *report.Summarizer, stderr io.Writer) {
-	m := d.Manifest
+// chooseBaseline picks the paired tests' baseline among the
+// configurations present: the one named by its name or its label (an
+// error listing the names when there is none), or patchoptic when present,
+// or none (the report then says the paired tests are skipped).
+func chooseBaseline(fs *flagSet, configs []*bench.Config, name, dirs string) (string, int, bool) {
+	var names []string
+	for _, c := range configs {
+		if name != "" && (c.Name == name || c.Label == name) {
+			return c.Name, 0, true
+		}
+		names = append(names, c.Name)
+	}
+	switch {
+	case name != "":
+		return "", fs.usageError("--baseline: no configuration %q in %s (names: %s)", name, dirs, strings.Join(names, ", ")), false
+	case slices.Contains(names, "patchoptic"):
+		return "patchoptic", 0, true
+	}
+	return "", 0, true
+}
+
+// paperTable runs the no-model stress test on the run's case set (for the
+// stress figure) and puts every figure of the paper beside the run's.
+func paperTable(ctx context.Context, set *rundir.Set, b *report.Builder, sum report.Summary, casesDir string, stderr io.Writer) report.Table {
+	in := report.PaperInput{Summary: sum, StressConfigs: set.Configs}
+	m := set.Manifests[0]
+	dir := casesDir
+	if dir == "" && m.CaseSet != displayDir("") {
+		dir = m.CaseSet
+	}
+	cases, problems, err := loadCases(dir)
+	switch {
+	case err != nil || len(problems) > 0:
+		fmt.Fprintf(stderr, "patchbench report: the case set %s does not load; the stress figure is not measured (give --cases)\n", displayDir(dir))
+	default:
+		var keep []*bench.Case
+		for _, c := range cases {
+			if slices.Contains(m.CaseIDs, c.ID) {
+				keep = append(keep, c)
+			}
+		}
+		configs, err := gatedConfigs(set.Configs)
+		if err == nil {
+			in.StressConfigs = configs
+			in.Stress, err = runner.Stress(ctx, keep, configs)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "patchbench report: stress test: %v; the stress figure is not measured\n", err)
+		}
+	}
+	producers := map[string]report.Producer{}
+	for i, d := range set.Dirs {
+		for _, a := range d.Manifest.Actors {
+			name := set.Name(i, a)
+			if _, ok := producers[name]; ok {
+				continue
+			}
+			producers[name] = report.Producer{Actor: name, Models: b.Models(name), Rounds: d.Manifest.Rounds, Temperature: d.Manifest.Temperature,
+				MaxOutputTokens: d.Manifest.MaxOutputTokens, MaxAttempts: d.Manifest.MaxAttempts, Structured: d.Manifest.Structured, Dir: filepath.Base(filepath.Clean(d.Path))}
+		}
+	}
+	return report.PaperTable(in, producers)
+}
+
+// gatedConfigs are the configurations of a run as the stress test needs
+// them: with their gates compiled from the names the manifest recorded
+// (a manifest does not hold the compiled set), or, for a manifest that
+// recorded names only, the embedded configuration of that name.
+func gatedConfigs(configs []*bench.Config) ([]*bench.Config, error) {
+	var embedded []*bench.Config
+	var out []*bench.Config
+	for _, c := range configs {
+		if c.View == "" && len(c.Gates) == 0 {
+			if embedded == nil {
+				var err error
+				if embedded, err = loadConfigs(""); err != nil {
+					return nil, err
+				}
+			}
+			i := slices.IndexFunc(embedded, func(e *bench.Config) bool { return e.Name == c.Name })
+			if i < 0 {
+				return nil, fmt.Errorf("the manifest does not say what configuration %s checks", c.Name)
+			}
+			out = append(out, embedded[i])
+			continue
+		}
+		gs, err := runtime.GatesFromList(c.Gates)
+		if err != nil {
+			return nil, fmt.Errorf("configuration %s: %w", c.Name, err)
+		}
+		g := *c
+		g.GateSet = gs
+		out = append(out, &g)
+	}
+	return out, nil
+}
+
+// warnIncomplete says why run directories hold fewer settled runs than
+// their settings call for: runs that wait for answers, or an
+// interruption.
+func warnIncomplete(dirs string, expected int, s *report.Summarizer, stderr io.Writer) {
 	if n := s.Recorded() - s.Settled(); n > 0 {
 		fmt.Fprintf(stderr, "patchbench report: %s is incomplete: %s of %d wait for answers (pending: answer the file actor's requests, listed by \"patchbench pending DIR\", then run the same command again); %d recorded with an outcome\n",
-			d.Path, report.PluralOf(n, "run", "runs"), m.ExpectedRuns, s.Settled())
+			dirs, report.PluralOf(n, "run", "runs"), expected, s.Settled())
 		return
 	}
-	fmt.Fprintf(stderr, "patchbench report: %s is incomplete: %d of %d runs recorded (interrupted? run the same command again to finish it)\n", d.Path, s.Recorded(), m.ExpectedRuns)
+	fmt.Fprintf(stderr, "patchbench report: %s is incomplete: %d of %d runs recorded (interrupted? run the same command again to finish it)\n", dirs, s.Recorded(), expected)
 }

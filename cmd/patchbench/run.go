@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -359,7 +358,8 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 			m.OllamaHost = redactURL(params.OllamaHost)
 		}
 	}
-	m.Version, m.GitRevision = buildVersion()
+	b := readBuildInfo()
+	m.Version, m.GitRevision, m.Build = b.Version, b.Revision, b.manifest()
 	m.ExpectedRuns = len(o.Jobs())
 	return m
 }
@@ -370,22 +370,6 @@ func redactURL(s string) string {
 		return u.Redacted()
 	}
 	return s
-}
-
-// buildVersion returns the module version and VCS revision the binary was
-// built from, when known.
-func buildVersion() (string, string) {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "", ""
-	}
-	rev := ""
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" {
-			rev = s.Value
-		}
-	}
-	return info.Main.Version, rev
 }
 
 // execute opens the run directory (resuming what it holds), does the

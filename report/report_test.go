@@ -1,0 +1,354 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/scoring"
+)
+
+// memSink collects records.
+type memSink struct {
+	mu   sync.Mutex
+	recs []*rundir.Record
+}
+
+func (m *memSink) Write(r *rundir.Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recs = append(m.recs, r)
+	return nil
+}
+
+// exampleRun runs the example case under the six configurations with the
+// three no-model actors for rounds rounds, and returns the records (in the
+// order they finished) with the configurations.
+func exampleRun(t *testing.T, rounds int) ([]*rundir.Record, []*bench.Config) {
+	t.Helper()
+	cases, problems, err := bench.LoadCaseDir("../bench/testdata/example")
+	if err != nil || len(problems) > 0 {
+		t.Fatal(err, problems)
+	}
+	configs, err := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	opts := runner.Options{Cases: cases, Configs: configs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}},
+		Rounds: rounds, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8, Tokenizer: "o200k_base"}
+	if err := runner.Run(context.Background(), opts, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	return sink.recs, configs
+}
+
+var actorNames = []string{"reference", "oversharer", "follower"}
+
+// TestIndexHeadsReportAsRecords: the heads a rundir.Index keeps (what
+// patchbench browse reads) give the same summary and tables as the whole
+// records.
+func TestIndexHeadsReportAsRecords(t *testing.T) {
+	recs, configs := exampleRun(t, 2)
+	dir := t.TempDir()
+	sink, err := rundir.OpenSink(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		sink.Write(r)
+	}
+	sink.Close()
+	ix, err := rundir.BuildIndex(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heads []*rundir.Record
+	for i := 0; i < ix.Len(); i++ {
+		heads = append(heads, ix.Entry(i).Head)
+	}
+	if len(heads) != len(recs) || len(recs) != 36 {
+		t.Fatalf("%d heads of %d records", len(heads), len(recs))
+	}
+	want := report.BuildReport(recs, configs, actorNames, "patchoptic")
+	got := report.BuildReport(heads, configs, actorNames, "patchoptic")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("report from the heads (-records +heads):\n%s", diff)
+	}
+}
+
+func TestLaTeXCell(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"-", "--"},
+		{"-4.4%", "$-$4.4\\%"},
+		{"+0.500", "$+$0.500"},
+		{"0.000 [0.000, 0.658]", "0.000 [0.000, 0.658]"},
+		{"[-0.25, 0.5]", "[$-$0.25, 0.5]"},
+		{"0.61 → 0.80", "0.61 $\\rightarrow$ 0.80"},
+		{"fsm-acl", "fsm-acl"},
+		{"a_b & c # $5 ~ ^ {x} \\", "a\\_b \\& c \\# \\$5 \\textasciitilde{} \\textasciicircum{} \\{x\\} \\textbackslash{}"},
+		{"p <0.0001 > | \"q\"", "p $<$0.0001 $>$ \\textbar{} \\textquotedbl{}q\\textquotedbl{}"},
+		{"W_A ⟂ W_B, 3 × 2 ≥ 1 …", "W\\_A $\\perp$ W\\_B, 3 $\\times$ 2 $\\geq$ 1 \\ldots{}"},
+	} {
+		if got := report.LaTeXCell(c.in); got != c.want {
+			t.Errorf("LaTeXCell(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestPValue(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		want string
+	}{{1, "1"}, {0.5, "0.5"}, {0.0312500001, "0.03125"}, {0.000123, "0.000123"}, {0.0000152, "<0.0001"}} {
+		if got := report.PValue(c.p); got != c.want {
+			t.Errorf("PValue(%v) = %q, want %q", c.p, got, c.want)
+		}
+	}
+}
+
+// TestCSVIsOneValuePerCell: every table's CSV reads back with a header of
+// machine names and a number (or an empty cell) wherever a column is
+// numeric.
+func TestCSVIsOneValuePerCell(t *testing.T) {
+	recs, configs := exampleRun(t, 1)
+	rep := report.BuildReport(recs, configs, actorNames, "patchoptic")
+	text := map[string]bool{"config": true, "label": true, "view": true, "actor": true, "domain": true, "baseline": true, "other": true, "other_label": true}
+	for _, tb := range rep.Tables {
+		var buf bytes.Buffer
+		if err := report.WriteCSV(&buf, tb); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&buf).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", tb.Name, err)
+		}
+		if len(rows) != len(tb.Data.Rows)+1 || len(rows) < 2 {
+			t.Fatalf("%s: %d rows", tb.Name, len(rows))
+		}
+		for _, row := range rows[1:] {
+			for i, cell := range row {
+				col := rows[0][i]
+				if text[col] || cell == "" {
+					continue
+				}
+				if _, err := strconv.ParseFloat(cell, 64); err != nil {
+					t.Errorf("%s: column %s: %q is not a number", tb.Name, col, cell)
+				}
+			}
+		}
+	}
+	main := rep.Tables[0]
+	for _, col := range []string{"leak_rate", "leak_lo", "leak_hi", "semantic_pass_lo", "tokens_change_vs_full", "content_score_accepted"} {
+		found := false
+		for _, c := range main.Data.Columns {
+			found = found || c == col
+		}
+		if !found {
+			t.Errorf("the main table has no column %s", col)
+		}
+	}
+	// A missing value and a value that is not a number are empty cells.
+	var buf bytes.Buffer
+	report.WriteCSV(&buf, report.Table{Data: &report.Data{Columns: []string{"a", "b", "c", "d"}, Rows: [][]any{{nil, math.NaN(), 0.1 + 0.2, "x, \"y\""}}}})
+	if want := "a,b,c,d\n,,0.3,\"x, \"\"y\"\"\"\n"; buf.String() != want {
+		t.Errorf("CSV:\n%s\nwant\n%s", buf.String(), want)
+	}
+}
+
+func TestSplitIntervals(t *testing.T) {
+	tb := report.Table{Name: "t", Header: []string{"Actor", "Leak rate [95% CI]", "Tokens"},
+		Rows: [][]string{{"a", "0.500 [0.100, 0.900]", "12"}, {"b", "-", "-"}}}
+	got := report.SplitIntervals(tb)
+	want := report.Table{Name: "t", Header: []string{"Actor", "Leak rate", "95% CI", "Tokens"},
+		Rows: [][]string{{"a", "0.500", "[0.100, 0.900]", "12"}, {"b", "-", "-", "-"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestBaselineMissing: runs without the baseline configuration are
+// reported, with the paired tests skipped and a note that says so.
+func TestBaselineMissing(t *testing.T) {
+	recs, configs := exampleRun(t, 1)
+	var some []*rundir.Record
+	for _, r := range recs {
+		if r.Config == "unconstrained" || r.Config == "view-only" {
+			some = append(some, r)
+		}
+	}
+	rep := report.BuildReport(some, configs[:1], actorNames, "")
+	if len(rep.Paired) != 0 || len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "Paired tests skipped: no baseline configuration") {
+		t.Errorf("no baseline: %v %v", rep.Paired, rep.Notes)
+	}
+	for _, tb := range rep.Tables {
+		if tb.Name == "mcnemar" {
+			t.Error("a McNemar table without a baseline")
+		}
+	}
+	// A baseline one actor lacks: that actor's tests are skipped.
+	for _, r := range some {
+		if r.Actor == "follower" && r.Config == "view-only" {
+			r.Actor = "late"
+		}
+	}
+	rep = report.BuildReport(some, configs, append(actorNames, "late"), "view-only")
+	if len(rep.Paired) != 2 || len(rep.Notes) != 1 || rep.Notes[0] != "Paired tests of follower skipped: it has no run of the baseline configuration View Only." {
+		t.Errorf("%d tests, notes %v", len(rep.Paired), rep.Notes)
+	}
+}
+
+// rec is a record for the comparison tests.
+func rec(caseID, config string, round int, passed, leaked bool) *rundir.Record {
+	status := rundir.StatusFailed
+	if passed {
+		status = rundir.StatusPassed
+	}
+	return &rundir.Record{RunID: caseID + "/" + config + "/a/" + strconv.Itoa(round), Case: caseID, Config: config, Actor: "a", Round: round,
+		Status: status, SemanticPass: passed, LegalPass: passed, Leaked: leaked}
+}
+
+func TestComparer(t *testing.T) {
+	configs := []*bench.Config{{Name: "x", Label: "X"}, {Name: "y", Label: "Y"}}
+	c := report.NewComparer(configs, []string{"a"})
+	// Ten runs of x in A, all passing; in B the first four fail and leak,
+	// the last is missing. One run of y only in B.
+	for i := 1; i <= 10; i++ {
+		c.Add(report.SideA, rec("c", "x", i, true, false))
+		if i <= 4 {
+			c.Add(report.SideB, rec("c", "x", i, false, true))
+		} else if i < 10 {
+			c.Add(report.SideB, rec("c", "x", i, true, false))
+		}
+	}
+	c.Add(report.SideB, rec("c", "y", 1, true, false))
+	errRun := rec("c", "x", 11, false, false)
+	errRun.Status = rundir.StatusError
+	c.Add(report.SideA, errRun)
+	c.Add(report.SideB, errRun)
+
+	got := c.Compare(false)
+	if got.Paired != 10 || got.OnlyA != 1 || got.OnlyB != 1 || len(got.Regressions) != 5 || got.Regressions[4].StatusB != "missing" || got.Regressions[4].RunID != "c/x/a/10" {
+		t.Fatalf("%+v", got)
+	}
+	leak := got.Deltas[0]
+	if leak.Metric != "leak_rate" || leak.RunsA != 10 || leak.RunsB != 9 || leak.Pairs != 9 || *leak.RateA != 0 || math.Abs(*leak.RateB-4.0/9) > 1e-12 ||
+		leak.Test.B != 0 || leak.Test.C != 4 || math.Abs(leak.Test.P-0.125) > 1e-12 {
+		t.Errorf("leak rate: %+v", leak)
+	}
+	if y := got.Deltas[4]; y.Config != "y" || y.RateA != nil || y.Change != nil || y.Pairs != 0 || y.RunsB != 1 {
+		t.Errorf("a configuration only B has: %+v", y)
+	}
+	// Only the shared runs: the missing run is no regression, and the
+	// rates are over the pairs.
+	shared := c.Compare(true)
+	if len(shared.Regressions) != 4 || shared.Deltas[0].RunsA != 9 || len(shared.Deltas) != 4 {
+		t.Errorf("shared only: %d regressions, %+v", len(shared.Regressions), shared.Deltas)
+	}
+	tb := report.DeltaTable(got)
+	if len(tb.Rows) != 2 || tb.Rows[0][5] != "0.000 → 0.444 (+0.444, p = 0.125)" || tb.Rows[1][5] != "- → 0.000" {
+		t.Errorf("rows %q", tb.Rows)
+	}
+	if len(tb.Data.Rows) != 8 || tb.Data.Rows[4][len(tb.Data.Columns)-1] != nil {
+		t.Errorf("data %v", tb.Data.Rows)
+	}
+}
+
+// TestPaperTable: a figure of a model is measured per live actor with
+// what produced it, "not measured" without a live model; the stress
+// figure comes from the stress test.
+func TestPaperTable(t *testing.T) {
+	recs, configs := exampleRun(t, 1)
+	for _, r := range recs {
+		if r.Actor == "oversharer" {
+			r.Actor = "openai:gpt-5-mini"
+		}
+	}
+	names := []string{"reference", "openai:gpt-5-mini", "follower"}
+	sum := report.Summarize(recs, configs, names)
+	temp := 0.0
+	stress := &scoring.StressResult{PaperSet: []scoring.StressSet{{Config: "patchoptic", Accepted: 0, Total: 9}, {Config: "fsm-acl", Accepted: 8, Total: 9}}}
+	tb := report.PaperTable(report.PaperInput{Summary: sum, Stress: stress, StressConfigs: configs},
+		map[string]report.Producer{"openai:gpt-5-mini": {Actor: "openai:gpt-5-mini", Models: []string{"gpt-5-mini-2025-08-07"}, Rounds: 3, Temperature: &temp, MaxAttempts: 1, Dir: "gpt"}})
+	cells := map[string]string{}
+	for _, r := range tb.Rows {
+		cells[r[0]] = r[3] + " | " + r[4]
+	}
+	by := "openai:gpt-5-mini (gpt-5-mini-2025-08-07), 3 rounds, temperature 0, 1 attempt per step, gpt"
+	for result, want := range map[string]string{
+		"leak rate, full-state configurations":              "100.0 % (1.0 per round) | " + by,
+		"leak rate, PatchOptic":                             "0.0 % (0.0 per round) | " + by,
+		"semantic pass, Unconstrained → PatchOptic":         "0.00 → 1.00 | " + by,
+		"no-model stress, hidden-source artifacts accepted": "PatchOptic 0/9; FSM+ACL 8/9 | patchbench stress on this run's case set",
+	} {
+		if cells[result] != want {
+			t.Errorf("%s: %q, want %q", result, cells[result], want)
+		}
+	}
+	// No live model: every model's figure is not measured.
+	tb = report.PaperTable(report.PaperInput{Summary: report.Summarize(filterActor(recs, "reference"), configs, actorNames)}, nil)
+	for _, r := range tb.Rows {
+		if r[2] != "no model" && (r[3] != "not measured" || !strings.HasPrefix(r[4], "no live model in this run")) {
+			t.Errorf("%q", r)
+		}
+	}
+	if len(tb.Rows) != len(report.PaperFigures) {
+		t.Errorf("%d rows for %d figures", len(tb.Rows), len(report.PaperFigures))
+	}
+}
+
+func filterActor(recs []*rundir.Record, a string) []*rundir.Record {
+	var out []*rundir.Record
+	for _, r := range recs {
+		if r.Actor == a {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestLaTeXTable: a table environment with caption and label, booktabs
+// rules, right-aligned figures, the box that keeps a wide table within
+// the text, table* beyond eight columns.
+func TestLaTeXTable(t *testing.T) {
+	var buf bytes.Buffer
+	report.RenderLaTeX(&buf, report.Table{Name: "main", Title: "Leak rate → semantic pass", Header: []string{"Configuration", "Leak rate"},
+		Rows: [][]string{{"View Only", "-0.5"}, {"PatchOptic", "-"}}})
+	for _, want := range []string{"\\begin{table}[tbp]", "\\caption{Leak rate $\\rightarrow$ semantic pass}", "\\label{tab:patchbench-main}",
+		"\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%", "\\begin{tabular}{lr}", "\\toprule", "\\midrule",
+		"View Only & $-$0.5 \\\\", "PatchOptic & -- \\\\", "\\bottomrule\n\\end{tabular}}\n\\end{table}\n"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("no %q in:\n%s", want, buf.String())
+		}
+	}
+	buf.Reset()
+	report.RenderLaTeX(&buf, report.Table{Name: "w", Header: strings.Split("a b c d e f g h i", " ")})
+	if !strings.Contains(buf.String(), "\\begin{table*}") {
+		t.Errorf("a wide table:\n%s", buf.String())
+	}
+	// Long text wraps in a tabularx as wide as the text (both columns).
+	buf.Reset()
+	long := strings.Repeat("a long sentence ", 4)
+	report.RenderLaTeX(&buf, report.Table{Name: "p", Header: []string{"Result", "Figure", "By"}, Rows: [][]string{{long, "0.5", long}}})
+	for _, want := range []string{"\\begin{table*}[tbp]", "\\begin{tabularx}{\\linewidth}{>{\\raggedright\\arraybackslash}Xr>{\\raggedright\\arraybackslash}X}",
+		"\\bottomrule\n\\end{tabularx}\n\\end{table*}\n"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("no %q in:\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "resizebox") {
+		t.Errorf("a tabularx in a box:\n%s", buf.String())
+	}
+}

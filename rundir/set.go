@@ -1,0 +1,356 @@
+package rundir
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/patchbench/patchbench/bench"
+)
+
+// Holder is what Combine needs of a directory's runs: which run ids it
+// holds. Dir and Index are Holders.
+type Holder interface {
+	Has(id string) bool
+	RunIDs() []string
+}
+
+// Combined is several run directories read as one comparison (patchbench
+// report, compare and browse given several directories): runs are keyed
+// by (case, configuration, actor, round); the configurations are those of
+// every directory, in the order they first appear; an actor found in two
+// directories that both hold one of its runs (the same actor on two dates,
+// say) is named in each with its directory, "actor@dir", so that neither
+// run hides the other; shards of one run (whose runs never meet) keep
+// their actor's name.
+type Combined struct {
+	Paths     []string
+	Manifests []*Manifest
+	Configs   []*bench.Config
+	// Actors are the actors' names in the comparison, in the order they
+	// first appear.
+	Actors []string
+	names  []map[string]string
+	source map[string]int
+}
+
+// SetSettings are the manifest members that directories read as one
+// comparison must share: the case set (its digest and ids), the prompt
+// template's version and the pass threshold that defines a semantic pass.
+var SetSettings = []string{"case_digest", "case_ids", "prompt_version", "pass_threshold"}
+
+// CheckSettings refuses manifests (of the directories at paths, in the
+// same order) whose SetSettings differ from the first's: the error names
+// the two directories, the settings that differ and how (the cases only in
+// one, the two prompt versions…), as merge names the settings of shards
+// that differ. It is nil for fewer than two manifests.
+func CheckSettings(paths []string, ms []*Manifest) error {
+	for i := 1; i < len(ms); i++ {
+		if diff := setDifferences(ms[0], ms[i]); len(diff) > 0 {
+			return fmt.Errorf("%s and %s cannot be read as one comparison: %s differ (%s)", paths[0], paths[i], strings.Join(diff, ", "), describe(ms[0], ms[i], diff))
+		}
+	}
+	return nil
+}
+
+// Combine checks that the directories at paths, with their manifests and
+// runs (each directory's Holder, in the same order), can be read as one
+// comparison, and names their actors in it. It refuses directories whose
+// SetSettings differ (CheckSettings) and a configuration name that two
+// directories define differently (another view or other gates).
+func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
+	if len(paths) != len(ms) || len(ms) != len(runs) {
+		return nil, fmt.Errorf("combine: %d paths, %d manifests and %d run sets", len(paths), len(ms), len(runs))
+	}
+	if err := CheckSettings(paths, ms); err != nil {
+		return nil, err
+	}
+	c := &Combined{Paths: paths, Manifests: ms, names: make([]map[string]string, len(paths)), source: map[string]int{}}
+	defined := map[string]int{}
+	for i, m := range ms {
+		for _, cfg := range m.Configurations() {
+			j, ok := defined[cfg.Name]
+			if !ok {
+				defined[cfg.Name] = i
+				c.Configs = append(c.Configs, cfg)
+				continue
+			}
+			if other := configOf(ms[j], cfg.Name); !sameConfig(other, cfg) {
+				return nil, fmt.Errorf("%s and %s define configuration %s differently (%s); rename one", paths[j], paths[i], cfg.Name, configText(other)+" against "+configText(cfg))
+			}
+		}
+	}
+	// An actor is named with its directory when another directory holds
+	// one of the same runs.
+	clash := map[string]bool{}
+	for i := range ms {
+		for j := i + 1; j < len(ms); j++ {
+			for _, a := range ms[i].Actors {
+				if slices.Contains(ms[j].Actors, a) && overlap(runs[i], runs[j], a) {
+					clash[a] = true
+				}
+			}
+		}
+	}
+	labels := dirLabels(paths)
+	for i, m := range ms {
+		c.names[i] = map[string]string{}
+		for _, a := range m.Actors {
+			name := a
+			if clash[a] {
+				name = a + "@" + labels[i]
+			}
+			c.names[i][a] = name
+			if _, ok := c.source[name]; !ok {
+				c.source[name] = i
+				c.Actors = append(c.Actors, name)
+			}
+		}
+	}
+	return c, nil
+}
+
+// Name is the name in the comparison of actor a of directory dir.
+func (c *Combined) Name(dir int, a string) string {
+	if n, ok := c.names[dir][a]; ok {
+		return n
+	}
+	return a
+}
+
+// Source is the directory whose manifest describes the actor named name
+// in the comparison (the first that holds it).
+func (c *Combined) Source(name string) *Manifest {
+	if i, ok := c.source[name]; ok {
+		return c.Manifests[i]
+	}
+	return nil
+}
+
+// overlap reports whether a and b both hold a run of actor.
+func overlap(a, b Holder, actor string) bool {
+	for _, id := range a.RunIDs() {
+		if p := strings.Split(id, "/"); len(p) == 4 && p[2] == actor && b.Has(id) {
+			return true
+		}
+	}
+	return false
+}
+
+// dirLabels are short names for the directories: their base names, or
+// their paths where two base names are the same.
+func dirLabels(paths []string) []string {
+	out := make([]string, len(paths))
+	count := map[string]int{}
+	for i, p := range paths {
+		out[i] = filepath.Base(filepath.Clean(p))
+		count[out[i]]++
+	}
+	for i, p := range paths {
+		if count[out[i]] > 1 {
+			out[i] = filepath.Clean(p)
+		}
+	}
+	return out
+}
+
+// setDifferences names the SetSettings in which m differs from first.
+func setDifferences(first, m *Manifest) []string {
+	a, b := settingsOf(first), settingsOf(m)
+	var out []string
+	for _, k := range SetSettings {
+		if a[k] != b[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func settingsOf(m *Manifest) map[string]string {
+	ids := slices.Clone(m.CaseIDs)
+	sort.Strings(ids)
+	b, _ := json.Marshal(ids)
+	return map[string]string{
+		"case_digest": m.CaseDigest, "case_ids": string(b), "prompt_version": m.PromptVersion,
+		"pass_threshold": fmt.Sprint(m.PassThreshold),
+	}
+}
+
+// describe says how the settings differ, in words.
+func describe(a, b *Manifest, diff []string) string {
+	var parts []string
+	for _, k := range diff {
+		switch k {
+		case "case_digest":
+			parts = append(parts, fmt.Sprintf("case set %s (%d cases) against %s (%d cases), or the same cases edited", a.CaseSet, len(a.CaseIDs), b.CaseSet, len(b.CaseIDs)))
+		case "case_ids":
+			var only []string
+			for _, id := range a.CaseIDs {
+				if !slices.Contains(b.CaseIDs, id) {
+					only = append(only, id)
+				}
+			}
+			var onlyB []string
+			for _, id := range b.CaseIDs {
+				if !slices.Contains(a.CaseIDs, id) {
+					onlyB = append(onlyB, id)
+				}
+			}
+			parts = append(parts, fmt.Sprintf("cases only in the first: %s; only in the second: %s", listOrNone(only), listOrNone(onlyB)))
+		case "prompt_version":
+			parts = append(parts, fmt.Sprintf("prompt template %s against %s", a.PromptVersion, b.PromptVersion))
+		case "pass_threshold":
+			parts = append(parts, fmt.Sprintf("pass threshold %v against %v", a.PassThreshold, b.PassThreshold))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	if len(xs) > 5 {
+		return strings.Join(xs[:5], ", ") + fmt.Sprintf(" and %d more", len(xs)-5)
+	}
+	return strings.Join(xs, ", ")
+}
+
+func configOf(m *Manifest, name string) *bench.Config {
+	for _, c := range m.Configurations() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// sameConfig reports whether two configurations of one name agree on
+// what they measure: the view and the gates (labels may differ).
+func sameConfig(a, b *bench.Config) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if len(a.Gates) == 0 && len(b.Gates) == 0 && a.View == "" && b.View == "" {
+		return true // manifests without details: names only
+	}
+	ga, gb := slices.Clone(a.Gates), slices.Clone(b.Gates)
+	sort.Strings(ga)
+	sort.Strings(gb)
+	return a.View == b.View && slices.Equal(ga, gb)
+}
+
+func configText(c *bench.Config) string {
+	if c == nil {
+		return "none"
+	}
+	g := "none"
+	if len(c.Gates) > 0 {
+		g = strings.Join(c.Gates, ",")
+	}
+	return fmt.Sprintf("view %s, gates %s", c.View, g)
+}
+
+// RunIDs lists the run ids the directory holds.
+func (d *Dir) RunIDs() []string {
+	out := make([]string, 0, len(d.last))
+	for id := range d.last {
+		out = append(out, id)
+	}
+	return out
+}
+
+// Has reports whether the index holds run id.
+func (ix *Index) Has(id string) bool {
+	_, ok := ix.byID[id]
+	return ok
+}
+
+// RunIDs lists the run ids the index holds, in the order of runs.jsonl.
+func (ix *Index) RunIDs() []string {
+	out := make([]string, len(ix.entries))
+	for i, e := range ix.entries {
+		out[i] = e.Head.RunID
+	}
+	return out
+}
+
+// Set is several run directories read as one comparison (Combine), with
+// their records streamed by Each.
+type Set struct {
+	*Combined
+	Dirs []*Dir
+}
+
+// ReadSet reads each directory (Read) and combines them (Combine). A
+// directory given twice is refused.
+func ReadSet(paths []string) (*Set, error) {
+	s := &Set{}
+	var ms []*Manifest
+	var hs []Holder
+	given := map[string]string{}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		if first, ok := given[abs]; ok {
+			return nil, fmt.Errorf("%s is given twice (as %s and %s)", abs, first, p)
+		}
+		given[abs] = p
+		d, err := Read(p)
+		if err != nil {
+			return nil, err
+		}
+		s.Dirs = append(s.Dirs, d)
+		ms = append(ms, d.Manifest)
+		hs = append(hs, d)
+	}
+	c, err := Combine(paths, ms, hs)
+	if err != nil {
+		return nil, err
+	}
+	s.Combined = c
+	return s, nil
+}
+
+// Each calls fn with the last record of each run of each directory, the
+// directories in order and each in the order of its runs.jsonl, with the
+// directory's index and the record's Actor renamed as the comparison names
+// it (Combined.Name; RunID keeps the directory's own name, as show and the
+// browser find it). Since Combine renames an actor whose runs two
+// directories both hold, no two records it passes share a key (case,
+// configuration, actor, round). An error from fn stops it.
+func (s *Set) Each(fn func(dir int, r *Record) error) error {
+	for i, d := range s.Dirs {
+		err := d.Each(func(r *Record) error {
+			r.Actor = s.Name(i, r.Actor)
+			return fn(i, r)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Runs is the number of runs of the directories.
+func (s *Set) Runs() int {
+	n := 0
+	for _, d := range s.Dirs {
+		n += d.Runs()
+	}
+	return n
+}
+
+// ExpectedRuns is the number of runs the directories' settings call for.
+func (s *Set) ExpectedRuns() int {
+	n := 0
+	for _, m := range s.Manifests {
+		n += m.ExpectedRuns
+	}
+	return n
+}
