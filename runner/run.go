@@ -184,6 +184,8 @@ func (r *run) decide(ctx context.Context, s *bench.Step, resp actors.Response, s
 	switch {
 	case ctx.Err() != nil:
 		return runtime.StepResult{}, ctx.Err()
+	case errors.Is(err, ErrExtractLimit):
+		return r.reject("finding the proposal in the answer would take more than a few passes over it"), nil
 	case err != nil:
 		return r.reject("finding the proposal in the answer ran past the work-time limit"), nil
 	}
