@@ -73,7 +73,11 @@ func NewOllama(spec, host string, p Params) (*Ollama, error) {
 		return nil, fmt.Errorf("actor %q: OLLAMA_HOST %q is not a host", spec, host)
 	}
 	rec := &headerRecorder{next: limitTransport{next: http.DefaultTransport}}
-	return &Ollama{headers: rec, spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: rec, CheckRedirect: refuseRedirects})}, nil
+	a := &Ollama{headers: rec, spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: rec, CheckRedirect: refuseRedirects})}
+	if p.Breakers != nil {
+		a.params.Retry.Breaker = p.Breakers.For(Endpoint(a))
+	}
+	return a, nil
 }
 
 // Name implements Actor.

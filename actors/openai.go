@@ -40,6 +40,10 @@ type Params struct {
 	// Structured asks for the proposal's JSON Schema (ProposalSchema)
 	// rather than any JSON object, where the server supports it.
 	Structured bool
+	// Breakers, when set, gives each live actor the circuit breaker of
+	// its endpoint (Retry.Breaker), shared by every actor on that
+	// endpoint; Build sets it.
+	Breakers *Breakers
 }
 
 // OpenAI is an actor served by the OpenAI chat completions API or any
@@ -88,7 +92,11 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 	cfg.BaseURL = strings.TrimSuffix(base, "/")
 	rec := &headerRecorder{next: limitTransport{next: http.DefaultTransport}}
 	cfg.HTTPClient = &http.Client{Transport: rec, CheckRedirect: refuseRedirects}
-	return &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec}, nil
+	a := &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec}
+	if p.Breakers != nil {
+		a.params.Retry.Breaker = p.Breakers.For(Endpoint(a))
+	}
+	return a, nil
 }
 
 // ProposalSchema is the JSON Schema of a proposal, {"patch": [...],

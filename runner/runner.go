@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -52,9 +53,26 @@ type Options struct {
 	// TokensSpent is what the runs already recorded used, counted
 	// against MaxTokensTotal on a resume.
 	TokensSpent int
-	// Progress, when set, is called after each run with the runs done
-	// and the total to do.
-	Progress func(done, total int)
+	// Progress, when set, is called once before the first run starts and
+	// after each run ends (one call at a time) with where the session
+	// stands.
+	Progress func(Progress)
+	// EndpointDown, when set, is called once for each provider endpoint
+	// found down (its breaker opened: actors.BreakAfter consecutive
+	// connection failures), as soon as a run meets it; no run of an
+	// actor that uses it is started afterwards.
+	EndpointDown func(*actors.EndpointDownError)
+}
+
+// Progress is where a session of Run stands: Done of the Total runs it
+// set out to do (the runs the directory did not hold already) have
+// finished, Errors and Pending of them without an outcome; Tokens counts
+// their prompt and completion tokens and TokensSent the part sent to
+// providers (not answered by the response cache). NotStarted counts the
+// runs skipped because their endpoint is down; they are part of Total.
+type Progress struct {
+	Done, Total, Errors, Pending, NotStarted int
+	Tokens, TokensSent                       int
 }
 
 // Shard selects a stable subset of runs: Index in [0, Of).
@@ -116,6 +134,23 @@ func (e *FatalError) Error() string { return e.Msg }
 // ErrTokenBudget is Run's error when MaxTokensTotal is spent.
 var ErrTokenBudget = errors.New("runner: the token budget is spent")
 
+// DownError is Run's error when provider endpoints were found down: the
+// runs that met them are recorded (as errors), and NotStarted runs of the
+// actors that use them were not started. The same command again (with
+// --retry-errors for the error runs) goes on once the endpoints are up.
+type DownError struct {
+	Endpoints  []*actors.EndpointDownError
+	NotStarted int
+}
+
+func (e *DownError) Error() string {
+	names := make([]string, len(e.Endpoints))
+	for i, d := range e.Endpoints {
+		names[i] = d.Error()
+	}
+	return fmt.Sprintf("%s; %d runs not started", strings.Join(names, "; "), e.NotStarted)
+}
+
 // Sink receives finished runs; it must be safe for concurrent use.
 type Sink interface {
 	Write(*rundir.Record) error
@@ -124,7 +159,10 @@ type Sink interface {
 // Run does every job not in skip (run ids already recorded) and writes
 // each finished run to sink as soon as it ends. It stops at the first
 // sink error, or when ctx is cancelled: runs already written stay, and
-// the others can be done by running again.
+// the others can be done by running again. When a provider endpoint is
+// found down (a run's actor returns an *actors.EndpointDownError), the run
+// is recorded, no further run of an actor using that endpoint is started,
+// the others go on, and Run returns a *DownError.
 func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error {
 	if o.Rounds < 1 || o.Concurrency < 1 || o.MaxAttempts < 1 {
 		return errors.New("runner: rounds, concurrency and max attempts must be at least 1")
@@ -139,17 +177,37 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 			todo = append(todo, j)
 		}
 	}
+	endpoints := map[string][]string{} // by actor name (unique in a run)
+	for _, a := range o.Actors {
+		endpoints[a.Name()] = actors.Endpoints(a)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	// A slot is taken before the budget is checked, so that the check
 	// sees every run that finished before this one may start.
 	slots := make(chan struct{}, o.Concurrency)
 	var stopped atomic.Bool
 	var mu sync.Mutex
-	done, spent := 0, o.TokensSpent
+	spent := o.TokensSpent
+	prog := Progress{Total: len(todo)}
+	if o.Progress != nil {
+		o.Progress(prog)
+	}
+	down := map[string]*actors.EndpointDownError{}
+	var downOrder []*actors.EndpointDownError
 	budgetSpent := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return o.MaxTokensTotal > 0 && spent >= o.MaxTokensTotal
+	}
+	actorDown := func(a actors.Actor) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range endpoints[a.Name()] {
+			if down[e] != nil {
+				return true
+			}
+		}
+		return false
 	}
 	for _, j := range todo {
 		select {
@@ -159,11 +217,19 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 		if gctx.Err() != nil || budgetSpent() || stopped.Load() {
 			break
 		}
+		if actorDown(j.Actor) {
+			<-slots
+			mu.Lock()
+			prog.NotStarted++
+			mu.Unlock()
+			continue
+		}
 		g.Go(func() error {
 			defer func() { <-slots }()
 			rec, err := runOne(gctx, o, counter, j)
 			var fatal *FatalError
-			if err != nil && !errors.As(err, &fatal) {
+			var endpoint *actors.EndpointDownError
+			if err != nil && !errors.As(err, &fatal) && !errors.As(err, &endpoint) {
 				return err // cancelled: nothing to record
 			}
 			if err := sink.Write(rec); err != nil {
@@ -174,12 +240,29 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 				return fatal
 			}
 			mu.Lock()
-			spent += rec.TokensSent
-			done++
-			if o.Progress != nil {
-				o.Progress(done, len(todo))
+			defer mu.Unlock()
+			if endpoint != nil && down[endpoint.Endpoint] == nil {
+				// Before the slot is freed: no run of this endpoint
+				// starts after this one ends.
+				down[endpoint.Endpoint] = endpoint
+				downOrder = append(downOrder, endpoint)
+				if o.EndpointDown != nil {
+					o.EndpointDown(endpoint)
+				}
 			}
-			mu.Unlock()
+			spent += rec.TokensSent
+			prog.Done++
+			prog.Tokens += rec.Tokens.Prompt + rec.Tokens.Completion
+			prog.TokensSent += rec.TokensSent
+			switch rec.Status {
+			case rundir.StatusError:
+				prog.Errors++
+			case rundir.StatusPending:
+				prog.Pending++
+			}
+			if o.Progress != nil {
+				o.Progress(prog)
+			}
 			return nil
 		})
 	}
@@ -189,7 +272,10 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if budgetSpent() && done < len(todo) {
+	if len(downOrder) > 0 {
+		return &DownError{Endpoints: downOrder, NotStarted: prog.NotStarted}
+	}
+	if budgetSpent() && prog.Done < len(todo) {
 		return ErrTokenBudget
 	}
 	return nil
