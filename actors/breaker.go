@@ -63,9 +63,11 @@ type EndpointDownError struct {
 }
 
 func (e *EndpointDownError) Error() string {
-	return fmt.Sprintf("%s is unreachable: %d consecutive connection failures, the last: %v; no more requests are sent to it",
-		redactEndpoint(e.Endpoint), e.Failures, e.Last)
+	return fmt.Sprintf("%s is unreachable: %d consecutive connection failures, the last: %v", e.Redacted(), e.Failures, e.Last)
 }
+
+// Redacted is Endpoint with any password written into its URL hidden.
+func (e *EndpointDownError) Redacted() string { return redactEndpoint(e.Endpoint) }
 
 func (e *EndpointDownError) Unwrap() error { return e.Last }
 

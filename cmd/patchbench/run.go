@@ -407,7 +407,7 @@ func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, s
 	prog := startProgress(stderr, tty, width, p.progressEvery)
 	p.opts.Progress = prog.update
 	p.opts.EndpointDown = func(e *actors.EndpointDownError) {
-		prog.say("patchbench run: %v; no more runs of the actors that use it are started", e)
+		prog.say("patchbench run: %v; no more requests are sent to it, and no more of its runs are started", e)
 	}
 	p.cacheFailures.setSay(prog.say)
 	runErr := runner.Run(ctx, p.opts, p.skip, sink)
@@ -572,11 +572,12 @@ func finish(p *runPlan, interrupted bool, down *runner.DownError, format string,
 		fmt.Fprintf(stderr, "patchbench run: %d of %s ended in an error (--retry-errors redoes them); the first: %s\n", t.errors, report.Plural(t.runs, "run"), t.firstError)
 	}
 	if down != nil {
-		for _, e := range down.Endpoints {
-			fmt.Fprintf(stderr, "patchbench run: stopped sending to %v\n", e)
+		names := make([]string, len(down.Endpoints))
+		for i, e := range down.Endpoints {
+			names[i] = e.Redacted()
 		}
-		fmt.Fprintf(stderr, "patchbench run: %s not started; once the server answers, run the same command with --retry-errors to do them and redo the error runs\n",
-			report.PluralOf(down.NotStarted, "run was", "runs were"))
+		fmt.Fprintf(stderr, "patchbench run: %s not started (unreachable: %s); once the server answers, run the same command with --retry-errors to do them and redo the error runs\n",
+			report.PluralOf(down.NotStarted, "run was", "runs were"), strings.Join(names, ", "))
 	}
 	if c := p.cacheFailures; c != nil && c.n > 0 {
 		fmt.Fprintf(stderr, "patchbench run: %s could not be kept in the response cache (the first: %v); the runs recorded them\n", report.PluralOf(c.n, "answer", "answers"), c.first)
