@@ -110,7 +110,7 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 		e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint, LatencyMS: resp.Latency.Milliseconds()}
 		if err := writeAtomic(path, e); err != nil && c.OnWriteError != nil {
 			// The answer is paid for: the run keeps it in its record.
-			c.OnWriteError(fmt.Errorf("response cache %s: %w", c.Dir, err))
+			c.OnWriteError(fmt.Errorf("response cache: %w", err))
 		}
 		return resp, nil
 	})
@@ -153,16 +153,29 @@ func normalURL(u string) string {
 }
 
 // writeAtomic writes v as JSON to path through a temporary file renamed
-// into place, so that a crash never leaves half an entry.
+// into place, so that a crash never leaves half an entry. The error names
+// path and the system's cause, not the temporary file.
 func writeAtomic(path string, v any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return writeBytesAtomic(path, b, 0o600)
+	err = os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		err = writeBytesAtomic(path, b, 0o600)
+	}
+	if err != nil {
+		var pe *os.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			err = pe.Err
+		case errors.As(err, &le):
+			err = le.Err
+		}
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }
 
 // writeBytesAtomic writes b to path, with the permission bits perm,
