@@ -6,8 +6,10 @@
 // reject, move the phase), scores each run (scoring.ScoreRun), counts
 // tokens with a tiktoken encoding for actors that report none, and hands
 // each finished run at once to a Sink (a rundir.Sink appends it to
-// runs.jsonl). Stress submits every stress artifact to every
-// configuration; Replay runs them as runs.
+// runs.jsonl). A provider endpoint found down (its breaker open, see
+// actors.Breaker) stops the runs of the actors that use it (DownError);
+// Options.Progress hears where a session stands. Stress submits every
+// stress artifact to every configuration; Replay runs them as runs.
 package runner
 
 import (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -39,8 +40,12 @@ func runRepair(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, d := range res.Dropped {
 		fmt.Fprintf(stdout, "%s:%d: dropped (byte offset %d, %s): %s\n", runs, d.Line, d.Offset, report.Plural(d.Bytes, "byte"), report.Printable(d.Reason))
 	}
-	if res.ManifestError != nil {
-		fmt.Fprintf(stdout, "%s was damaged: %v\n", filepath.Join(dir, rundir.ManifestFile), res.ManifestError)
+	var me *rundir.ManifestError
+	switch {
+	case errors.As(res.ManifestError, &me):
+		fmt.Fprintf(stdout, "%s:%d: damaged: %v (byte offset %d)\n", me.Path, me.Line, me.Err, me.Offset)
+	case res.ManifestError != nil:
+		fmt.Fprintf(stdout, "%s: missing: %v\n", filepath.Join(dir, rundir.ManifestFile), res.ManifestError)
 	}
 	switch res.Manifest {
 	case "restored":
