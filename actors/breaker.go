@@ -175,35 +175,29 @@ func (bs *Breakers) For(endpoint string) *Breaker {
 	return b
 }
 
-// Endpoints names the provider endpoints an actor sends requests to
-// (Endpoint), looking through the response cache, the rate limit and a
-// role map's actors; nil for an actor that sends none (the no-model
-// actors, the file actor).
-func Endpoints(a Actor) []string {
+// Down returns the *EndpointDownError of an endpoint the actor sends
+// requests to whose breaker is open (looking through the response cache,
+// the rate limit and a role map's actors), or nil: nil for an actor that
+// sends none (the no-model actors, the file actor) or has no breaker.
+func Down(a Actor) *EndpointDownError {
 	switch x := a.(type) {
 	case *Cached:
-		return Endpoints(x.Actor)
+		return Down(x.Actor)
 	case *Limited:
-		return Endpoints(x.Actor)
+		return Down(x.Actor)
 	case *RoleMap:
-		var out []string
-		add := func(a Actor) {
-			for _, e := range Endpoints(a) {
-				if !slices.Contains(out, e) {
-					out = append(out, e)
-				}
+		for _, role := range slices.Sorted(maps.Keys(x.byRole)) {
+			if e := Down(x.byRole[role]); e != nil {
+				return e
 			}
 		}
-		for _, role := range slices.Sorted(maps.Keys(x.byRole)) {
-			add(x.byRole[role])
-		}
 		if x.fallback != nil {
-			add(x.fallback)
+			return Down(x.fallback)
 		}
-		return out
-	}
-	if e := Endpoint(a); e != "" {
-		return []string{e}
+	case *OpenAI:
+		return x.params.Retry.Breaker.Open()
+	case *Ollama:
+		return x.params.Retry.Breaker.Open()
 	}
 	return nil
 }

@@ -178,10 +178,13 @@ func TestLiveActorsBreak(t *testing.T) {
 	}
 }
 
-func TestEndpoints(t *testing.T) {
-	s := newChatServer(t, func(w http.ResponseWriter, _ map[string]any, _ int) { io.WriteString(w, completion("{}", 1, 1, 0)) })
-	a := newTestActor(t, "openai:m", s.URL, Params{})
-	o, err := NewOllama("ollama:mistral", "localhost:11434", Params{})
+// Down looks through the cache, the rate limit and a role map to the
+// live actors' breakers.
+func TestDown(t *testing.T) {
+	bs := &Breakers{After: 1}
+	addr := closedPort(t)
+	a := newTestActor(t, "openai:m", "http://"+addr, Params{Retry: Retry{MaxRetries: 0}, Breakers: bs})
+	o, err := NewOllama("ollama:mistral", "localhost:11434", Params{Breakers: bs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,17 +197,19 @@ func TestEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	wrapped := &Cached{Actor: &Limited{Actor: a}}
+	for _, x := range []Actor{wrapped, m, o, Reference{}, &Files{}} {
+		if Down(x) != nil {
+			t.Errorf("%s is down before any request", x.Name())
+		}
+	}
+	a.Propose(context.Background(), testReq) // one refused connection opens it
 	for _, c := range []struct {
 		a    Actor
-		want string
-	}{
-		{&Cached{Actor: &Limited{Actor: a}}, "openai " + s.URL + "/v1"},
-		{m, "ollama http://localhost:11434|openai " + s.URL + "/v1"},
-		{Reference{}, ""},
-		{&Files{}, ""},
-	} {
-		if got := strings.Join(Endpoints(c.a), "|"); got != c.want {
-			t.Errorf("%s: %q, want %q", c.a.Name(), got, c.want)
+		down bool
+	}{{wrapped, true}, {m, true}, {o, false}, {Reference{}, false}} {
+		if got := Down(c.a); (got != nil) != c.down || (got != nil && got.Endpoint != "openai http://"+addr+"/v1") {
+			t.Errorf("%s: %v", c.a.Name(), got)
 		}
 	}
 }

@@ -70,7 +70,7 @@ func TestEndpointDownStopsItsRuns(t *testing.T) {
 	}
 	var cases []*bench.Case
 	for _, c := range all {
-		if c.Domain == "finance" {
+		if c.Domain == "finance" && len(cases) < 3 {
 			cases = append(cases, c)
 		}
 	}

@@ -179,10 +179,6 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 			todo = append(todo, j)
 		}
 	}
-	endpoints := map[string][]string{} // by actor name (unique in a run)
-	for _, a := range o.Actors {
-		endpoints[a.Name()] = actors.Endpoints(a)
-	}
 	g, gctx := errgroup.WithContext(ctx)
 	// A slot is taken before the budget is checked, so that the check
 	// sees every run that finished before this one may start.
@@ -196,20 +192,19 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	}
 	down := map[string]*actors.EndpointDownError{}
 	var downOrder []*actors.EndpointDownError
+	noteDown := func(e *actors.EndpointDownError) { // mu held
+		if down[e.Endpoint] == nil {
+			down[e.Endpoint] = e
+			downOrder = append(downOrder, e)
+			if o.EndpointDown != nil {
+				o.EndpointDown(e)
+			}
+		}
+	}
 	budgetSpent := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return o.MaxTokensTotal > 0 && spent >= o.MaxTokensTotal
-	}
-	actorDown := func(a actors.Actor) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, e := range endpoints[a.Name()] {
-			if down[e] != nil {
-				return true
-			}
-		}
-		return false
 	}
 	for _, j := range todo {
 		select {
@@ -219,9 +214,12 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 		if gctx.Err() != nil || budgetSpent() || stopped.Load() {
 			break
 		}
-		if actorDown(j.Actor) {
+		if e := actors.Down(j.Actor); e != nil {
+			// Its endpoint's breaker is open: the run would fail
+			// at once.
 			<-slots
 			mu.Lock()
+			noteDown(e)
 			prog.NotStarted++
 			mu.Unlock()
 			continue
@@ -243,14 +241,8 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if endpoint != nil && down[endpoint.Endpoint] == nil {
-				// Before the slot is freed: no run of this endpoint
-				// starts after this one ends.
-				down[endpoint.Endpoint] = endpoint
-				downOrder = append(downOrder, endpoint)
-				if o.EndpointDown != nil {
-					o.EndpointDown(endpoint)
-				}
+			if endpoint != nil {
+				noteDown(endpoint)
 			}
 			spent += rec.TokensSent
 			prog.Done++
