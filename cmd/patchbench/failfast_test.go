@@ -184,10 +184,10 @@ func TestProgressText(t *testing.T) {
 	p.now = func() time.Time { return p.start } // no time passes
 	p.update(runner.Progress{Done: 10, Total: 20})
 	p.say("a message")
-	p.update(runner.Progress{Done: 20, Total: 20})
+	p.update(runner.Progress{Done: 16, Total: 20, Errors: 1, Tokens: 1234567, NotStarted: 4})
 	p.finish()
-	bar1 := "[==========>         ] 10/20 runs (50 %), 0 errors, 0 tokens, 0s elapsed, about 0s left"
-	bar2 := "[====================] 20/20 runs (100 %), 0 errors, 0 tokens, 0s elapsed"
+	bar1 := "[==========>         ] 10/20 runs, 0 errors, 0 tokens, 0s, ~0s left"
+	bar2 := "[====================] 16/20 runs, 1 error, 4 not started, 1.2M tokens, 0s"
 	want := "\r\x1b[K" + bar1[:59] + "\r\x1b[Ka message\n" + "\r\x1b[K" + bar2[:59] + "\r\x1b[K" // cut to the width
 	if got := buf.String(); got != want {
 		t.Errorf("terminal:\n got %q\nwant %q", got, want)

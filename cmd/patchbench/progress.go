@@ -108,13 +108,11 @@ func (p *progress) clear() {
 
 // emit prints the bar or the line; p.mu is held.
 func (p *progress) emit() {
-	text := progressText(p.cur, p.now().Sub(p.start))
 	if !p.tty {
-		fmt.Fprintf(p.w, "patchbench run: %s\n", text)
+		fmt.Fprintf(p.w, "patchbench run: %s\n", progressText(p.cur, p.now().Sub(p.start)))
 		return
 	}
-	bar := progressBar(p.cur, 20)
-	line := bar + " " + text
+	line := progressBar(p.cur, 20) + " " + barText(p.cur, p.now().Sub(p.start))
 	if p.width > 0 && len([]rune(line)) > p.width-1 {
 		line = string([]rune(line)[:p.width-1])
 	}
@@ -156,11 +154,41 @@ func progressText(pr runner.Progress, elapsed time.Duration) string {
 	return b.String()
 }
 
+// barText is what follows the bar on a terminal, short enough for 80
+// columns: the runs done, the errors (and pending runs, and runs not
+// started), the tokens, the time elapsed and the time left.
+func barText(pr runner.Progress, elapsed time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d/%d runs, %s", pr.Done, pr.Total, report.Plural(pr.Errors, "error"))
+	if pr.Pending > 0 {
+		fmt.Fprintf(&b, ", %d pending", pr.Pending)
+	}
+	if pr.NotStarted > 0 {
+		fmt.Fprintf(&b, ", %d not started", pr.NotStarted)
+	}
+	fmt.Fprintf(&b, ", %s tokens, %s", compact(pr.Tokens), elapsed.Round(time.Second))
+	if left := pr.Total - pr.Done - pr.NotStarted; left > 0 && pr.Done > 0 {
+		fmt.Fprintf(&b, ", ~%s left", (time.Duration(float64(elapsed) / float64(pr.Done) * float64(left))).Round(time.Second))
+	}
+	return b.String()
+}
+
+// compact writes a count with k or M: 918.9k, 1.5M.
+func compact(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + "M"
+	case n >= 1000:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + "k"
+	}
+	return strconv.Itoa(n)
+}
+
 // progressBar is a bar of width cells: [=====>    ].
 func progressBar(pr runner.Progress, width int) string {
 	filled := 0
 	if pr.Total > 0 {
-		filled = width * (pr.Done + pr.NotStarted) / pr.Total
+		filled = min(width, width*(pr.Done+pr.NotStarted)/pr.Total)
 	}
 	bar := strings.Repeat("=", filled)
 	if filled < width {
