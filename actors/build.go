@@ -22,6 +22,9 @@ type BuildOptions struct {
 	// Params.CacheOnly answers from the cache only.
 	CacheDir        string
 	DefaultCacheDir func() (string, error)
+	// OnCacheWriteError, when set, is told of each answer the response
+	// cache could not keep (Cached.OnWriteError); the run keeps it.
+	OnCacheWriteError func(error)
 }
 
 // CacheDirError is a response cache directory that cannot be written.
@@ -47,9 +50,15 @@ func (e *DuplicateSpecError) Error() string { return fmt.Sprintf("actor %s is gi
 // actor's directory is checked writable (Files.CheckDir); a live actor is
 // wrapped with the rate limit of its endpoint (Limited, when RPS > 0) and
 // the response cache (Cached, unless NoCache), whose directory is checked
-// writable unless the cache is only read (*CacheDirError). The actors come
-// back in the order of specs; a spec given twice is a *DuplicateSpecError.
+// writable unless the cache is only read (*CacheDirError). The live actors
+// of one endpoint share its circuit breaker (Breakers, unless
+// Params.Breakers gives one): after BreakAfter consecutive connection
+// failures no request is sent to it. The actors come back in the order of
+// specs; a spec given twice is a *DuplicateSpecError.
 func Build(specs []string, o BuildOptions) ([]Actor, error) {
+	if o.Params.Breakers == nil {
+		o.Params.Breakers = &Breakers{}
+	}
 	b := &builder{o: o, limiters: &Limiters{RPS: o.RPS}}
 	var out []Actor
 	for i, spec := range specs {
@@ -109,7 +118,7 @@ func (b *builder) one(spec string) (Actor, error) {
 			return nil, &CacheDirError{Dir: b.o.CacheDir, Err: err}
 		}
 	}
-	return &Cached{Actor: a, Dir: b.o.CacheDir, Only: b.o.Params.CacheOnly}, nil
+	return &Cached{Actor: a, Dir: b.o.CacheDir, Only: b.o.Params.CacheOnly, OnWriteError: b.o.OnCacheWriteError}, nil
 }
 
 // isRoleEntry reports whether a spec is one role=spec entry (a role has

@@ -33,10 +33,21 @@ var ErrCacheMiss = errors.New("not in the response cache (--cache-only)")
 // returns the recorded answer with its original usage and latency, so a
 // cache shipped with a run directory reproduces it bit for bit. With Only,
 // a miss is ErrCacheMiss and nothing is sent.
+//
+// Concurrent identical requests share one flight, and the flight reads the
+// cache again before it sends: a request that missed just as another
+// identical flight finished takes that flight's answer, so each distinct
+// request is sent once. The cache is an optimisation: an answer that
+// cannot be written to it (a full disk) is still returned, and
+// OnWriteError, when set, is told why.
 type Cached struct {
 	Actor Actor
 	Dir   string
 	Only  bool
+	// OnWriteError, when set, is called (from any goroutine) with each
+	// failure to keep an answer in the cache; the answer is returned
+	// all the same.
+	OnWriteError func(error)
 
 	// inflight makes concurrent identical requests (the full-state
 	// configurations send the same prompt) share one answer.
@@ -71,18 +82,20 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 	sum := sha256.Sum256(key)
 	name := hex.EncodeToString(sum[:])
 	path := filepath.Join(c.Dir, name[:2], name+".json")
-	if b, err := os.ReadFile(path); err == nil {
-		var e cacheEntry
-		if err := json.Unmarshal(b, &e); err == nil && string(e.Key) == string(key) {
-			return Response{Raw: e.Raw, Usage: e.Usage, Model: e.Model, Fingerprint: e.Fingerprint,
-				Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true, Oversize: e.AnswerBytes}, nil
-		}
+	if resp, ok := lookup(path, key); ok {
+		return resp, nil
 	}
 	if c.Only {
 		return Response{}, fmt.Errorf("%s: %w", c.Actor.Name(), ErrCacheMiss)
 	}
+	afterMiss()
 	sent := false
 	v, err, shared := c.inflight.Do(name, func() (any, error) {
+		// Checked again inside the flight: an identical flight may
+		// have ended, and kept its answer, since the miss above.
+		if resp, ok := lookup(path, key); ok {
+			return resp, nil
+		}
 		sent = true
 		start := time.Now()
 		resp, err := c.Actor.Propose(ctx, req)
@@ -99,8 +112,9 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 		}
 		e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint,
 			LatencyMS: resp.Latency.Milliseconds(), AnswerBytes: resp.Oversize}
-		if err := writeAtomic(path, e); err != nil {
-			return resp, fmt.Errorf("response cache: %w", err)
+		if err := writeAtomic(path, e); err != nil && c.OnWriteError != nil {
+			// The answer is paid for: the run keeps it in its record.
+			c.OnWriteError(fmt.Errorf("response cache: %w", err))
 		}
 		return resp, nil
 	})
@@ -110,6 +124,25 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 	}
 	return resp, err
 }
+
+// lookup reads the cache entry at path; ok is false when there is none
+// or it holds another key.
+func lookup(path string, key []byte) (Response, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Response{}, false
+	}
+	var e cacheEntry
+	if err := json.Unmarshal(b, &e); err != nil || string(e.Key) != string(key) {
+		return Response{}, false
+	}
+	return Response{Raw: e.Raw, Usage: e.Usage, Model: e.Model, Fingerprint: e.Fingerprint,
+		Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true, Oversize: e.AnswerBytes}, true
+}
+
+// afterMiss runs between a cache miss and the flight; tests make it
+// sleep, as a goroutine descheduled there on a loaded machine does.
+var afterMiss = func() {}
 
 // normalURL writes a base URL the same way however it was typed: lower
 // case, no trailing slash.
@@ -124,16 +157,29 @@ func normalURL(u string) string {
 }
 
 // writeAtomic writes v as JSON to path through a temporary file renamed
-// into place, so that a crash never leaves half an entry.
+// into place, so that a crash never leaves half an entry. The error names
+// path and the system's cause, not the temporary file.
 func writeAtomic(path string, v any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return writeBytesAtomic(path, b, 0o600)
+	err = os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		err = writeBytesAtomic(path, b, 0o600)
+	}
+	if err != nil {
+		var pe *os.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			err = pe.Err
+		case errors.As(err, &le):
+			err = le.Err
+		}
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }
 
 // writeBytesAtomic writes b to path, with the permission bits perm,

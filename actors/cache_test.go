@@ -2,10 +2,18 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestCachedAnswersOnce(t *testing.T) {
@@ -70,5 +78,89 @@ func TestCacheKeepsNoEmptyAnswer(t *testing.T) {
 	}
 	if s.calls.Load() != 2 {
 		t.Errorf("%d requests, want 2 (nothing cached)", s.calls.Load())
+	}
+}
+
+// TestCacheOneRequestPerKey: 64 goroutines ask the same 16 requests in
+// different orders through one fresh cache, as a run at --concurrency 64
+// does (the four full-state configurations send the same prompts). Every
+// distinct request reaches the provider exactly once: the cache is
+// checked again inside the shared flight, so a request that missed just
+// before another flight finished finds that flight's answer.
+func TestCacheOneRequestPerKey(t *testing.T) {
+	const workers, keys = 64, 16
+	var mu sync.Mutex
+	perBody := map[string]int{}
+	s := newChatServer(t, func(w http.ResponseWriter, body map[string]any, _ int) {
+		b, _ := json.Marshal(body["messages"])
+		mu.Lock()
+		perBody[string(b)]++
+		mu.Unlock()
+		time.Sleep(time.Millisecond)
+		io.WriteString(w, completion(`{"patch": [], "note": "ok"}`, 10, 5, 0))
+	})
+	c := &Cached{Actor: newTestActor(t, "openai:m", s.URL, Params{}), Dir: t.TempDir()}
+	// A goroutine that missed the cache is sometimes descheduled before
+	// it joins the flight, as on a loaded machine: by then the flight it
+	// would have joined may have ended.
+	var n atomic.Int32
+	afterMiss = func() {
+		if n.Add(1)%3 == 0 {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	defer func() { afterMiss = func() {} }()
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < keys; i++ {
+				k := (i*7 + w) % keys // each worker its own order
+				req := Request{Round: 1, Attempt: 1, Messages: []Message{{Role: "user", Content: fmt.Sprintf("task %d", k)}}}
+				if _, err := c.Propose(context.Background(), req); err != nil {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.Fatalf("%d requests failed", failed.Load())
+	}
+	dups := 0
+	for body, n := range perBody {
+		if n != 1 {
+			dups += n - 1
+			t.Errorf("%s sent %d times", body, n)
+		}
+	}
+	if len(perBody) != keys {
+		t.Errorf("%d distinct requests sent, want %d", len(perBody), keys)
+	}
+	t.Logf("%d distinct requests, %d requests sent, %d duplicates", len(perBody), s.calls.Load(), dups)
+}
+
+// TestCacheWriteFailureKeepsTheAnswer: a response cache that cannot be
+// written (here a file stands where its directory should be; a full disk
+// fails the same way) never turns an answer already paid for into an
+// error: the answer is returned, and OnWriteError says what failed.
+func TestCacheWriteFailureKeepsTheAnswer(t *testing.T) {
+	s := newChatServer(t, func(w http.ResponseWriter, _ map[string]any, _ int) {
+		io.WriteString(w, completion(`{"patch": [], "note": "paid for"}`, 10, 5, 0))
+	})
+	blocked := filepath.Join(t.TempDir(), "cache")
+	if err := os.WriteFile(blocked, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var warned []error
+	c := &Cached{Actor: newTestActor(t, "openai:m", s.URL, Params{}), Dir: blocked, OnWriteError: func(err error) { warned = append(warned, err) }}
+	r, err := c.Propose(context.Background(), testReq)
+	if err != nil || r.Raw != `{"patch": [], "note": "paid for"}` || r.Cached {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if len(warned) != 1 || !strings.HasPrefix(warned[0].Error(), "response cache: writing "+blocked+"/") {
+		t.Errorf("warnings %v", warned)
 	}
 }

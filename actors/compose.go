@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -127,11 +128,13 @@ func (l *Limiters) For(endpoint string) *rate.Limiter {
 	return lim
 }
 
-// Endpoint names the provider endpoint of a live actor, for Limiters.
+// Endpoint names the provider endpoint of a live actor, for Limiters and
+// Breakers: "openai " and the base URL (OpenAI's own when none is set), or
+// "ollama " and the host; "" for any other actor.
 func Endpoint(a Actor) string {
 	switch x := a.(type) {
 	case *OpenAI:
-		return "openai " + x.params.OpenAIBaseURL
+		return "openai " + cmp.Or(x.params.OpenAIBaseURL, "https://api.openai.com/v1")
 	case *Ollama:
 		return "ollama " + x.host
 	}

@@ -77,7 +77,11 @@ func NewOllama(spec, host string, p Params) (*Ollama, error) {
 	}
 	tap := newBodyTap(http.DefaultTransport, p.MaxAnswerBytes, ollamaBodyBytes, "/api/chat", "message", "content")
 	rec := &headerRecorder{next: tap}
-	return &Ollama{headers: rec, tap: tap, spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: rec, CheckRedirect: refuseRedirects})}, nil
+	a := &Ollama{headers: rec, tap: tap, spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: rec, CheckRedirect: refuseRedirects})}
+	if p.Breakers != nil {
+		a.params.Retry.Breaker = p.Breakers.For(Endpoint(a))
+	}
+	return a, nil
 }
 
 // Name implements Actor.

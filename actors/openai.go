@@ -45,6 +45,10 @@ type Params struct {
 	// Response.Oversize set, and a provider's response body is read
 	// only to about twice that (bodyTap).
 	MaxAnswerBytes int64
+	// Breakers, when set, gives each live actor the circuit breaker of
+	// its endpoint (Retry.Breaker), shared by every actor on that
+	// endpoint; Build sets it.
+	Breakers *Breakers
 }
 
 // OpenAI is an actor served by the OpenAI chat completions API or any
@@ -95,7 +99,11 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 	tap := newBodyTap(http.DefaultTransport, p.MaxAnswerBytes, 0, "", "choices", "0", "message", "content")
 	rec := &headerRecorder{next: tap}
 	cfg.HTTPClient = &http.Client{Transport: rec, CheckRedirect: refuseRedirects}
-	return &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec, tap: tap}, nil
+	a := &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec, tap: tap}
+	if p.Breakers != nil {
+		a.params.Retry.Breaker = p.Breakers.For(Endpoint(a))
+	}
+	return a, nil
 }
 
 // ProposalSchema is the JSON Schema of a proposal, {"patch": [...],

@@ -18,6 +18,11 @@ import (
 type Retry struct {
 	MaxRetries int
 	Base, Max  time.Duration
+	// Breaker, when set, is the circuit breaker of the actor's endpoint
+	// (Breakers.For): Do reports every attempt's outcome to it, makes no
+	// attempt while it is open (returning its *EndpointDownError), and
+	// stops waiting for a backoff when it opens.
+	Breaker *Breaker
 }
 
 // DefaultRetry retries 5 times, from 1 s up to 60 s.
@@ -68,6 +73,10 @@ func retryable(ctx context.Context, err error) bool {
 	if errors.As(err, &he) {
 		return he.Retryable()
 	}
+	var down *EndpointDownError
+	if errors.As(err, &down) {
+		return false
+	}
 	var ne net.Error
 	if errors.As(err, &ne) {
 		return true
@@ -84,10 +93,18 @@ var errDropped = errors.New("connection closed before a response")
 
 // Do calls f until it succeeds, fails for good, or the retries are spent,
 // sleeping between attempts (interrupted by ctx). It returns the last
-// error and the number of retries made.
+// error and the number of retries made. With a Breaker, each attempt's
+// outcome is counted by it, and once it is open Do returns its
+// *EndpointDownError instead of attempting or waiting any more.
 func (r Retry) Do(ctx context.Context, f func(context.Context) error) (int, error) {
 	for attempt := 0; ; attempt++ {
+		if down := r.Breaker.Open(); down != nil {
+			return attempt, down
+		}
 		err := f(ctx)
+		if down := r.Breaker.observe(ctx, err); down != nil {
+			return attempt, down
+		}
 		if err == nil || attempt >= r.MaxRetries || !retryable(ctx, err) {
 			return attempt, err
 		}
@@ -105,6 +122,8 @@ func (r Retry) Do(ctx context.Context, f func(context.Context) error) (int, erro
 		case <-ctx.Done():
 			t.Stop()
 			return attempt, ctx.Err()
+		case <-r.Breaker.Down():
+			t.Stop() // the next turn returns the breaker's error
 		case <-t.C:
 		}
 	}

@@ -2,6 +2,8 @@ package rundir
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -9,10 +11,34 @@ import (
 
 // WriteFileAtomic writes data to path with the permission bits perm so
 // that a crash leaves either the old file or the new one, never half of
-// one: through a temporary file in the same directory, synced to disk,
-// renamed into place, and the directory synced after the rename (where
-// the system can sync a directory). Nothing is left behind on failure.
+// one: through a temporary file in the same directory (named
+// ".<name>.<random>"), synced to disk, renamed into place, and the
+// directory synced after the rename (where the system can sync a
+// directory). Nothing is left behind on failure, and the error names path
+// and the cause ("writing DIR/manifest.json: no space left on device"),
+// not the temporary file.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	if err := writeFileAtomic(path, data, perm); err != nil {
+		return fmt.Errorf("writing %s: %w", path, cause(err))
+	}
+	return nil
+}
+
+// cause is the system's error inside a file operation's error (the
+// *os.PathError of a temporary file, say), or err itself.
+func cause(err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
+}
+
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {
@@ -58,12 +84,44 @@ func syncDir(dir string) error {
 }
 
 // WriteJSON writes v as indented JSON with a final newline to dir/name,
-// atomically (WriteFileAtomic): how manifest.json and summary.json are
-// written.
+// atomically (WriteFileAtomic): how summary.json is written.
 func WriteJSON(dir, name string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
 	return WriteFileAtomic(filepath.Join(dir, name), append(b, '\n'), 0o644)
+}
+
+// WriteManifest writes m to dir's manifest.json and to its backup
+// (ManifestBackupFile), each atomically (WriteFileAtomic), the backup
+// first: a manifest.json damaged after it was written (a copy cut short,
+// an editor) is restored from the backup by Repair.
+func WriteManifest(dir string, m Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if err := WriteFileAtomic(filepath.Join(dir, ManifestBackupFile), b, 0o644); err != nil {
+		return err
+	}
+	return WriteFileAtomic(filepath.Join(dir, ManifestFile), b, 0o644)
+}
+
+// removeTemporaries removes the temporary files an atomic write of the
+// manifest, its backup or the summary left when its process was killed
+// in the middle (WriteFileAtomic removes its own on any error), and
+// returns their names. The caller holds the directory's lock.
+func removeTemporaries(dir string) []string {
+	var removed []string
+	for _, name := range []string{ManifestFile, ManifestBackupFile, SummaryFile, RunsFile} {
+		matches, _ := filepath.Glob(filepath.Join(dir, "."+name+".*"))
+		for _, m := range matches {
+			if os.Remove(m) == nil {
+				removed = append(removed, filepath.Base(m))
+			}
+		}
+	}
+	return removed
 }

@@ -9,10 +9,18 @@
 // (package report builds it).
 //
 // Writing: OpenSink takes the directory's lock (github.com/gofrs/flock)
-// and appends records; Resume, under the lock, repairs a last line cut
-// short by a crash and says which runs to skip; WriteJSON and
-// WriteFileAtomic write the manifest and the summary atomically (a
-// temporary file, fsync, rename, fsync of the directory).
+// and appends records (a failed write leaves no part of its line); Resume,
+// under the lock, repairs a last line cut short by a crash and says which
+// runs to skip; WriteManifest writes the manifest and its backup, and
+// WriteJSON the summary, atomically (WriteFileAtomic: a temporary file,
+// fsync, rename, fsync of the directory). CheckManifest takes a directory
+// a run was killed in before its manifest was written as new.
+//
+// Repairing: a line of runs.jsonl that is not a record of the run is a
+// *LineError naming its line and byte offset, a manifest that does not
+// decode a *ManifestError naming its line and byte offset; Repair keeps
+// every intact record, sets the other lines aside and restores the
+// manifest from its backup (or rebuilds it).
 //
 // Reading: a Reader streams runs.jsonl one record at a time (for r.Next()
 // { r.Record() }; r.Err(), with errors naming the file and line); Latest

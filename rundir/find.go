@@ -12,14 +12,22 @@ import (
 	"strings"
 )
 
-// LineError is a line of runs.jsonl that is not JSON.
+// LineError is a line of runs.jsonl that is not a run record (not JSON,
+// not a record checkRecord accepts, or a record of another run): the file,
+// the line (from 1), the byte offset where the line starts (from 0), and
+// why. Its message points to patchbench repair, which keeps every intact
+// record and sets such lines aside.
 type LineError struct {
-	Path string
-	Line int
-	Err  error
+	Path   string
+	Line   int
+	Offset int64
+	Err    error
 }
 
-func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err) }
+func (e *LineError) Error() string {
+	return fmt.Sprintf("%s:%d: %v (the line starts at byte offset %d); run \"patchbench repair %s\" to keep every intact record and set the damaged lines aside",
+		e.Path, e.Line, e.Err, e.Offset, filepath.Dir(e.Path))
+}
 
 func (e *LineError) Unwrap() error { return e.Err }
 
@@ -51,6 +59,7 @@ func Find(dir, id string) (json.RawMessage, int, error) {
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<20)
+	var off int64
 	var found json.RawMessage
 	foundAt := 0
 	caseID, _, _ := strings.Cut(id, "/")
@@ -66,7 +75,7 @@ func Find(dir, id string) (json.RawMessage, int, error) {
 				if err == io.EOF && !bytes.HasSuffix(b, []byte("\n")) {
 					break // a last line cut short by a crash
 				}
-				return nil, 0, &LineError{Path: path, Line: line, Err: jerr}
+				return nil, 0, &LineError{Path: path, Line: line, Offset: off, Err: jerr}
 			}
 			switch {
 			case head.RunID == id:
@@ -75,6 +84,7 @@ func Find(dir, id string) (json.RawMessage, int, error) {
 				nf.Near = append(nf.Near, head.RunID)
 			}
 		}
+		off += int64(len(b))
 		if err == io.EOF {
 			break
 		}

@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -143,13 +144,20 @@ func ReadManifest(dir string) (*Manifest, error) {
 	return parseManifest(path, b)
 }
 
-// ManifestError is a manifest.json that does not decode.
+// ManifestError is a manifest.json that does not decode: the file, the
+// line and byte offset (from 0) where decoding failed (the end of the
+// file when it is cut short), and why. Its message points to patchbench
+// repair, which restores the manifest from its backup.
 type ManifestError struct {
-	Path string
-	Err  error
+	Path   string
+	Line   int
+	Offset int64
+	Err    error
 }
 
-func (e *ManifestError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
+func (e *ManifestError) Error() string {
+	return fmt.Sprintf("%s:%d: %v (byte offset %d); run \"patchbench repair %s\" to restore it", e.Path, e.Line, e.Err, e.Offset, filepath.Dir(e.Path))
+}
 
 func (e *ManifestError) Unwrap() error { return e.Err }
 
@@ -158,7 +166,17 @@ func (e *ManifestError) Unwrap() error { return e.Err }
 func parseManifest(path string, b []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, &ManifestError{Path: path, Err: err}
+		off := int64(len(b)) // cut short: "unexpected end of JSON input"
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			off = se.Offset
+		case errors.As(err, &te):
+			off = te.Offset
+		}
+		off = min(max(off, 0), int64(len(b)))
+		return nil, &ManifestError{Path: path, Line: 1 + bytes.Count(b[:off], []byte("\n")), Offset: off, Err: err}
 	}
 	return &m, nil
 }
@@ -166,14 +184,23 @@ func parseManifest(path string, b []byte) (*Manifest, error) {
 // CheckManifest refuses dir for a run of manifest m when it holds a run of
 // other settings (the error names the settings that differ, Differences)
 // or is not a run directory but holds files. It returns the manifest
-// already there, or nil for a new or empty directory.
+// already there, or nil for a new or empty directory. A directory that a
+// run was killed in while creating it (no manifest yet, an empty
+// runs.jsonl, the lock file, temporary files) counts as new; one whose
+// manifest.json is missing but whose backup is there is read from the
+// backup.
 func CheckManifest(dir string, m Manifest) (*Manifest, error) {
 	old, err := ReadManifest(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-			return nil, fmt.Errorf("%s is not empty and holds no %s; choose a new or empty --out", dir, ManifestFile)
+		if b, berr := os.ReadFile(filepath.Join(dir, ManifestBackupFile)); berr == nil {
+			// Killed between writing the backup and the manifest.
+			old, err = parseManifest(filepath.Join(dir, ManifestBackupFile), b)
+		} else {
+			if !unstarted(dir) {
+				return nil, fmt.Errorf("%s is not empty and holds no %s; choose a new or empty --out", dir, ManifestFile)
+			}
+			return nil, nil
 		}
-		return nil, nil
 	}
 	if err != nil {
 		return nil, err
@@ -183,6 +210,30 @@ func CheckManifest(dir string, m Manifest) (*Manifest, error) {
 			dir, strings.Join(old.Differences(m), ", "))
 	}
 	return old, nil
+}
+
+// unstarted reports whether dir holds nothing but what a run leaves before
+// its manifest is written: the lock file, an empty runs.jsonl and
+// temporary files of atomic writes (or nothing, or does not exist).
+func unstarted(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case name == LockFile:
+		case name == RunsFile:
+			if fi, err := e.Info(); err != nil || fi.Size() > 0 {
+				return false
+			}
+		case strings.HasPrefix(name, "."+ManifestFile+".") || strings.HasPrefix(name, "."+ManifestBackupFile+"."):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // DefaultDir is the run directory of a run's settings under root:

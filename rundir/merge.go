@@ -11,13 +11,15 @@ import (
 const MaxShards = 10000
 
 // Merged is the directory Merge made: its manifest (the shards' settings,
-// with their expected runs added up), the runs it holds and those of them
-// that settled (not pending), and the shards of the series that were not
-// given ("1/3, 2/3"; "" when none is missing or none was sharded).
+// with their expected runs added up), the runs it holds, those of them
+// that settled (not pending) and those with an outcome (passed or failed),
+// and the shards of the series that were not given ("1/3, 2/3"; "" when
+// none is missing or none was sharded).
 type Merged struct {
 	Manifest *Manifest
 	Runs     int
 	Settled  int
+	Outcomes int
 	Missing  string
 }
 
@@ -66,7 +68,7 @@ func Merge(out string, dirs []string) (*Merged, error) {
 	// The shards' expected counts add up to the whole run's when every
 	// shard is there.
 	first.ExpectedRuns = expected
-	if err := WriteJSON(out, ManifestFile, first); err != nil {
+	if err := WriteManifest(out, *first); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -89,6 +91,9 @@ func copyRuns(out string, dirs []*Dir, res *Merged) error {
 			res.Runs++
 			if r.Status != StatusPending {
 				res.Settled++
+			}
+			if r.HasOutcome() {
+				res.Outcomes++
 			}
 			return sink.Write(r)
 		})

@@ -22,8 +22,8 @@ import (
 //
 // Blank lines are skipped. A line that is not JSON, or not a run record
 // (checkRecord: a key, a known status, a score in [0, 1], token counts
-// that are not negative), stops the reader with an error naming the file
-// and the line. The last line, when it lacks its newline, is a record when
+// that are not negative), stops the reader with a *LineError naming the
+// file, the line and its byte offset. The last line, when it lacks its newline, is a record when
 // it is a whole one (NeedsNewline then says a writer must end it), and
 // otherwise a write cut short by a crash: it is dropped, and TruncateAt
 // says where the file must be cut before more records are appended.
@@ -31,6 +31,7 @@ type Reader struct {
 	name         string
 	r            *bufio.Reader
 	line         int   // the line of the current record
+	lineOff      int64 // the byte offset of the current record's line
 	next         int   // the line read next
 	off          int64 // the byte offset of the line read next
 	rec          *Record
@@ -56,14 +57,14 @@ func NewReader(r io.Reader) *Reader {
 func (r *Reader) Next() bool {
 	for !r.done {
 		b, err := r.r.ReadBytes('\n')
-		line := r.next
+		line, start := r.next, r.off
 		r.next++
 		if len(b) > 0 && !bytes.HasSuffix(b, []byte("\n")) {
 			// The last line, without its newline.
 			r.done = true
 			var rec Record
 			if json.Unmarshal(b, &rec) == nil && checkRecord(&rec) == nil {
-				r.rec, r.raw, r.line, r.needsNewline = &rec, b, line, true
+				r.rec, r.raw, r.line, r.lineOff, r.needsNewline = &rec, b, line, start, true
 				return true
 			}
 			// No whole record: the last write did not finish.
@@ -74,12 +75,12 @@ func (r *Reader) Next() bool {
 		if len(bytes.TrimSpace(b)) > 0 {
 			var rec Record
 			if err := json.Unmarshal(b, &rec); err != nil {
-				return r.fail(fmt.Errorf("%s:%d: %w", r.name, line, err))
+				return r.fail(&LineError{Path: r.name, Line: line, Offset: start, Err: err})
 			}
 			if err := checkRecord(&rec); err != nil {
-				return r.fail(fmt.Errorf("%s:%d: %w", r.name, line, err))
+				return r.fail(&LineError{Path: r.name, Line: line, Offset: start, Err: err})
 			}
-			r.rec, r.raw, r.line = &rec, b, line
+			r.rec, r.raw, r.line, r.lineOff = &rec, b, line, start
 			if err == io.EOF {
 				r.done = true
 			}
@@ -88,7 +89,7 @@ func (r *Reader) Next() bool {
 		if err == io.EOF {
 			r.done = true
 		} else if err != nil {
-			return r.fail(err)
+			return r.fail(fmt.Errorf("%s:%d: %w", r.name, line, err))
 		}
 	}
 	r.rec, r.raw = nil, nil
@@ -106,6 +107,10 @@ func (r *Reader) Record() *Record { return r.rec }
 // Line is the 1-based line of the current record.
 func (r *Reader) Line() int { return r.line }
 
+// Offset is the byte offset (from 0) at which the current record's line
+// starts.
+func (r *Reader) Offset() int64 { return r.lineOff }
+
 // Err is the error that stopped the reader, or nil at the end of the
 // file.
 func (r *Reader) Err() error { return r.err }
@@ -121,9 +126,9 @@ func (r *Reader) TruncateAt() int64 { return r.truncateAt }
 func (r *Reader) NeedsNewline() bool { return r.needsNewline }
 
 // eachIn calls fn with each record of the runs.jsonl at path, with its
-// line; a missing file holds no record. It returns the reader, for the
+// line and the byte offset where the line starts; a missing file holds no record. It returns the reader, for the
 // repairs a writer must make.
-func eachIn(path string, fn func(rec *Record, line int) error) (*Reader, error) {
+func eachIn(path string, fn func(rec *Record, line int, off int64) error) (*Reader, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return &Reader{truncateAt: -1}, nil
@@ -134,7 +139,7 @@ func eachIn(path string, fn func(rec *Record, line int) error) (*Reader, error) 
 	defer f.Close()
 	r := NewReader(f)
 	for r.Next() {
-		if err := fn(r.Record(), r.Line()); err != nil {
+		if err := fn(r.Record(), r.Line(), r.Offset()); err != nil {
 			return nil, err
 		}
 	}
@@ -148,13 +153,13 @@ func eachIn(path string, fn func(rec *Record, line int) error) (*Reader, error) 
 // records are never all in memory. An error from fn stops it.
 func Latest(path string, fn func(*Record) error) error {
 	last := map[string]int{}
-	if _, err := eachIn(path, func(rec *Record, line int) error {
+	if _, err := eachIn(path, func(rec *Record, line int, _ int64) error {
 		last[rec.RunID] = line
 		return nil
 	}); err != nil {
 		return err
 	}
-	_, err := eachIn(path, func(rec *Record, line int) error {
+	_, err := eachIn(path, func(rec *Record, line int, _ int64) error {
 		if last[rec.RunID] != line {
 			return nil
 		}

@@ -19,7 +19,7 @@ type Resumed struct {
 // the runs that ended in an error) and the tokens already sent.
 func (s *Sink) Resume(retryErrors bool) (Resumed, error) {
 	res := Resumed{Skip: map[string]bool{}}
-	r, err := eachIn(s.path, func(rec *Record, _ int) error {
+	r, err := eachIn(s.path, func(rec *Record, _ int, _ int64) error {
 		res.Records++
 		if rec.HasOutcome() || (rec.Status == StatusError && !retryErrors) {
 			res.Skip[rec.RunID] = true

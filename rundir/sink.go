@@ -16,6 +16,12 @@ const (
 	RunsFile     = "runs.jsonl"
 	ManifestFile = "manifest.json"
 	SummaryFile  = "summary.json"
+	// ManifestBackupFile is a second copy of manifest.json, written
+	// with it (WriteManifest), from which Repair restores a damaged one.
+	ManifestBackupFile = ".manifest.backup.json"
+	// DroppedFile receives the lines of runs.jsonl that Repair sets
+	// aside, as they were.
+	DroppedFile = "runs.jsonl.dropped"
 	// LockFile is locked (github.com/gofrs/flock) while a process writes
 	// the directory's runs; the file itself stays, unlocked, afterwards.
 	LockFile = ".lock"
@@ -31,17 +37,41 @@ type Sink struct {
 	mu   sync.Mutex
 	path string // of runs.jsonl
 	f    *os.File
+	size int64 // of runs.jsonl: where the next record starts
 	lock *flock.Flock
 }
 
 // OpenSink makes dir if needed, takes its lock (an advisory lock on
 // LockFile, released when the sink is closed or the process ends, so a
 // crashed run leaves no stale lock; ErrLocked when another process holds
-// it) and opens runs.jsonl for appending.
+// it), removes the temporary files a killed process left, and opens
+// runs.jsonl for appending.
 func OpenSink(dir string) (*Sink, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	removeTemporaries(dir)
+	path := filepath.Join(dir, RunsFile)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		lock.Unlock()
+		return nil, err
+	}
+	return &Sink{path: path, f: f, size: fi.Size(), lock: lock}, nil
+}
+
+// lockDir takes dir's lock (ErrLocked when another process holds it).
+func lockDir(dir string) (*flock.Flock, error) {
 	lock := flock.New(filepath.Join(dir, LockFile))
 	ok, err := lock.TryLock()
 	if err == nil && !ok {
@@ -50,25 +80,28 @@ func OpenSink(dir string) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	path := filepath.Join(dir, RunsFile)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		lock.Unlock()
-		return nil, err
-	}
-	return &Sink{path: path, f: f, lock: lock}, nil
+	return lock, nil
 }
 
-// Write appends one record as a JSON line, written with a single call.
+// Write appends one record as a JSON line, written with a single call. A
+// write that fails (a full disk) leaves no part of its line behind, and
+// its error names the run, the file and the cause.
 func (s *Sink) Write(r *Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
-		return err
+		return fmt.Errorf("run %s: %w", r.RunID, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, err = s.f.Write(append(b, '\n'))
-	return err
+	n, err := s.f.Write(append(b, '\n'))
+	if err != nil {
+		if n > 0 {
+			s.f.Truncate(s.size) // a half line; a resume would cut it too
+		}
+		return fmt.Errorf("appending run %s to %s: %w", r.RunID, s.path, cause(err))
+	}
+	s.size += int64(n)
+	return nil
 }
 
 // repair makes the file ready for appending: it cuts a last line left
@@ -81,9 +114,11 @@ func (s *Sink) repair(truncateAt int64, needsNewline bool) error {
 		if err := s.f.Truncate(truncateAt); err != nil {
 			return err
 		}
+		s.size = truncateAt
 	}
 	if needsNewline {
-		_, err := s.f.Write([]byte("\n"))
+		n, err := s.f.Write([]byte("\n"))
+		s.size += int64(n)
 		return err
 	}
 	return nil

@@ -40,8 +40,8 @@ type run struct {
 
 // runOne runs one job. It returns an error only when ctx is cancelled, or
 // with its record when an actor's failure stops the whole run
-// (*FatalError); any other failure of the actor is a record with status
-// error.
+// (*FatalError) or the runs of its endpoint (*actors.EndpointDownError);
+// any other failure of the actor is a record with status error.
 func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record, error) {
 	c, cfg := j.Case, j.Config
 	r := &run{o: o, tc: tc, j: j, sess: runtime.NewSession(c.State, c.Workflow.PhasePath), committed: map[string]bool{}, phaseMovable: phaseMovable(c),
@@ -61,8 +61,9 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record,
 		}
 		end, err := r.step(ctx, s, s.Index == artifactStep)
 		var fatal *FatalError
+		var down *actors.EndpointDownError
 		switch {
-		case errors.As(err, &fatal):
+		case errors.As(err, &fatal), errors.As(err, &down):
 			return r.rec, err
 		case err != nil:
 			return nil, err
@@ -238,6 +239,12 @@ func (r *run) actorError(ctx context.Context, sr *rundir.StepRecord, msgs []acto
 		return r.fail(sr, rundir.StatusPending, msg, attempt-1)
 	}
 	r.fail(sr, rundir.StatusError, msg, attempt)
+	var down *actors.EndpointDownError
+	if errors.As(err, &down) {
+		// The endpoint is unreachable: the runner starts no more runs
+		// of it.
+		return down
+	}
 	var he *actors.HTTPError
 	if errors.As(err, &he) && (he.Status == 401 || he.Status == 403 || he.Status == 404) {
 		// A bad key or an unknown model fails every run: stop instead

@@ -6,8 +6,10 @@
 // reject, move the phase), scores each run (scoring.ScoreRun), counts
 // tokens with a tiktoken encoding for actors that report none, and hands
 // each finished run at once to a Sink (a rundir.Sink appends it to
-// runs.jsonl). Stress submits every stress artifact to every
-// configuration; Replay runs them as runs.
+// runs.jsonl). A provider endpoint found down (its breaker open, see
+// actors.Breaker) stops the runs of the actors that use it (DownError);
+// Options.Progress hears where a session stands. Stress submits every
+// stress artifact to every configuration; Replay runs them as runs.
 package runner
 
 import (
@@ -15,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -57,9 +60,26 @@ type Options struct {
 	// TokensSpent is what the runs already recorded used, counted
 	// against MaxTokensTotal on a resume.
 	TokensSpent int
-	// Progress, when set, is called after each run with the runs done
-	// and the total to do.
-	Progress func(done, total int)
+	// Progress, when set, is called once before the first run starts and
+	// after each run ends (one call at a time) with where the session
+	// stands.
+	Progress func(Progress)
+	// EndpointDown, when set, is called once for each provider endpoint
+	// found down (its breaker opened: actors.BreakAfter consecutive
+	// connection failures), as soon as a run meets it; no run of an
+	// actor that uses it is started afterwards.
+	EndpointDown func(*actors.EndpointDownError)
+}
+
+// Progress is where a session of Run stands: Done of the Total runs it
+// set out to do (the runs the directory did not hold already) have
+// finished, Errors and Pending of them without an outcome; Tokens counts
+// their prompt and completion tokens and TokensSent the part sent to
+// providers (not answered by the response cache). NotStarted counts the
+// runs skipped because their endpoint is down; they are part of Total.
+type Progress struct {
+	Done, Total, Errors, Pending, NotStarted int
+	Tokens, TokensSent                       int
 }
 
 // Shard selects a stable subset of runs: Index in [0, Of).
@@ -121,6 +141,23 @@ func (e *FatalError) Error() string { return e.Msg }
 // ErrTokenBudget is Run's error when MaxTokensTotal is spent.
 var ErrTokenBudget = errors.New("runner: the token budget is spent")
 
+// DownError is Run's error when provider endpoints were found down: the
+// runs that met them are recorded (as errors), and NotStarted runs of the
+// actors that use them were not started. The same command again (with
+// --retry-errors for the error runs) goes on once the endpoints are up.
+type DownError struct {
+	Endpoints  []*actors.EndpointDownError
+	NotStarted int
+}
+
+func (e *DownError) Error() string {
+	names := make([]string, len(e.Endpoints))
+	for i, d := range e.Endpoints {
+		names[i] = d.Error()
+	}
+	return fmt.Sprintf("%s; %d runs not started", strings.Join(names, "; "), e.NotStarted)
+}
+
 // Sink receives finished runs; it must be safe for concurrent use.
 type Sink interface {
 	Write(*rundir.Record) error
@@ -129,7 +166,10 @@ type Sink interface {
 // Run does every job not in skip (run ids already recorded) and writes
 // each finished run to sink as soon as it ends. It stops at the first
 // sink error, or when ctx is cancelled: runs already written stay, and
-// the others can be done by running again.
+// the others can be done by running again. When a provider endpoint is
+// found down (a run's actor returns an *actors.EndpointDownError), the run
+// is recorded, no further run of an actor using that endpoint is started,
+// the others go on, and Run returns a *DownError.
 func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error {
 	if o.Rounds < 1 || o.Concurrency < 1 || o.MaxAttempts < 1 {
 		return errors.New("runner: rounds, concurrency and max attempts must be at least 1")
@@ -150,7 +190,22 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	slots := make(chan struct{}, o.Concurrency)
 	var stopped atomic.Bool
 	var mu sync.Mutex
-	done, spent := 0, o.TokensSpent
+	spent := o.TokensSpent
+	prog := Progress{Total: len(todo)}
+	if o.Progress != nil {
+		o.Progress(prog)
+	}
+	down := map[string]*actors.EndpointDownError{}
+	var downOrder []*actors.EndpointDownError
+	noteDown := func(e *actors.EndpointDownError) { // mu held
+		if down[e.Endpoint] == nil {
+			down[e.Endpoint] = e
+			downOrder = append(downOrder, e)
+			if o.EndpointDown != nil {
+				o.EndpointDown(e)
+			}
+		}
+	}
 	budgetSpent := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -164,11 +219,22 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 		if gctx.Err() != nil || budgetSpent() || stopped.Load() {
 			break
 		}
+		if e := actors.Down(j.Actor); e != nil {
+			// Its endpoint's breaker is open: the run would fail
+			// at once.
+			<-slots
+			mu.Lock()
+			noteDown(e)
+			prog.NotStarted++
+			mu.Unlock()
+			continue
+		}
 		g.Go(func() error {
 			defer func() { <-slots }()
 			rec, err := runOne(gctx, o, counter, j)
 			var fatal *FatalError
-			if err != nil && !errors.As(err, &fatal) {
+			var endpoint *actors.EndpointDownError
+			if err != nil && !errors.As(err, &fatal) && !errors.As(err, &endpoint) {
 				return err // cancelled: nothing to record
 			}
 			if err := sink.Write(rec); err != nil {
@@ -179,12 +245,23 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 				return fatal
 			}
 			mu.Lock()
-			spent += rec.TokensSent
-			done++
-			if o.Progress != nil {
-				o.Progress(done, len(todo))
+			defer mu.Unlock()
+			if endpoint != nil {
+				noteDown(endpoint)
 			}
-			mu.Unlock()
+			spent += rec.TokensSent
+			prog.Done++
+			prog.Tokens += rec.Tokens.Prompt + rec.Tokens.Completion
+			prog.TokensSent += rec.TokensSent
+			switch rec.Status {
+			case rundir.StatusError:
+				prog.Errors++
+			case rundir.StatusPending:
+				prog.Pending++
+			}
+			if o.Progress != nil {
+				o.Progress(prog)
+			}
 			return nil
 		})
 	}
@@ -194,7 +271,10 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if budgetSpent() && done < len(todo) {
+	if len(downOrder) > 0 {
+		return &DownError{Endpoints: downOrder, NotStarted: prog.NotStarted}
+	}
+	if budgetSpent() && prog.Done < len(todo) {
 		return ErrTokenBudget
 	}
 	return nil

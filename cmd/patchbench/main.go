@@ -41,8 +41,10 @@ const (
 	exitOK       = 0 // success
 	exitNegative = 1 // a negative result that was asked for (a rejected patch, a regression)
 	exitUsage    = 2 // bad usage or bad input
-	// exitIncomplete: the work is not done: runs wait for answers
-	// (pending, the file actor); the same command again continues.
+	// exitIncomplete: run did not get the work done: a run ended in an
+	// error, waits for an answer (pending, the file actor) or was not run
+	// (an endpoint down, the token budget spent). The same command again
+	// continues (with --retry-errors to redo the error runs).
 	exitIncomplete = 3
 )
 
@@ -65,6 +67,7 @@ var commands = map[string]command{
 	"merge":     {"merge the shard directories of one run", runMerge},
 	"show":      {"one run of a run directory as a readable trace", runShow},
 	"pending":   {"the requests of a file actor that wait for an answer", runPending},
+	"repair":    {"make a damaged run directory readable, keeping every intact record", runRepair},
 	"version":   {"the module version and VCS revision of this binary", runVersion},
 }
 

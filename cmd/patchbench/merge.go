@@ -43,7 +43,7 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
 
 // writeSummary writes the merged directory's summary.json, from its
 // records as they are read back: complete when no shard is missing and
-// every expected run settled.
+// every expected run has an outcome.
 func writeSummary(dir string, merged *rundir.Merged) error {
 	m := merged.Manifest
 	s := report.NewSummarizer(m.Configurations(), m.Actors)
@@ -52,6 +52,6 @@ func writeSummary(dir string, merged *rundir.Merged) error {
 	}
 	summary := s.Summary()
 	summary.RunsExpected = m.ExpectedRuns
-	summary.Complete = merged.Missing == "" && merged.Settled >= m.ExpectedRuns
+	summary.Complete = merged.Missing == "" && merged.Outcomes >= m.ExpectedRuns
 	return rundir.WriteJSON(dir, rundir.SummaryFile, summary)
 }

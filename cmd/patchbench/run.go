@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/patchbench/patchbench/actors"
@@ -48,6 +49,18 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   # answers come from panel/answers; exit 3 while some wait, the same command continues:
   patchbench run --actor files:panel --case sup-tier-escalation --out results/panel
   patchbench pending panel
+
+  # A provider that cannot be reached: after 5 consecutive connection failures
+  # no more of its runs start (exit 3); once it answers, go on:
+  OPENAI_BASE_URL=http://localhost:8000/v1 patchbench run --actor openai:my-model --retry-errors
+
+Exit status:
+  0  every expected run has an outcome (passed or failed)
+  2  bad usage or input, an interrupted session (Ctrl-C), a write that failed
+     (a full disk), or a stop on a bad key or model (HTTP 401, 403, 404)
+  3  the work is not done: a run ended in an error, waits for a file actor's
+     answer, or was not run (an endpoint down, the token budget spent); the
+     same command continues, with --retry-errors to redo the error runs
 `
 
 // Bounds on the size of one run, so that a typo cannot exhaust memory.
@@ -70,13 +83,15 @@ type runFlags struct {
 	retryErrors, noCache, cacheOnly, structured                             *bool
 	threshold, rps                                                          *float64
 	temp                                                                    optionalFloat
-	timeout                                                                 *time.Duration
+	timeout, progressEvery                                                  *time.Duration
+	// cacheFailures counts the answers the response cache could not keep.
+	cacheFailures *cacheFailures
 }
 
 // newRunFlags defines run's flags.
 func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	fs := newFlags("run", "patchbench run [flags]", runExamples, stdout, stderr)
-	f := &runFlags{}
+	f := &runFlags{cacheFailures: &cacheFailures{}}
 	f.casesDir = fs.String("cases", "", "the case set `dir` (default: the embedded suite)")
 	f.configsDir = fs.String("configs", "", "the configurations `dir` (default: the embedded six)")
 	fs.Var(&f.actorSpecs, "actor", "an actor `spec` (repeatable; default reference, oversharer and follower): "+strings.Join(actors.Known(), ", ")+
@@ -105,17 +120,20 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	f.structured = fs.Bool("structured", false, "ask live actors for the proposal's JSON Schema (json_schema / Ollama format) instead of any JSON object")
 	f.maxRetries = fs.Int("max-retries", actors.DefaultRetry.MaxRetries, "retries of a live request on 429, 5xx, timeouts and dropped connections (`n`)")
 	f.maxAnswer = fs.Int64("max-answer-bytes", actors.DefaultMaxAnswerBytes, "the longest answer an actor may send, in `bytes`; a longer one is rejected (limit_exceeded), its first 64 KiB and its length kept")
+	f.progressEvery = fs.Duration("progress", 30*time.Second, "the `interval` between progress lines on standard error when it is not a terminal (a terminal shows a bar); 0: no progress")
 	return fs, f
 }
 
 // runPlan is what a run does, once its flags are checked and its inputs
 // loaded.
 type runPlan struct {
-	opts     runner.Options
-	manifest rundir.Manifest
-	dir      string
-	acts     []actors.Actor
-	skip     map[string]bool // the runs the directory holds already
+	opts          runner.Options
+	manifest      rundir.Manifest
+	dir           string
+	acts          []actors.Actor
+	skip          map[string]bool // the runs the directory holds already
+	progressEvery time.Duration
+	cacheFailures *cacheFailures
 }
 
 // runRun runs the benchmark: flags, actors, configurations and cases,
@@ -172,6 +190,8 @@ func (f *runFlags) check(fs *flagSet) (runner.Shard, int, bool) {
 		return sh, fs.usageError("--rps must be 0 (no limit) or in [0.001, 1e6], --max-tokens-total ≥ 0"), false
 	case *f.maxAnswer < minAnswerBytes || *f.maxAnswer > maxAnswerBytes:
 		return sh, fs.usageError("--max-answer-bytes must be in [%d, %d]", minAnswerBytes, maxAnswerBytes), false
+	case *f.progressEvery < 0:
+		return sh, fs.usageError("--progress must be ≥ 0"), false
 	}
 	return sh, 0, true
 }
@@ -212,7 +232,7 @@ func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
 	if !ok {
 		return nil, code, false
 	}
-	p := &runPlan{acts: acts, opts: runner.Options{
+	p := &runPlan{acts: acts, progressEvery: *f.progressEvery, cacheFailures: f.cacheFailures, opts: runner.Options{
 		Cases: chosen, Configs: configs, Actors: acts, Rounds: *f.rounds, Concurrency: *f.concurrency,
 		MaxAttempts: *f.maxAttempts, PassThreshold: *f.threshold, Tokenizer: *f.tok, Shard: sh,
 		MaxTokensTotal: *f.maxTokensTotal, MaxAnswerBytes: *f.maxAnswer,
@@ -228,7 +248,7 @@ func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
 // buildActors makes the actors of the --actor specs (actors.Build).
 func (f *runFlags) buildActors(fs *flagSet, params actors.Params) ([]actors.Actor, int, bool) {
 	acts, err := actors.Build(f.actorSpecs, actors.BuildOptions{Params: params, RPS: *f.rps, NoCache: *f.noCache,
-		CacheDir: *f.cacheDir, DefaultCacheDir: defaultCacheDir})
+		CacheDir: *f.cacheDir, DefaultCacheDir: defaultCacheDir, OnCacheWriteError: f.cacheFailures.add})
 	var dupErr *actors.DuplicateSpecError
 	var cacheErr *actors.CacheDirError
 	switch {
@@ -373,40 +393,93 @@ func redactURL(s string) string {
 }
 
 // execute opens the run directory (resuming what it holds), does the
-// runs, records how the session ended in the manifest, and reports.
+// runs with their progress on standard error, records how the session
+// ended in the manifest, and reports.
 func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, stdout, stderr io.Writer) int {
 	sink, code, ok := openRunDir(p, retryErrors, stderr)
 	if !ok {
 		return code
 	}
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.opts.Progress = func(done, total int) {
-			fmt.Fprintf(stderr, "\rpatchbench run: %d/%d runs", done, total)
-			if done == total {
-				fmt.Fprintln(stderr)
-			}
-		}
+	tty, width := terminal(stderr)
+	prog := startProgress(stderr, tty, width, p.progressEvery)
+	p.opts.Progress = prog.update
+	p.opts.EndpointDown = func(e *actors.EndpointDownError) {
+		prog.say("patchbench run: %v; no more requests are sent to it, and no more of its runs are started", e)
 	}
+	p.cacheFailures.setSay(prog.say)
 	runErr := runner.Run(ctx, p.opts, p.skip, sink)
-	sink.Close()
+	prog.finish()
+	if err := sink.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
 	m := &p.manifest
 	m.Finished = time.Now().UTC().Format(time.RFC3339)
 	if errors.Is(runErr, runner.ErrTokenBudget) {
 		m.TokenBudgetSpent, runErr = true, nil
 		fmt.Fprintf(stderr, "patchbench run: the token budget (--max-tokens-total %d) is spent; the runs not done are left for a later run\n", p.opts.MaxTokensTotal)
 	}
+	var down *runner.DownError
+	if errors.As(runErr, &down) {
+		runErr = nil // said in finish; the runs not started are left for the same command
+	}
 	m.Interrupted = runErr != nil
-	if err := rundir.WriteJSON(p.dir, rundir.ManifestFile, m); err != nil {
-		return failf(stderr, "run", "%v", err)
+	if err := rundir.WriteManifest(p.dir, *m); err != nil {
+		if runErr != nil && !errors.Is(runErr, context.Canceled) {
+			failf(stderr, "run", "%v", runErr) // what failed first
+		}
+		return failf(stderr, "run", "%v; %s still marks the session interrupted (as it has since the session started); fix the cause, then run the same command again", err, rundir.ManifestFile)
 	}
 	var fatal *runner.FatalError
 	if errors.As(runErr, &fatal) {
 		return failf(stderr, "run", "stopped: %s (the run is recorded in %s; fix the cause and run the same command with --retry-errors)", actors.OneLine(fatal.Error()), p.dir)
 	}
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return failf(stderr, "run", "%v", runErr)
+		return failf(stderr, "run", "%v; the runs recorded so far are kept and the manifest marks the session interrupted; fix the cause, then run the same command again", runErr)
 	}
-	return finish(p, runErr != nil, format, stdout, stderr)
+	return finish(p, runErr != nil, down, format, stdout, stderr)
+}
+
+// terminal reports whether w is a terminal, and its width in columns.
+func terminal(w io.Writer) (bool, int) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return false, 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width <= 0 {
+		width = 80
+	}
+	return true, width
+}
+
+// cacheFailures counts the answers the response cache could not keep (a
+// full disk, a directory that cannot be written): the first is said at
+// once, the count at the end. The runs keep those answers in their
+// records.
+type cacheFailures struct {
+	mu    sync.Mutex
+	n     int
+	first error
+	say   func(format string, a ...any)
+}
+
+func (c *cacheFailures) setSay(say func(format string, a ...any)) {
+	c.mu.Lock()
+	c.say = say
+	c.mu.Unlock()
+}
+
+// add counts one failure (actors.BuildOptions.OnCacheWriteError).
+func (c *cacheFailures) add(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	if c.n == 1 {
+		c.first = err
+		if c.say != nil {
+			c.say("patchbench run: warning: an answer could not be kept in the response cache (%v); the run records it all the same", err)
+		}
+	}
 }
 
 // openRunDir refuses a directory of other settings, takes the directory's
@@ -422,6 +495,10 @@ func openRunDir(p *runPlan, retryErrors bool, stderr io.Writer) (*rundir.Sink, i
 	if old != nil {
 		m.Started, m.Revisions = old.Started, old.Revisions
 	}
+	// Until the session ends and says otherwise, the manifest marks it
+	// interrupted: a session killed, or stopped by a full disk that
+	// leaves no room to say so, is marked all the same.
+	m.Interrupted = true
 	if rev := strings.TrimSpace(m.Version + " " + m.GitRevision); rev != "" && !slices.Contains(m.Revisions, rev) {
 		m.Revisions = append(m.Revisions, rev)
 	}
@@ -433,7 +510,7 @@ func openRunDir(p *runPlan, retryErrors bool, stderr io.Writer) (*rundir.Sink, i
 	}
 	res, err := sink.Resume(retryErrors)
 	if err == nil {
-		err = rundir.WriteJSON(p.dir, rundir.ManifestFile, m)
+		err = rundir.WriteManifest(p.dir, *m)
 	}
 	if err != nil {
 		sink.Close()
@@ -444,17 +521,21 @@ func openRunDir(p *runPlan, retryErrors bool, stderr io.Writer) (*rundir.Sink, i
 }
 
 // runTotals are what run says of its directory after the tables: the runs,
+// those with an outcome (passed or failed), those settled (not pending),
 // the error runs with the first error, and the pending runs per actor.
 type runTotals struct {
-	runs, settled, errors int
-	firstError            string
-	pending               map[string]int
+	runs, outcomes, settled, errors int
+	firstError                      string
+	pending                         map[string]int
 }
 
 // finish reads the directory back (the last record of each run), writes
-// summary.json, prints the tables and says what the directory holds;
-// exit 3 while runs wait for a file actor's answers.
-func finish(p *runPlan, interrupted bool, format string, stdout, stderr io.Writer) int {
+// summary.json, prints the tables and says what the directory holds. It
+// returns exit 2 for an interrupted session and exit 3 while the work is
+// not done: a run ended in an error, waits for a file actor's answer, or
+// was not run (an endpoint down, the token budget spent); complete in
+// summary.json is true only when every expected run has an outcome.
+func finish(p *runPlan, interrupted bool, down *runner.DownError, format string, stdout, stderr io.Writer) int {
 	s := report.NewSummarizer(p.opts.Configs, p.manifest.Actors)
 	t := runTotals{pending: map[string]int{}}
 	err := rundir.Latest(filepath.Join(p.dir, rundir.RunsFile), func(r *rundir.Record) error {
@@ -466,7 +547,7 @@ func finish(p *runPlan, interrupted bool, format string, stdout, stderr io.Write
 		return failf(stderr, "run", "%v", err)
 	}
 	summary := s.Summary()
-	summary.RunsExpected, summary.Complete = p.manifest.ExpectedRuns, t.settled >= p.manifest.ExpectedRuns
+	summary.RunsExpected, summary.Complete = p.manifest.ExpectedRuns, t.outcomes >= p.manifest.ExpectedRuns
 	if err := rundir.WriteJSON(p.dir, rundir.SummaryFile, summary); err != nil {
 		return failf(stderr, "run", "%v", err)
 	}
@@ -487,9 +568,23 @@ func finish(p *runPlan, interrupted bool, format string, stdout, stderr io.Write
 	if t.errors > 0 {
 		fmt.Fprintf(stderr, "patchbench run: %d of %s ended in an error (--retry-errors redoes them); the first: %s\n", t.errors, report.Plural(t.runs, "run"), actors.OneLine(t.firstError))
 	}
+	if down != nil {
+		names := make([]string, len(down.Endpoints))
+		for i, e := range down.Endpoints {
+			names[i] = e.Redacted()
+		}
+		fmt.Fprintf(stderr, "patchbench run: %s not started (unreachable: %s); once the server answers, run the same command with --retry-errors to do them and redo the error runs\n",
+			report.PluralOf(down.NotStarted, "run was", "runs were"), strings.Join(names, ", "))
+	}
+	if c := p.cacheFailures; c != nil && c.n > 0 {
+		fmt.Fprintf(stderr, "patchbench run: %s could not be kept in the response cache (the first: %v); the runs recorded them\n", report.PluralOf(c.n, "answer", "answers"), c.first)
+	}
 	fmt.Fprintf(stderr, "run directory: %s (%s)\n", p.dir, report.Plural(t.runs, "run"))
 	if t.runs > t.settled {
 		waiting(p.acts, t, stderr)
+	}
+	if t.outcomes < p.manifest.ExpectedRuns {
+		fmt.Fprintf(stderr, "patchbench run: the work is not done: %d of %d expected runs have an outcome (exit %d)\n", t.outcomes, p.manifest.ExpectedRuns, exitIncomplete)
 		return exitIncomplete
 	}
 	return exitOK
@@ -506,6 +601,8 @@ func (t *runTotals) add(r *rundir.Record) {
 		if t.firstError == "" && r.Error != nil {
 			t.firstError = *r.Error
 		}
+	default:
+		t.outcomes++
 	}
 	t.settled++
 }

@@ -234,7 +234,7 @@ func TestRunActorFlags(t *testing.T) {
 		{name: "a role with no actor", args: []string{"run", "--cases", exampleCases, "--actor", "reviewer=reference"}, exit: 2,
 			stderr: []string{"no actor for the roles agent"}},
 		{name: "a token budget", args: []string{"run", "--cases", exampleCases, "--out", filepath.Join(tmp, "budget"), "--max-tokens-total", "600"},
-			stderr: []string{"the token budget (--max-tokens-total 600) is spent"}},
+			exit: exitIncomplete, stderr: []string{"the token budget (--max-tokens-total 600) is spent"}},
 		{name: "cache flags at odds", args: []string{"run", "--no-cache", "--cache-only"}, exit: 2, stderr: []string{"opposites"}},
 		{name: "a live actor needs its key", args: []string{"run", "--actor", "openai:gpt-5-mini", "--no-cache"}, exit: 2, stderr: []string{"OPENAI_API_KEY is not set"}},
 	})

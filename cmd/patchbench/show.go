@@ -95,7 +95,7 @@ func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) int {
 	var me *rundir.ManifestError
 	switch {
 	case errors.As(err, &me):
-		fmt.Fprintf(stderr, "patchbench show: %s does not parse (%v); the configuration's label and the case set are not known\n", me.Path, me.Err)
+		fmt.Fprintf(stderr, "patchbench show: %v; the configuration's label and the case set are not known\n", me)
 	case err != nil:
 		fmt.Fprintf(stderr, "patchbench show: %v; the configuration's label and the case set are not known\n", err)
 	}
@@ -112,14 +112,10 @@ func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) int {
 }
 
 // findRun finds the last record of run id in dir (rundir.Find); a line
-// that is not JSON is named with what to do about it.
+// that is not JSON is a *rundir.LineError, which names the line, its byte
+// offset and patchbench repair.
 func findRun(dir, id string) (json.RawMessage, int, error) {
-	raw, line, err := rundir.Find(dir, id)
-	var le *rundir.LineError
-	if errors.As(err, &le) {
-		return nil, 0, fmt.Errorf("%v (\"patchbench report %s\" says the same; the line must be mended or removed)", le, dir)
-	}
-	return raw, line, err
+	return rundir.Find(dir, id)
 }
 
 // canonicalRunID turns a run id whose configuration is written as its

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/rundir"
+)
+
+const repairExamples = `  # A run directory every command refuses (a damaged line of runs.jsonl,
+  # a manifest.json cut short): keep every intact record, then go on:
+  patchbench repair results/run-0123456789
+  patchbench report results/run-0123456789
+`
+
+// runRepair makes a damaged run directory readable again (rundir.Repair):
+// it names every line it sets aside with its line and byte offset, says
+// what it did to the manifest, and writes summary.json again from the
+// records kept.
+func runRepair(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("repair", "patchbench repair DIR", repairExamples, stdout, stderr)
+	pos, code, ok := fs.parseWithArgs(args, 1)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return fs.usageError("give the run directory")
+	}
+	dir := pos[0]
+	res, err := rundir.Repair(dir)
+	if err != nil {
+		return failf(stderr, "repair", "%v", err)
+	}
+	runs := filepath.Join(dir, rundir.RunsFile)
+	for _, d := range res.Dropped {
+		fmt.Fprintf(stdout, "%s:%d: dropped (byte offset %d, %s): %s\n", runs, d.Line, d.Offset, report.Plural(d.Bytes, "byte"), report.Printable(d.Reason))
+	}
+	var me *rundir.ManifestError
+	switch {
+	case errors.As(res.ManifestError, &me):
+		fmt.Fprintf(stdout, "%s:%d: damaged: %v (byte offset %d)\n", me.Path, me.Line, me.Err, me.Offset)
+	case res.ManifestError != nil:
+		fmt.Fprintf(stdout, "%s: missing: %v\n", filepath.Join(dir, rundir.ManifestFile), res.ManifestError)
+	}
+	switch res.Manifest {
+	case "restored":
+		fmt.Fprintf(stdout, "%s: restored from its backup %s\n", filepath.Join(dir, rundir.ManifestFile), rundir.ManifestBackupFile)
+	case "rebuilt":
+		fmt.Fprintf(stdout, "%s: rebuilt from what could be read of it and from the records (%s taken from the records)\n",
+			filepath.Join(dir, rundir.ManifestFile), orNone(res.Rebuilt))
+		if len(res.Lost) > 0 {
+			fmt.Fprintf(stdout, "settings lost: %s; every command reads the directory, but a run will not resume it\n", strings.Join(res.Lost, ", "))
+		}
+	}
+	if len(res.Removed) > 0 {
+		fmt.Fprintf(stdout, "removed temporary files a killed process left: %s\n", strings.Join(res.Removed, ", "))
+	}
+	if !res.Changed() {
+		fmt.Fprintf(stdout, "%s needs no repair: %s intact\n", dir, report.Plural(res.Kept, "record"))
+		return exitOK
+	}
+	if err := writeDirSummary(dir); err != nil {
+		return failf(stderr, "repair", "%v", err)
+	}
+	fmt.Fprintf(stdout, "repaired %s: kept %s", dir, report.Plural(res.Kept, "record"))
+	if len(res.Dropped) > 0 {
+		fmt.Fprintf(stdout, ", set %s aside in %s", report.Plural(len(res.Dropped), "line"), filepath.Join(dir, rundir.DroppedFile))
+	}
+	fmt.Fprintf(stdout, "; summary.json written again\n")
+	return exitOK
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// writeDirSummary writes a run directory's summary.json from its records,
+// as run does: complete when every expected run has an outcome.
+func writeDirSummary(dir string) error {
+	d, err := rundir.Read(dir)
+	if err != nil {
+		return err
+	}
+	m := d.Manifest
+	s := report.NewSummarizer(m.Configurations(), m.Actors)
+	outcomes := 0
+	if err := d.Each(func(r *rundir.Record) error {
+		s.Add(r)
+		if r.HasOutcome() {
+			outcomes++
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	summary := s.Summary()
+	summary.RunsExpected = m.ExpectedRuns
+	summary.Complete = m.ExpectedRuns > 0 && outcomes >= m.ExpectedRuns
+	return rundir.WriteJSON(dir, rundir.SummaryFile, summary)
+}
