@@ -25,7 +25,7 @@ func TestDamagedLineIsNamed(t *testing.T) {
 	if !errors.As(err, &le) || le.Line != 2 || le.Offset != size {
 		t.Fatalf("Read: %v", err)
 	}
-	for _, want := range []string{filepath.Join(dir, RunsFile) + ":2: ", "byte offset " + itoa(size), `run "patchbench repair ` + dir + `"`} {
+	for _, want := range []string{filepath.Join(dir, RunsFile) + ":2: ", "byte offset " + offsetText(size), `run "patchbench repair ` + dir + `"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not say %q", err, want)
 		}
@@ -42,7 +42,7 @@ func TestDamagedLineIsNamed(t *testing.T) {
 	}
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+func offsetText(n int64) string { return strconv.FormatInt(n, 10) }
 
 // A manifest cut short is named by its line and byte offset.
 func TestTruncatedManifestIsNamed(t *testing.T) {
