@@ -169,6 +169,10 @@ func (r *run) actorError(ctx context.Context, sr *rundir.StepRecord, msgs []acto
 	}
 	msg := fmt.Sprintf("step %s attempt %d: %v", sr.Step, attempt, err)
 	sr.Prompt, r.rec.Tokens.Source = msgs, r.usage
+	var se interface{ ActorStderr() string }
+	if errors.As(err, &se) {
+		sr.ActorStderr = se.ActorStderr() // an exec actor's program
+	}
 	if errors.Is(err, actors.ErrPending) {
 		return r.fail(sr, rundir.StatusPending, msg, attempt-1)
 	}
@@ -242,8 +246,9 @@ func inheritedViolation(ctx context.Context, s *bench.Step, before *runtime.Docu
 // violation was inherited from an earlier step's).
 func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []actors.Message, resp actors.Response, d *runtime.Decision, inherited string) {
 	if sr.Attempts > 0 {
-		sr.Earlier = append(sr.Earlier, rundir.Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions, Audit: sr.Audit})
+		sr.Earlier = append(sr.Earlier, rundir.Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions, Audit: sr.Audit, ActorStderr: sr.ActorStderr})
 	}
+	sr.ActorStderr = resp.Stderr
 	sr.Attempts, sr.RawResponse, sr.Decisions, sr.Audit, sr.Committed = attempt, resp.Raw, d.Gates, d.Audit, d.Committed
 	sr.InheritedViolation = inherited
 	if g := d.IllegalCommit(); g != nil && inherited == "" {

@@ -42,6 +42,10 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   # A model on an Ollama server (OLLAMA_HOST; ollama pull mistral first):
   patchbench run --actor ollama:mistral --temperature 0
 
+  # Your own agent: a program that reads the request (JSON) on stdin and
+  # writes {"text": "...", "usage": {...}} on stdout:
+  patchbench run --actor 'exec:python3 my_agent.py' --timeout 10m
+
   # Half of the runs on this machine, the other half elsewhere:
   patchbench run --shard 1/2
 
@@ -90,7 +94,7 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	f.format = fs.String("format", "text", "table `format`: text or json (the summary)")
 	fs.Var(&f.temp, "temperature", "sampling `temperature` for live actors, in [0, 2] (default: the server's; reasoning models get none)")
 	f.maxOutput = fs.Int("max-output-tokens", 0, "bound on each live response, in `tokens` (default: the server's)")
-	f.timeout = fs.Duration("timeout", 2*time.Minute, "bound on each live request (`duration`)")
+	f.timeout = fs.Duration("timeout", 2*time.Minute, "bound on each live request, and on each call of an exec: actor's program (`duration`)")
 	f.cacheDir = fs.String("cache", "", "the response cache `dir` of live actors (default: patchbench/responses in the user's cache directory)")
 	f.noCache = fs.Bool("no-cache", false, "send every live request, and keep no answer")
 	f.cacheOnly = fs.Bool("cache-only", false, "answer live requests from the cache only; a miss is an error run (replays a recorded run offline)")

@@ -260,3 +260,30 @@ func TestRunActorFlags(t *testing.T) {
 		t.Errorf("the role map is not the actor's name in the report:\n%s", stdout)
 	}
 }
+
+// TestRunExecActor runs the example case with an exec actor, a shell
+// script that declines in prose: every run is recorded as failed (a
+// malformed proposal is a rejection), and the manifest names the actor.
+func TestRunExecActor(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent.sh")
+	if err := os.WriteFile(agent, []byte("#!/bin/sh\ncat >/dev/null\necho '{\"text\": \"I would rather not.\"}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	stdout, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--actor", "exec:sh " + agent, "--out", out}})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	runs, _ := os.ReadFile(filepath.Join(out, "runs.jsonl"))
+	if n := strings.Count(string(runs), `"status":"failed"`); n != 6 {
+		t.Errorf("%d failed runs, want 6:\n%s", n, runs)
+	}
+	manifest, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if !strings.Contains(string(manifest), `"exec:sh `+agent+`"`) {
+		t.Errorf("the manifest does not name the actor:\n%s", manifest)
+	}
+	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--actor", "exec:no-such-agent-patchbench"}}); code != 2 || !strings.Contains(stderr, "no-such-agent-patchbench") {
+		t.Errorf("a missing program: exit %d\n%s", code, stderr)
+	}
+}
