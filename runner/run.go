@@ -119,7 +119,11 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord, req actors.Request, submit string) (bool, error) {
 	var feedback []string
 	for attempt := 1; attempt <= r.o.MaxAttempts; attempt++ {
-		msgs, err := RenderPrompt(s, sr.Phase, r.j.Case.Now, req.View, feedback)
+		prompt := r.o.Prompt
+		if prompt == nil {
+			prompt = DefaultPrompt
+		}
+		msgs, err := prompt.Render(s, sr.Phase, r.j.Case.Now, req.View, feedback)
 		if err != nil {
 			return false, fmt.Errorf("case %s step %s: prompt: %w", r.j.Case.ID, s.ID, err)
 		}

@@ -55,6 +55,9 @@ type Options struct {
 	// Progress, when set, is called after each run with the runs done
 	// and the total to do.
 	Progress func(done, total int)
+	// Prompt is the prompt template (--prompt-template); nil is the
+	// embedded one, DefaultPrompt.
+	Prompt *Prompt
 }
 
 // Shard selects a stable subset of runs: Index in [0, Of).

@@ -61,6 +61,7 @@ const maxRounds = 10000
 // runFlags are the flags of run.
 type runFlags struct {
 	casesDir, configsDir, out, caseID, domain, shard, tok, format, cacheDir *string
+	promptTemplate                                                          *string
 	configNames                                                             stringList
 	actorSpecs                                                              repeated
 	rounds, concurrency, maxAttempts, maxOutput, maxTokensTotal, maxRetries *int
@@ -102,6 +103,7 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	f.maxTokensTotal = fs.Int("max-tokens-total", 0, "stop cleanly once the runs recorded have used this many `tokens` (0: no limit)")
 	f.structured = fs.Bool("structured", false, "ask live actors for the proposal's JSON Schema (json_schema / Ollama format) instead of any JSON object")
 	f.maxRetries = fs.Int("max-retries", actors.DefaultRetry.MaxRetries, "retries of a live request on 429, 5xx, timeouts and dropped connections (`n`)")
+	f.promptTemplate = fs.String("prompt-template", "", "the prompt template `file` (text/template defining \"system\" and \"user\"; default: the embedded runner/prompt.tmpl); its hash is part of the settings")
 	return fs, f
 }
 
@@ -207,10 +209,14 @@ func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
 	if !ok {
 		return nil, code, false
 	}
+	prompt, err := loadPrompt(*f.promptTemplate)
+	if err != nil {
+		return nil, fs.usageError("--prompt-template: %v", err), false
+	}
 	p := &runPlan{acts: acts, opts: runner.Options{
 		Cases: chosen, Configs: configs, Actors: acts, Rounds: *f.rounds, Concurrency: *f.concurrency,
 		MaxAttempts: *f.maxAttempts, PassThreshold: *f.threshold, Tokenizer: *f.tok, Shard: sh,
-		MaxTokensTotal: *f.maxTokensTotal,
+		MaxTokensTotal: *f.maxTokensTotal, Prompt: prompt,
 	}}
 	p.manifest = f.manifest(params, p.opts)
 	p.dir = *f.out
@@ -218,6 +224,19 @@ func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
 		p.dir = rundir.DefaultDir("results", p.manifest)
 	}
 	return p, 0, true
+}
+
+// loadPrompt reads and checks a --prompt-template file; "" is the
+// embedded template.
+func loadPrompt(path string) (*runner.Prompt, error) {
+	if path == "" {
+		return runner.DefaultPrompt, nil
+	}
+	b, err := readInput(path, runner.MaxPromptTemplateBytes)
+	if err != nil {
+		return nil, err
+	}
+	return runner.ParsePrompt(path, b)
 }
 
 // buildActors makes the actors of the --actor specs (actors.Build).
@@ -327,7 +346,7 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 	m := rundir.Manifest{
 		Module: "github.com/patchbench/patchbench", CaseSet: displayDir(*f.casesDir), CaseDigest: rundir.CaseDigest(o.Cases),
 		Cases: len(o.Cases), Rounds: o.Rounds, Seed: *f.seed, MaxAttempts: o.MaxAttempts, PassThreshold: o.PassThreshold,
-		Tokenizer: o.Tokenizer, PromptVersion: runner.PromptVersion, Shard: *f.shard,
+		Tokenizer: o.Tokenizer, PromptVersion: o.Prompt.Version, PromptTemplate: *f.promptTemplate, Shard: *f.shard,
 		Started:         time.Now().UTC().Format(time.RFC3339),
 		ConfigDetails:   o.Configs,
 		Temperature:     params.Temperature,

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runner"
 )
 
 func TestRunCommand(t *testing.T) {
@@ -285,5 +287,52 @@ func TestRunExecActor(t *testing.T) {
 	}
 	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--actor", "exec:no-such-agent-patchbench"}}); code != 2 || !strings.Contains(stderr, "no-such-agent-patchbench") {
 		t.Errorf("a missing program: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestRunPromptTemplate checks --prompt-template: its hash is the
+// manifest's prompt_version, part of the settings (the same content under
+// another name resumes; other content is refused), and a bad template is
+// bad usage naming the file and line.
+func TestRunPromptTemplate(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "terse.tmpl")
+	text := "{{define \"version\"}}terse/1{{end}}{{define \"system\"}}You are the {{.Role}}.{{end}}\n{{define \"user\"}}{{.Instruction}}\n{{.View}}{{end}}"
+	os.WriteFile(tmpl, []byte(text), 0o644)
+	out := filepath.Join(dir, "run")
+	run := func(tmpl string) (string, int) {
+		_, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--actor", "reference", "--out", out, "--prompt-template", tmpl}})
+		return stderr, code
+	}
+	if stderr, code := run(tmpl); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	m, err := rundir.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(m.PromptVersion, "terse/1+") || m.PromptVersion == runner.PromptVersion || m.PromptTemplate != tmpl {
+		t.Errorf("prompt_version %q, prompt_template %q", m.PromptVersion, m.PromptTemplate)
+	}
+	runs, _ := os.ReadFile(filepath.Join(out, "runs.jsonl"))
+	if !strings.Contains(string(runs), `"content":"You are the agent."`) {
+		t.Error("the runs were not prompted with the template")
+	}
+	moved := filepath.Join(dir, "moved.tmpl")
+	os.WriteFile(moved, []byte(text), 0o644)
+	if stderr, code := run(moved); code != 0 {
+		t.Errorf("the same template under another name does not resume: exit %d: %s", code, stderr)
+	}
+	os.WriteFile(moved, []byte(text+" "), 0o644)
+	if stderr, code := run(moved); code != 2 || !strings.Contains(stderr, "prompt_version differ") {
+		t.Errorf("an edited template resumes: exit %d: %s", code, stderr)
+	}
+	bad := filepath.Join(dir, "bad.tmpl")
+	os.WriteFile(bad, []byte("{{define \"system\"}}x{{end}}\n{{define \"user\"}}{{.Casee}}{{end}}"), 0o644)
+	if stderr, code := run(bad); code != 2 || !strings.Contains(stderr, "bad.tmpl:2") || !strings.Contains(stderr, "Casee") {
+		t.Errorf("a bad template: exit %d: %s", code, stderr)
+	}
+	if stderr, code := run(filepath.Join(dir, "missing.tmpl")); code != 2 || !strings.Contains(stderr, "missing.tmpl") {
+		t.Errorf("a missing template: exit %d: %s", code, stderr)
 	}
 }
