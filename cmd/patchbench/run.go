@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +47,11 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
 
   # Half of the runs on this machine, the other half elsewhere:
   patchbench run --shard 1/2
+
+  # One shard of a Kubernetes Indexed Job or a CI matrix (the index from
+  # JOB_COMPLETION_INDEX or PATCHBENCH_SHARD_INDEX, the count from
+  # PATCHBENCH_SHARD_COUNT; scripts/k8s and scripts/github show both):
+  patchbench run --shard env --out /results/shard-$JOB_COMPLETION_INDEX
 
   # A person (or a model called elsewhere) answers: requests go to panel/pending,
   # answers come from panel/answers; exit 3 while some wait, the same command continues:
@@ -87,7 +91,7 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	f.seed = fs.Int64("seed", 1, "the `seed` recorded for actors that sample")
 	f.caseID = fs.String("case", "", "only the case with this `id`")
 	f.domain = fs.String("domain", "", "only the cases of this `domain`")
-	f.shard = fs.String("shard", "", "run only shard `i/n` (0 ≤ i < n) of the runs, chosen by a hash of each run's key")
+	f.shard = fs.String("shard", "", "run only shard `i/n` (0 ≤ i < n) of the runs, chosen by a hash of each run's key; env (or env/n) takes i (and n) from a Kubernetes Indexed Job or a CI matrix: JOB_COMPLETION_INDEX or PATCHBENCH_SHARD_INDEX, and PATCHBENCH_SHARD_COUNT")
 	f.retryErrors = fs.Bool("retry-errors", false, "redo the runs recorded with status error")
 	f.maxAttempts = fs.Int("max-attempts", 1, "`n` proposals per step; after a rejection the actor sees the verifier's redacted feedback")
 	f.tok = fs.String("tokenizer", "o200k_base", "the tiktoken `encoding` that counts tokens for actors that report none")
@@ -124,7 +128,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := fs.parse(args); !ok {
 		return code
 	}
-	sh, code, ok := f.check(fs)
+	sh, code, ok := f.check(fs, os.Getenv)
 	if !ok {
 		return code
 	}
@@ -136,8 +140,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // check checks the flags' values, in the order of the README, and parses
-// the shard.
-func (f *runFlags) check(fs *flagSet) (runner.Shard, int, bool) {
+// the shard (--shard env reads getenv, and says where it read it).
+func (f *runFlags) check(fs *flagSet, getenv func(string) string) (runner.Shard, int, bool) {
 	var sh runner.Shard
 	switch {
 	case *f.format != "text" && *f.format != "json":
@@ -149,14 +153,12 @@ func (f *runFlags) check(fs *flagSet) (runner.Shard, int, bool) {
 	case !(*f.threshold >= 0 && *f.threshold <= 1): // also refuses NaN
 		return sh, fs.usageError("--pass-threshold must be in [0, 1]"), false
 	}
-	if *f.shard != "" {
-		i, n, ok := strings.Cut(*f.shard, "/")
-		si, err1 := strconv.Atoi(i)
-		sn, err2 := strconv.Atoi(n)
-		if !ok || err1 != nil || err2 != nil || sn < 1 || sn > rundir.MaxShards || si < 0 || si >= sn {
-			return sh, fs.usageError("--shard %q: want i/n with 0 ≤ i < n ≤ %d", *f.shard, rundir.MaxShards), false
-		}
-		sh = runner.Shard{Index: si, Of: sn}
+	sh, from, err := resolveShard(*f.shard, getenv)
+	if err != nil {
+		return sh, fs.usageError("%v", err), false
+	}
+	if from != "" {
+		fmt.Fprintf(fs.stderr, "patchbench run: %s\n", from)
 	}
 	if len(f.actorSpecs) == 0 {
 		f.actorSpecs = repeated{"reference", "oversharer", "follower"}
@@ -346,7 +348,7 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 	m := rundir.Manifest{
 		Module: "github.com/patchbench/patchbench", CaseSet: displayDir(*f.casesDir), CaseDigest: rundir.CaseDigest(o.Cases),
 		Cases: len(o.Cases), Rounds: o.Rounds, Seed: *f.seed, MaxAttempts: o.MaxAttempts, PassThreshold: o.PassThreshold,
-		Tokenizer: o.Tokenizer, PromptVersion: o.Prompt.Version, PromptTemplate: *f.promptTemplate, Shard: *f.shard,
+		Tokenizer: o.Tokenizer, PromptVersion: o.Prompt.Version, PromptTemplate: *f.promptTemplate, Shard: shardString(*f.shard, o.Shard),
 		Started:         time.Now().UTC().Format(time.RFC3339),
 		ConfigDetails:   o.Configs,
 		Temperature:     params.Temperature,
