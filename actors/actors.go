@@ -4,9 +4,10 @@
 // the step's reference proposal) and returns its raw response text, which
 // the runner parses and verifies. The no-model actors (reference,
 // oversharer, follower) need no network; the file actor answers from
-// files; the live ones (openai, ollama) ask a model, through a response
-// cache and a rate limiter (Build). The package knows nothing of the case
-// format: the runner fills each request.
+// files; the exec actor runs a program the user brings (an agent
+// framework, a script); the live ones (openai, ollama) ask a model,
+// through a response cache and a rate limiter (Build). The package knows
+// nothing of the case format: the runner fills each request.
 package actors
 
 import (
@@ -103,6 +104,9 @@ type Response struct {
 	// full length in bytes, and Raw holds only its first KeptAnswerBytes.
 	// The runner rejects such an answer with limit_exceeded.
 	Oversize int64
+	// Stderr is what an exec actor's program wrote to standard error
+	// (its last 64 KiB), kept in the step's record.
+	Stderr string
 }
 
 // Actor proposes patches. Propose must be safe for concurrent use. An
@@ -178,8 +182,10 @@ func (Follower) Propose(_ context.Context, req Request) (Response, error) {
 
 // New returns the actor a spec names: "reference", "oversharer",
 // "follower", "files:DIR" (answers written by a person or another
-// program, see Files), or "openai:MODEL" or "ollama:MODEL" (with optional
-// ?temperature=&seed=&max_output_tokens=), a live actor configured by p.
+// program, see Files), "openai:MODEL" or "ollama:MODEL" (with optional
+// ?temperature=&seed=&max_output_tokens=), a live actor configured by p,
+// or "exec:COMMAND", an external program run once per attempt with
+// p.Timeout (see Exec).
 func New(spec string, p Params) (Actor, error) {
 	switch {
 	case spec == "reference":
@@ -199,13 +205,15 @@ func New(spec string, p Params) (Actor, error) {
 		return NewOpenAI(spec, p)
 	case strings.HasPrefix(spec, "ollama:"):
 		return NewOllama(spec, p.OllamaHost, p)
+	case strings.HasPrefix(spec, "exec:"):
+		return NewExec(spec, p.Timeout)
 	}
 	return nil, fmt.Errorf("unknown actor %q (known: %s)", spec, strings.Join(Known(), ", "))
 }
 
 // Known lists the actor specs New accepts.
 func Known() []string {
-	k := []string{"reference", "oversharer", "follower", "files:DIR", "openai:MODEL", "ollama:MODEL"}
+	k := []string{"reference", "oversharer", "follower", "files:DIR", "openai:MODEL", "ollama:MODEL", "exec:COMMAND"}
 	sort.Strings(k)
 	return k
 }

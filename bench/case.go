@@ -327,10 +327,15 @@ type Problem struct {
 	Case string `json:"case,omitempty"`
 	Code string `json:"code"`
 	Msg  string `json:"message"`
+	// Warning marks a finding that does not make the case set invalid
+	// (package bench/check's Warnings): validate prints it and still
+	// succeeds.
+	Warning bool `json:"warning,omitempty"`
 }
 
 // String is the problem as patchbench validate prints it:
-// "file:line: case ID: message" (the code is not printed).
+// "file:line: case ID: message" (the code is not printed); a warning reads
+// "file:line: case ID: warning (code): message".
 func (p Problem) String() string {
 	var b strings.Builder
 	b.WriteString(p.File)
@@ -340,6 +345,9 @@ func (p Problem) String() string {
 	b.WriteString(": ")
 	if p.Case != "" {
 		fmt.Fprintf(&b, "case %s: ", p.Case)
+	}
+	if p.Warning {
+		fmt.Fprintf(&b, "warning (%s): ", p.Code)
 	}
 	// One problem, one line: multi-line library messages (CEL's caret
 	// diagrams) are joined.

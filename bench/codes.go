@@ -213,4 +213,14 @@ const (
 	// ProblemArtifactPaperSet: a paper_set artifact is not a hidden-source
 	// one citing a location outside the view and the source region.
 	ProblemArtifactPaperSet = "artifact-paper-set"
+
+	// Warnings (package bench/check's Warnings): findings that do not
+	// make a case set invalid; validate prints them and succeeds.
+
+	// WarningInvariantReadsHidden: an invariant reads a location hidden
+	// from a step that can make it fail (it also reads what the step may
+	// write), in a configuration that projects the view and enforces the
+	// invariants: the step's rejections are a one-bit oracle on the
+	// hidden value.
+	WarningInvariantReadsHidden = "invariant-reads-hidden"
 )

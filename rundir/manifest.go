@@ -44,7 +44,11 @@ type Manifest struct {
 	PassThreshold  float64 `json:"pass_threshold"`
 	Tokenizer      string  `json:"tokenizer"`
 	PromptVersion  string  `json:"prompt_version"`
-	Shard          string  `json:"shard,omitempty"`
+	// PromptTemplate is the --prompt-template file as given, "" for the
+	// embedded template. Only its content (PromptVersion's hash) is part
+	// of the settings.
+	PromptTemplate string `json:"prompt_template,omitempty"`
+	Shard          string `json:"shard,omitempty"`
 	// ExpectedRuns is the number of runs the settings (and shard) call
 	// for; a directory with fewer is incomplete.
 	ExpectedRuns int    `json:"expected_runs"`
@@ -74,11 +78,12 @@ type Build struct {
 }
 
 // Key is what makes two manifests the same run, as JSON: every setting,
-// without the times, the builds, the outcome flags and the expected runs
-// (which follow from the rest and differ between shards).
+// without the times, the builds, the outcome flags, the expected runs
+// (which follow from the rest and differ between shards) and the prompt
+// template's file name (its content is in PromptVersion).
 func (m Manifest) Key() string {
 	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision, m.Revisions, m.Build = "", "", false, "", "", nil, nil
-	m.TokenBudgetSpent = false
+	m.TokenBudgetSpent, m.PromptTemplate = false, ""
 	m.ExpectedRuns = 0 // follows from the rest (and differs between shards)
 	b, _ := json.Marshal(m)
 	return string(b)
@@ -87,7 +92,7 @@ func (m Manifest) Key() string {
 // unkeyed are the manifest's members that Key leaves out.
 var unkeyed = map[string]bool{
 	"started": true, "finished": true, "interrupted": true, "version": true, "git_revision": true,
-	"revisions": true, "expected_runs": true, "token_budget_spent": true, "build": true,
+	"revisions": true, "expected_runs": true, "token_budget_spent": true, "build": true, "prompt_template": true,
 }
 
 // Differences names the settings (JSON member names) in which two

@@ -113,6 +113,9 @@ type StepRecord struct {
 	// it came from the response cache.
 	LatencyMS int64 `json:"latency_ms,omitempty"`
 	Cached    bool  `json:"cached,omitempty"`
+	// ActorStderr is what an exec actor's program wrote to standard
+	// error on the last attempt (its last 64 KiB), failed or not.
+	ActorStderr string `json:"actor_stderr,omitempty"`
 	// Earlier holds the rejected attempts before the last, in order.
 	Earlier []Attempt `json:"earlier,omitempty"`
 	// NotReached says the step was not run: an earlier step did not
@@ -148,6 +151,7 @@ type Attempt struct {
 	// AnswerBytes and UsageInvalid are as in StepRecord.
 	AnswerBytes  int64  `json:"answer_bytes,omitempty"`
 	UsageInvalid string `json:"usage_invalid,omitempty"`
+	ActorStderr  string `json:"actor_stderr,omitempty"`
 }
 
 // checkRecord checks what a record must hold to be counted: its key

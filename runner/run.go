@@ -126,7 +126,11 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord, req actors.Request, submit string) (bool, error) {
 	var feedback []string
 	for attempt := 1; attempt <= r.o.MaxAttempts; attempt++ {
-		msgs, err := RenderPrompt(s, sr.Phase, r.j.Case.Now, req.View, feedback)
+		prompt := r.o.Prompt
+		if prompt == nil {
+			prompt = DefaultPrompt
+		}
+		msgs, err := prompt.Render(s, sr.Phase, r.j.Case.Now, req.View, feedback)
 		if err != nil {
 			return false, fmt.Errorf("case %s step %s: prompt: %w", r.j.Case.ID, s.ID, err)
 		}
@@ -235,6 +239,10 @@ func (r *run) actorError(ctx context.Context, sr *rundir.StepRecord, msgs []acto
 	}
 	msg := actors.OneLine(fmt.Sprintf("step %s attempt %d: %v", sr.Step, attempt, err))
 	sr.Prompt, r.rec.Tokens.Source = msgs, r.usage
+	var se interface{ ActorStderr() string }
+	if errors.As(err, &se) {
+		sr.ActorStderr = se.ActorStderr() // an exec actor's program
+	}
 	if errors.Is(err, actors.ErrPending) {
 		return r.fail(sr, rundir.StatusPending, msg, attempt-1)
 	}
@@ -332,8 +340,9 @@ func inheritedViolation(ctx context.Context, s *bench.Step, before *runtime.Docu
 func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []actors.Message, resp actors.Response, d *runtime.Decision, inherited, badUsage string) {
 	if sr.Attempts > 0 {
 		sr.Earlier = append(sr.Earlier, rundir.Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions, Audit: sr.Audit,
-			AnswerBytes: sr.AnswerBytes, UsageInvalid: sr.UsageInvalid})
+			AnswerBytes: sr.AnswerBytes, UsageInvalid: sr.UsageInvalid, ActorStderr: sr.ActorStderr})
 	}
+	sr.ActorStderr = resp.Stderr
 	sr.Attempts, sr.RawResponse, sr.Decisions, sr.Audit, sr.Committed = attempt, resp.Raw, d.Gates, d.Audit, d.Committed
 	sr.AnswerBytes, sr.UsageInvalid = resp.Oversize, badUsage
 	sr.InheritedViolation = inherited

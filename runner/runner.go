@@ -69,6 +69,9 @@ type Options struct {
 	// connection failures), as soon as a run meets it; no run of an
 	// actor that uses it is started afterwards.
 	EndpointDown func(*actors.EndpointDownError)
+	// Prompt is the prompt template (--prompt-template); nil is the
+	// embedded one, DefaultPrompt.
+	Prompt *Prompt
 }
 
 // Progress is where a session of Run stands: Done of the Total runs it

@@ -272,7 +272,7 @@ func TestManifestMarksTheSessionUntilItEnds(t *testing.T) {
 	if code, ok := fs.parse([]string{"--cases", exampleCases, "--out", out}); !ok {
 		t.Fatal(code)
 	}
-	sh, _, _ := f.check(fs)
+	sh, _, _ := f.check(fs, os.Getenv)
 	p, _, ok := f.plan(fs, sh)
 	if !ok {
 		t.Fatal("plan")

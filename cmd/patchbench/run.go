@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,8 +41,17 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   # A model on an Ollama server (OLLAMA_HOST; ollama pull mistral first):
   patchbench run --actor ollama:mistral --temperature 0
 
+  # Your own agent: a program that reads the request (JSON) on stdin and
+  # writes {"text": "...", "usage": {...}} on stdout:
+  patchbench run --actor 'exec:python3 my_agent.py' --timeout 10m
+
   # Half of the runs on this machine, the other half elsewhere:
   patchbench run --shard 1/2
+
+  # One shard of a Kubernetes Indexed Job or a CI matrix (the index from
+  # JOB_COMPLETION_INDEX or PATCHBENCH_SHARD_INDEX, the count from
+  # PATCHBENCH_SHARD_COUNT; scripts/k8s and scripts/github show both):
+  patchbench run --shard env --out /results/shard-$JOB_COMPLETION_INDEX
 
   # A person (or a model called elsewhere) answers: requests go to panel/pending,
   # answers come from panel/answers; exit 3 while some wait, the same command continues:
@@ -76,6 +84,7 @@ const (
 // runFlags are the flags of run.
 type runFlags struct {
 	casesDir, configsDir, out, caseID, domain, shard, tok, format, cacheDir *string
+	promptTemplate                                                          *string
 	configNames                                                             stringList
 	actorSpecs                                                              repeated
 	rounds, concurrency, maxAttempts, maxOutput, maxTokensTotal, maxRetries *int
@@ -103,7 +112,7 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	f.seed = fs.Int64("seed", 1, "the `seed` recorded for actors that sample")
 	f.caseID = fs.String("case", "", "only the case with this `id`")
 	f.domain = fs.String("domain", "", "only the cases of this `domain`")
-	f.shard = fs.String("shard", "", "run only shard `i/n` (0 ≤ i < n) of the runs, chosen by a hash of each run's key")
+	f.shard = fs.String("shard", "", "run only shard `i/n` (0 ≤ i < n) of the runs, chosen by a hash of each run's key; env (or env/n) takes i (and n) from a Kubernetes Indexed Job or a CI matrix: JOB_COMPLETION_INDEX or PATCHBENCH_SHARD_INDEX, and PATCHBENCH_SHARD_COUNT")
 	f.retryErrors = fs.Bool("retry-errors", false, "redo the runs recorded with status error")
 	f.maxAttempts = fs.Int("max-attempts", 1, "`n` proposals per step; after a rejection the actor sees the verifier's redacted feedback")
 	f.tok = fs.String("tokenizer", "o200k_base", "the tiktoken `encoding` that counts tokens for actors that report none")
@@ -111,7 +120,7 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	f.format = fs.String("format", "text", "table `format`: text or json (the summary)")
 	fs.Var(&f.temp, "temperature", "sampling `temperature` for live actors, in [0, 2] (default: the server's; reasoning models get none)")
 	f.maxOutput = fs.Int("max-output-tokens", 0, "bound on each live response, in `tokens` (default: the server's)")
-	f.timeout = fs.Duration("timeout", 2*time.Minute, "bound on each live request (`duration`)")
+	f.timeout = fs.Duration("timeout", 2*time.Minute, "bound on each live request, and on each call of an exec: actor's program (`duration`)")
 	f.cacheDir = fs.String("cache", "", "the response cache `dir` of live actors (default: patchbench/responses in the user's cache directory)")
 	f.noCache = fs.Bool("no-cache", false, "send every live request, and keep no answer")
 	f.cacheOnly = fs.Bool("cache-only", false, "answer live requests from the cache only; a miss is an error run (replays a recorded run offline)")
@@ -121,6 +130,7 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	f.maxRetries = fs.Int("max-retries", actors.DefaultRetry.MaxRetries, "retries of a live request on 429, 5xx, timeouts and dropped connections (`n`)")
 	f.maxAnswer = fs.Int64("max-answer-bytes", actors.DefaultMaxAnswerBytes, "the longest answer an actor may send, in `bytes`; a longer one is rejected (limit_exceeded), its first 64 KiB and its length kept")
 	f.progressEvery = fs.Duration("progress", 30*time.Second, "the `interval` between progress lines on standard error when it is not a terminal (a terminal shows a bar); 0: no progress")
+	f.promptTemplate = fs.String("prompt-template", "", "the prompt template `file` (text/template defining \"system\" and \"user\"; default: the embedded runner/prompt.tmpl); its hash is part of the settings")
 	return fs, f
 }
 
@@ -143,7 +153,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := fs.parse(args); !ok {
 		return code
 	}
-	sh, code, ok := f.check(fs)
+	sh, code, ok := f.check(fs, os.Getenv)
 	if !ok {
 		return code
 	}
@@ -155,8 +165,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // check checks the flags' values, in the order of the README, and parses
-// the shard.
-func (f *runFlags) check(fs *flagSet) (runner.Shard, int, bool) {
+// the shard (--shard env reads getenv, and says where it read it).
+func (f *runFlags) check(fs *flagSet, getenv func(string) string) (runner.Shard, int, bool) {
 	var sh runner.Shard
 	switch {
 	case *f.format != "text" && *f.format != "json":
@@ -168,14 +178,12 @@ func (f *runFlags) check(fs *flagSet) (runner.Shard, int, bool) {
 	case !(*f.threshold >= 0 && *f.threshold <= 1): // also refuses NaN
 		return sh, fs.usageError("--pass-threshold must be in [0, 1]"), false
 	}
-	if *f.shard != "" {
-		i, n, ok := strings.Cut(*f.shard, "/")
-		si, err1 := strconv.Atoi(i)
-		sn, err2 := strconv.Atoi(n)
-		if !ok || err1 != nil || err2 != nil || sn < 1 || sn > rundir.MaxShards || si < 0 || si >= sn {
-			return sh, fs.usageError("--shard %q: want i/n with 0 ≤ i < n ≤ %d", *f.shard, rundir.MaxShards), false
-		}
-		sh = runner.Shard{Index: si, Of: sn}
+	sh, from, err := resolveShard(*f.shard, getenv)
+	if err != nil {
+		return sh, fs.usageError("%v", err), false
+	}
+	if from != "" {
+		fmt.Fprintf(fs.stderr, "patchbench run: %s\n", from)
 	}
 	if len(f.actorSpecs) == 0 {
 		f.actorSpecs = repeated{"reference", "oversharer", "follower"}
@@ -232,10 +240,14 @@ func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
 	if !ok {
 		return nil, code, false
 	}
+	prompt, err := loadPrompt(*f.promptTemplate)
+	if err != nil {
+		return nil, fs.usageError("--prompt-template: %v", err), false
+	}
 	p := &runPlan{acts: acts, progressEvery: *f.progressEvery, cacheFailures: f.cacheFailures, opts: runner.Options{
 		Cases: chosen, Configs: configs, Actors: acts, Rounds: *f.rounds, Concurrency: *f.concurrency,
 		MaxAttempts: *f.maxAttempts, PassThreshold: *f.threshold, Tokenizer: *f.tok, Shard: sh,
-		MaxTokensTotal: *f.maxTokensTotal, MaxAnswerBytes: *f.maxAnswer,
+		MaxTokensTotal: *f.maxTokensTotal, MaxAnswerBytes: *f.maxAnswer, Prompt: prompt,
 	}}
 	p.manifest = f.manifest(params, p.opts)
 	p.dir = *f.out
@@ -243,6 +255,19 @@ func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
 		p.dir = rundir.DefaultDir("results", p.manifest)
 	}
 	return p, 0, true
+}
+
+// loadPrompt reads and checks a --prompt-template file; "" is the
+// embedded template.
+func loadPrompt(path string) (*runner.Prompt, error) {
+	if path == "" {
+		return runner.DefaultPrompt, nil
+	}
+	b, err := readInput(path, runner.MaxPromptTemplateBytes)
+	if err != nil {
+		return nil, err
+	}
+	return runner.ParsePrompt(path, b)
 }
 
 // buildActors makes the actors of the --actor specs (actors.Build).
@@ -352,7 +377,7 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 	m := rundir.Manifest{
 		Module: "github.com/patchbench/patchbench", CaseSet: displayDir(*f.casesDir), CaseDigest: rundir.CaseDigest(o.Cases),
 		Cases: len(o.Cases), Rounds: o.Rounds, Seed: *f.seed, MaxAttempts: o.MaxAttempts, PassThreshold: o.PassThreshold,
-		Tokenizer: o.Tokenizer, PromptVersion: runner.PromptVersion, Shard: *f.shard,
+		Tokenizer: o.Tokenizer, PromptVersion: o.Prompt.Version, PromptTemplate: *f.promptTemplate, Shard: shardString(*f.shard, o.Shard),
 		Started:         time.Now().UTC().Format(time.RFC3339),
 		ConfigDetails:   o.Configs,
 		Temperature:     params.Temperature,

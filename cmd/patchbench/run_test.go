@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runner"
 )
 
 func TestRunCommand(t *testing.T) {
@@ -245,5 +247,79 @@ func TestRunActorFlags(t *testing.T) {
 	stdout, _, _ := runCLI(t, cliCase{args: []string{"report", filepath.Join(tmp, "roles")}})
 	if !strings.Contains(stdout, "agent=oversharer") {
 		t.Errorf("the role map is not the actor's name in the report:\n%s", stdout)
+	}
+}
+
+// TestRunExecActor runs the example case with an exec actor, a shell
+// script that declines in prose: every run is recorded as failed (a
+// malformed proposal is a rejection), and the manifest names the actor.
+func TestRunExecActor(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent.sh")
+	if err := os.WriteFile(agent, []byte("#!/bin/sh\ncat >/dev/null\necho '{\"text\": \"I would rather not.\"}'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	stdout, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--actor", "exec:sh " + agent, "--out", out}})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	runs, _ := os.ReadFile(filepath.Join(out, "runs.jsonl"))
+	if n := strings.Count(string(runs), `"status":"failed"`); n != 6 {
+		t.Errorf("%d failed runs, want 6:\n%s", n, runs)
+	}
+	manifest, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if !strings.Contains(string(manifest), `"exec:sh `+agent+`"`) {
+		t.Errorf("the manifest does not name the actor:\n%s", manifest)
+	}
+	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--actor", "exec:no-such-agent-patchbench"}}); code != 2 || !strings.Contains(stderr, "no-such-agent-patchbench") {
+		t.Errorf("a missing program: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestRunPromptTemplate checks --prompt-template: its hash is the
+// manifest's prompt_version, part of the settings (the same content under
+// another name resumes; other content is refused), and a bad template is
+// bad usage naming the file and line.
+func TestRunPromptTemplate(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "terse.tmpl")
+	text := "{{define \"version\"}}terse/1{{end}}{{define \"system\"}}You are the {{.Role}}.{{end}}\n{{define \"user\"}}{{.Instruction}}\n{{.View}}{{end}}"
+	os.WriteFile(tmpl, []byte(text), 0o644)
+	out := filepath.Join(dir, "run")
+	run := func(tmpl string) (string, int) {
+		_, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--actor", "reference", "--out", out, "--prompt-template", tmpl}})
+		return stderr, code
+	}
+	if stderr, code := run(tmpl); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	m, err := rundir.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(m.PromptVersion, "terse/1+") || m.PromptVersion == runner.PromptVersion || m.PromptTemplate != tmpl {
+		t.Errorf("prompt_version %q, prompt_template %q", m.PromptVersion, m.PromptTemplate)
+	}
+	runs, _ := os.ReadFile(filepath.Join(out, "runs.jsonl"))
+	if !strings.Contains(string(runs), `"content":"You are the agent."`) {
+		t.Error("the runs were not prompted with the template")
+	}
+	moved := filepath.Join(dir, "moved.tmpl")
+	os.WriteFile(moved, []byte(text), 0o644)
+	if stderr, code := run(moved); code != 0 {
+		t.Errorf("the same template under another name does not resume: exit %d: %s", code, stderr)
+	}
+	os.WriteFile(moved, []byte(text+" "), 0o644)
+	if stderr, code := run(moved); code != 2 || !strings.Contains(stderr, "prompt_version differ") {
+		t.Errorf("an edited template resumes: exit %d: %s", code, stderr)
+	}
+	bad := filepath.Join(dir, "bad.tmpl")
+	os.WriteFile(bad, []byte("{{define \"system\"}}x{{end}}\n{{define \"user\"}}{{.Casee}}{{end}}"), 0o644)
+	if stderr, code := run(bad); code != 2 || !strings.Contains(stderr, "bad.tmpl:2") || !strings.Contains(stderr, "Casee") {
+		t.Errorf("a bad template: exit %d: %s", code, stderr)
+	}
+	if stderr, code := run(filepath.Join(dir, "missing.tmpl")); code != 2 || !strings.Contains(stderr, "missing.tmpl") {
+		t.Errorf("a missing template: exit %d: %s", code, stderr)
 	}
 }

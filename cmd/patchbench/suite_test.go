@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -32,8 +33,28 @@ func TestValidateEmbeddedSuite(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
-	if !strings.HasPrefix(stdout, "ok: 46 cases (finance 8, marketing 7, medical 8, science 7, software 8, support 8)") {
-		t.Errorf("summary: %s", stdout)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "ok: 46 cases (finance 8, marketing 7, medical 8, science 7, software 8, support 8)") {
+		t.Errorf("summary: %s", last)
+	}
+	// The invariant oracles of issue 12 are warnings: printed, counted
+	// in the summary, and the exit status stays 0.
+	warnings := 0
+	for _, l := range lines[:len(lines)-1] {
+		if !strings.Contains(l, ": warning (invariant-reads-hidden): ") {
+			t.Errorf("not a warning: %s", l)
+		}
+		warnings++
+	}
+	for _, want := range []string{"fin-portfolio-rebalance.yaml:184: case fin-portfolio-rebalance: warning (invariant-reads-hidden): invariant \"an approval needs at least one trade\" reads /compliance_review/approved, hidden from step propose-trades",
+		"/signoff/approved, hidden from step rec-ar"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no warning %q", want)
+		}
+	}
+	if !strings.Contains(last, fmt.Sprintf("; %d warnings", warnings)) {
+		t.Errorf("the summary does not count %d warnings: %s", warnings, last)
 	}
 }
 

@@ -29,7 +29,9 @@ const validateExamples = `  # Check the suite embedded in the binary:
 // runValidate checks a case set: the JSON Schema and strict loader, then
 // the semantic rules of bench/README.md, including a reference run of each
 // case and every artifact against every configuration. Problems go to
-// stdout, one per line (file:line: case ID: message), and exit 1.
+// stdout, one per line (file:line: case ID: message), and exit 1; warnings
+// (check.Warnings) follow them, marked "warning (code)", and never change
+// the exit status.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("validate", "patchbench validate [DIR|FILE] [--configs DIR]", validateExamples, stdout, stderr)
 	configsDir := fs.String("configs", "", "the configurations `dir`; it replaces the embedded bench/configs (default: embedded)")
@@ -54,14 +56,25 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return failf(stderr, "validate", "%v", err)
 	}
 	problems = append(problems, more...)
+	warnings, err := check.Warnings(ctx, cases, configs)
+	if err != nil {
+		return failf(stderr, "validate", "%v", err)
+	}
+	for _, p := range problems {
+		fmt.Fprintln(stdout, p.String())
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(stdout, w.String())
+	}
+	also := ""
+	if len(warnings) > 0 {
+		also = fmt.Sprintf("; %s (invariants that read data hidden from a step: see README, \"Invariants and hidden data\")", report.Plural(len(warnings), "warning"))
+	}
 	if len(problems) > 0 {
-		for _, p := range problems {
-			fmt.Fprintln(stdout, p.String())
-		}
-		fmt.Fprintf(stdout, "%s in %s\n", report.Plural(len(problems), "problem"), displayDir(dir))
+		fmt.Fprintf(stdout, "%s in %s%s\n", report.Plural(len(problems), "problem"), displayDir(dir), also)
 		return exitNegative
 	}
-	fmt.Fprintln(stdout, suiteSummary(cases, configs))
+	fmt.Fprintln(stdout, suiteSummary(cases, configs)+also)
 	return exitOK
 }
 

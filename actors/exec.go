@@ -1,0 +1,350 @@
+package actors
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+)
+
+// ExecProtocol names the version of the exec actor's protocol; it is the
+// "protocol" member of every request.
+const ExecProtocol = "patchbench-exec/1"
+
+// Bounds of an exec actor's program: what it writes to standard error is
+// kept up to maxExecStderr bytes (the last ones), its answer up to
+// maxExecOutput, and a token count above maxExecTokens is refused.
+const (
+	maxExecStderr = 64 << 10
+	maxExecTokens = 100_000_000
+	// execWaitDelay is how long the actor waits, once the program has
+	// exited or been killed, for what it left running to close its
+	// output.
+	execWaitDelay = 5 * time.Second
+)
+
+// ExecRequest is what an exec actor's program reads on its standard
+// input: one JSON object, then end of file.
+type ExecRequest struct {
+	// Protocol is ExecProtocol.
+	Protocol string `json:"protocol"`
+	// Case, Step and Role name the case, the step and the step's role;
+	// Round and Attempt count from 1.
+	Case    string `json:"case"`
+	Step    string `json:"step"`
+	Role    string `json:"role"`
+	Round   int    `json:"round"`
+	Attempt int    `json:"attempt"`
+	// Messages is the prompt, as a chat model gets it (system, user);
+	// it ends with the answer's format.
+	Messages []Message `json:"messages"`
+	// View is the state as the step's actor is shown it (the projected
+	// view or the whole state), the same JSON the prompt holds; Projected
+	// says which.
+	View      any  `json:"view"`
+	Projected bool `json:"projected"`
+}
+
+// ExecAnswer is what an exec actor's program writes on its standard
+// output: one JSON object. Text is the answer, parsed and verified like a
+// model's ({"patch": [...], "note": "..."}, or text holding it); Usage,
+// when given, the tokens the program spent (non-negative integers);
+// Model, the model that answered, recorded with the step. Other members
+// are ignored.
+type ExecAnswer struct {
+	Text  *string `json:"text"`
+	Usage *struct {
+		Prompt     json.Number `json:"prompt"`
+		Completion json.Number `json:"completion"`
+		Reasoning  json.Number `json:"reasoning"`
+	} `json:"usage"`
+	Model string `json:"model"`
+}
+
+// Exec is the actor "exec:COMMAND": an external program (an agent
+// framework, a script) runs once per attempt at a step, reads an
+// ExecRequest on its standard input and writes an ExecAnswer on its
+// standard output. The program runs without a shell, in the current
+// directory, with the command's environment; it is killed (with the
+// processes it started, on Unix) when the timeout passes or the run is
+// interrupted. What it writes to standard error is kept (the last 64 KiB)
+// with the step's record. A program that exits with a non-zero status,
+// times out, or writes anything but one ExecAnswer fails the run as an
+// error (*ExecError), never as a rejection; its answers go through the
+// same parser and gates as any actor's.
+type Exec struct {
+	spec    string
+	argv    []string
+	timeout time.Duration
+}
+
+// NewExec makes the actor of a spec "exec:COMMAND". COMMAND is split into
+// words as a POSIX shell would, without expanding anything: spaces
+// separate words; single quotes, double quotes and backslashes quote.
+// The program (the first word) must exist and be executable: a name
+// without a slash is looked up in PATH. timeout bounds each call (0: 2
+// minutes).
+func NewExec(spec string, timeout time.Duration) (*Exec, error) {
+	cmd := strings.TrimPrefix(spec, "exec:")
+	argv, err := splitWords(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("actor %q: %w", spec, err)
+	}
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("actor %q: give the command, exec:COMMAND", spec)
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return nil, fmt.Errorf("actor %q: %w", spec, err)
+	}
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	return &Exec{spec: spec, argv: argv, timeout: timeout}, nil
+}
+
+// Name implements Actor: the spec as given.
+func (e *Exec) Name() string { return e.spec }
+
+// ExecError is an exec actor's failure: what went wrong and what the
+// program wrote to standard error (its last 64 KiB), which the runner
+// keeps in the step's record.
+type ExecError struct {
+	Err    error
+	Stderr string
+}
+
+func (e *ExecError) Error() string {
+	msg := e.Err.Error()
+	if tail := lastLine(e.Stderr); tail != "" {
+		msg += "; stderr ends " + strconv.Quote(tail)
+	}
+	return msg
+}
+
+func (e *ExecError) Unwrap() error { return e.Err }
+
+// ActorStderr returns what the program wrote to standard error.
+func (e *ExecError) ActorStderr() string { return e.Stderr }
+
+// lastLine is the last non-empty line of s, at most 200 bytes of it.
+func lastLine(s string) string {
+	s = strings.TrimRightFunc(s, unicode.IsSpace)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 200 {
+		s = "…" + s[len(s)-200:]
+	}
+	return s
+}
+
+// Propose implements Actor: it runs the program once.
+func (e *Exec) Propose(ctx context.Context, req Request) (Response, error) {
+	in, err := json.Marshal(ExecRequest{
+		Protocol: ExecProtocol, Case: req.CaseID, Step: req.StepID, Role: req.Role, Round: req.Round, Attempt: req.Attempt,
+		Messages: req.Messages, View: req.View, Projected: req.Projected,
+	})
+	if err != nil {
+		return Response{}, fmt.Errorf("%s: %w", e.spec, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, e.argv[0], e.argv[1:]...)
+	cmd.Stdin = bytes.NewReader(in)
+	stdout := &capped{limit: maxExecOutput, over: cancel}
+	stderr := &tail{limit: maxExecStderr}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = execWaitDelay
+	killGroup(cmd)
+	start := time.Now()
+	runErr := cmd.Run()
+	latency := time.Since(start)
+	fail := func(err error) (Response, error) {
+		return Response{Stderr: stderr.String()}, fmt.Errorf("%s: %w", e.spec, &ExecError{Err: err, Stderr: stderr.String()})
+	}
+	switch {
+	case ctx.Err() != nil:
+		return Response{}, ctx.Err() // the run was interrupted: no outcome
+	case stdout.exceeded:
+		return fail(fmt.Errorf("the answer is larger than %d MiB", maxExecOutput>>20))
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		return fail(fmt.Errorf("no answer within %v (--timeout); the program was killed", e.timeout))
+	case runErr != nil:
+		return fail(fmt.Errorf("the program failed: %w", runErr))
+	}
+	a, err := parseExecAnswer(stdout.Bytes())
+	if err != nil {
+		return fail(err)
+	}
+	return Response{Raw: *a.Text, Usage: a.usage, Model: a.Model, Latency: latency, Stderr: stderr.String()}, nil
+}
+
+// execAnswer is a decoded ExecAnswer with its usage checked.
+type execAnswer struct {
+	ExecAnswer
+	usage *Usage
+}
+
+// parseExecAnswer decodes the program's standard output: one JSON object
+// holding a string "text", and nothing after it but white space.
+func parseExecAnswer(b []byte) (*execAnswer, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, errors.New(`the program wrote nothing on standard output; want one JSON object {"text": "..."}`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var a execAnswer
+	if err := dec.Decode(&a.ExecAnswer); err != nil {
+		return nil, fmt.Errorf(`standard output is not one JSON object {"text": "...", "usage": {...}}: %v (diagnostics go to standard error)`, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("standard output holds more than one JSON value (diagnostics go to standard error)")
+	}
+	if a.Text == nil {
+		return nil, errors.New(`the answer has no "text" string`)
+	}
+	if u := a.ExecAnswer.Usage; u != nil {
+		var counts [3]int
+		for i, n := range []json.Number{u.Prompt, u.Completion, u.Reasoning} {
+			if n == "" {
+				continue
+			}
+			v, err := strconv.ParseInt(string(n), 10, 64)
+			if err != nil || v < 0 || v > maxExecTokens {
+				return nil, fmt.Errorf("usage: %s tokens: want an integer in [0, %d]", n, maxExecTokens)
+			}
+			counts[i] = int(v)
+		}
+		if counts[2] > counts[1] {
+			return nil, fmt.Errorf("usage: %d reasoning tokens are more than the %d completion tokens they are part of", counts[2], counts[1])
+		}
+		a.usage = &Usage{Prompt: counts[0], Completion: counts[1], Reasoning: counts[2], Source: "exec"}
+	}
+	return &a, nil
+}
+
+// capped keeps what is written up to limit bytes; past it, it calls over
+// (which kills the program) and fails. (It has no ReadFrom, so that
+// io.Copy goes through Write.)
+type capped struct {
+	buf      bytes.Buffer
+	limit    int
+	over     func()
+	exceeded bool
+}
+
+// maxExecOutput bounds what an exec actor's program may write to
+// standard output (32 MiB); more is an error run.
+const maxExecOutput = 32 << 20
+
+// errTooLarge stops a program's output past maxExecOutput.
+var errTooLarge = errors.New("output larger than the limit")
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.buf.Len()+len(p) > c.limit {
+		c.exceeded = true
+		c.over()
+		return 0, errTooLarge
+	}
+	return c.buf.Write(p)
+}
+
+// Bytes returns what was kept.
+func (c *capped) Bytes() []byte { return c.buf.Bytes() }
+
+// tail keeps the last limit bytes written to it; it is safe for
+// concurrent use.
+type tail struct {
+	mu      sync.Mutex
+	buf     []byte
+	limit   int
+	dropped bool
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.limit {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.limit:]...)
+		t.dropped = true
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dropped {
+		return "…" + string(t.buf)
+	}
+	return string(t.buf)
+}
+
+// splitWords splits a command line into words as a POSIX shell does,
+// without expansions: unquoted white space separates words, '…' quotes
+// literally, "…" quotes with \ escaping " \ $ and `, and \ outside quotes
+// escapes the next character.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '\'':
+			inWord = true
+			j := i + 1
+			for j < len(rs) && rs[j] != '\'' {
+				w.WriteRune(rs[j])
+				j++
+			}
+			if j == len(rs) {
+				return nil, errors.New("the command has an unterminated ' quote")
+			}
+			i = j
+		case r == '"':
+			inWord = true
+			j := i + 1
+			for ; j < len(rs) && rs[j] != '"'; j++ {
+				if rs[j] == '\\' && j+1 < len(rs) && strings.ContainsRune("\"\\$`", rs[j+1]) {
+					j++
+				}
+				w.WriteRune(rs[j])
+			}
+			if j == len(rs) {
+				return nil, errors.New(`the command has an unterminated " quote`)
+			}
+			i = j
+		case r == '\\':
+			if i+1 == len(rs) {
+				return nil, errors.New(`the command ends with a lone \`)
+			}
+			inWord = true
+			i++
+			w.WriteRune(rs[i])
+		case unicode.IsSpace(r):
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			inWord = true
+			w.WriteRune(r)
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
+}

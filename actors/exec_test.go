@@ -1,0 +1,278 @@
+//go:build unix
+
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// script writes an executable shell script into a temporary directory and
+// returns its path; $DIR in body is that directory.
+func script(t *testing.T, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.sh")
+	text := "#!/bin/sh\nDIR=" + strconv.Quote(dir) + "\n" + body + "\n"
+	if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func execReq() Request {
+	return Request{CaseID: "c1", StepID: "s1", Role: "clerk", Round: 2, Attempt: 1, Projected: true,
+		Messages:  []Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "do it"}},
+		View:      map[string]any{"ticket": map[string]any{"id": 7}},
+		Reference: []byte(`{"patch": [], "note": "the answer key"}`), Injected: []byte(`{"patch": []}`)}
+}
+
+// TestExecActorAnswers runs a script that keeps its request, writes to
+// standard error and answers with a usage and a model.
+func TestExecActorAnswers(t *testing.T) {
+	path := script(t, `cat > "$DIR/request.json"
+echo "thinking about step s1" >&2
+printf '{"text": "{\\"patch\\": [], \\"note\\": \\"ok\\"}", "usage": {"prompt": 120, "completion": 30, "reasoning": 10}, "model": "agent-7", "extra": 1}\n'`)
+	a, err := New("exec:"+path+" --flag 'two words'", Params{Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := a.Propose(context.Background(), execReq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Response{Raw: `{"patch": [], "note": "ok"}`, Usage: &Usage{Prompt: 120, Completion: 30, Reasoning: 10, Source: "exec"},
+		Model: "agent-7", Stderr: "thinking about step s1\n"}
+	resp.Latency = 0
+	if diff := cmp.Diff(want, resp); diff != "" {
+		t.Errorf("response mismatch (-want +got):\n%s", diff)
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("the request is not JSON: %v\n%s", err, b)
+	}
+	wantReq := map[string]any{"protocol": ExecProtocol, "case": "c1", "step": "s1", "role": "clerk", "round": 2.0, "attempt": 1.0,
+		"projected": true, "view": map[string]any{"ticket": map[string]any{"id": 7.0}},
+		"messages": []any{map[string]any{"role": "system", "content": "sys"}, map[string]any{"role": "user", "content": "do it"}}}
+	if diff := cmp.Diff(wantReq, got); diff != "" {
+		t.Errorf("request mismatch (-want +got):\n%s", diff)
+	}
+	if strings.Contains(string(b), "answer key") {
+		t.Error("the request carries the reference proposal")
+	}
+	if a.Name() != "exec:"+path+" --flag 'two words'" {
+		t.Errorf("name %q", a.Name())
+	}
+}
+
+// TestExecActorFailures checks that every way a program can fail is an
+// *ExecError that keeps its standard error, never a panic or an answer.
+func TestExecActorFailures(t *testing.T) {
+	cases := []struct {
+		name, body, want string
+	}{
+		{"non-zero exit", `echo "Traceback: boom" >&2; exit 3`, "exit status 3"},
+		{"nothing on stdout", `echo "no key" >&2`, "wrote nothing on standard output"},
+		{"not JSON", `echo "Sure! here is the patch"`, "not one JSON object"},
+		{"two values", `echo '{"text": "a"}'; echo '{"text": "b"}'`, "more than one JSON value"},
+		{"no text", `echo '{"answer": "a"}'`, `no "text" string`},
+		{"text not a string", `echo '{"text": 5}'`, "not one JSON object"},
+		{"negative usage", `echo '{"text": "a", "usage": {"prompt": -1}}'`, "usage: -1 tokens"},
+		{"overflowing usage", `echo '{"text": "a", "usage": {"completion": 4611686018427387904}}'`, "usage: 4611686018427387904 tokens"},
+		{"fractional usage", `echo '{"text": "a", "usage": {"prompt": 1.5}}'`, "usage: 1.5 tokens"},
+		{"reasoning above completion", `echo '{"text": "a", "usage": {"completion": 1, "reasoning": 2}}'`, "reasoning tokens are more"},
+		{"killed by a signal", `kill -9 $$`, "signal: killed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := NewExec("exec:"+script(t, tc.body), 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := a.Propose(context.Background(), execReq())
+			var ee *ExecError
+			if !errors.As(err, &ee) {
+				t.Fatalf("error %v (%T), want an *ExecError", err, err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", err, tc.want)
+			}
+			if resp.Raw != "" || resp.Usage != nil {
+				t.Errorf("a failure answered: %+v", resp)
+			}
+			if strings.Contains(tc.body, ">&2") && ee.ActorStderr() == "" {
+				t.Error("standard error was not kept")
+			}
+		})
+	}
+}
+
+// TestExecActorStderrIsQuoted checks that what a program writes to
+// standard error reaches an error message quoted (no raw control
+// characters for a terminal) and is kept whole in the error.
+func TestExecActorStderrIsQuoted(t *testing.T) {
+	a, err := NewExec("exec:"+script(t, `printf 'first\n\033[2J\a\rcleared\n' >&2; exit 1`), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Propose(context.Background(), execReq())
+	if err == nil || strings.ContainsAny(err.Error(), "\x1b\a\r") || !strings.Contains(err.Error(), `\x1b[2J\a\rcleared`) {
+		t.Fatalf("error %q", err)
+	}
+	var ee *ExecError
+	if !errors.As(err, &ee) || ee.Stderr != "first\n\x1b[2J\a\rcleared\n" {
+		t.Errorf("stderr %q", ee.Stderr)
+	}
+}
+
+// TestExecActorTimeoutKillsTheGroup runs a program that starts a child and
+// hangs: after the timeout both are killed and the run is an error.
+func TestExecActorTimeoutKillsTheGroup(t *testing.T) {
+	path := script(t, `sleep 300 &
+echo $! > "$DIR/child.pid"
+echo "started" >&2
+wait`)
+	a, err := NewExec("exec:"+path, 1500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Propose(context.Background(), execReq())
+	var ee *ExecError
+	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "no answer within 1.5s") || !strings.Contains(ee.Stderr, "started") {
+		t.Fatalf("error %v", err)
+	}
+	assertDead(t, filepath.Join(filepath.Dir(path), "child.pid"))
+}
+
+// TestExecActorInterrupt checks that cancelling the run kills the program
+// and its children and returns the context's error (no outcome).
+func TestExecActorInterrupt(t *testing.T) {
+	path := script(t, `sleep 300 &
+echo $! > "$DIR/child.pid"
+wait`)
+	a, err := NewExec("exec:"+path, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(path), "child.pid")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	if _, err := a.Propose(ctx, execReq()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	assertDead(t, filepath.Join(filepath.Dir(path), "child.pid"))
+}
+
+// assertDead checks that the process whose id is in file is gone (or a
+// zombie about to be reaped by init).
+func assertDead(t *testing.T, file string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	t.Errorf("the program's child %d outlived it", pid)
+}
+
+// TestExecActorAnswerTooLarge checks that a program that writes more than
+// the answer bound is stopped and fails, without holding more than the
+// bound.
+func TestExecActorAnswerTooLarge(t *testing.T) {
+	a, err := NewExec("exec:"+script(t, `head -c 40000000 /dev/zero; sleep 300`), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Propose(context.Background(), execReq())
+	if err == nil || !strings.Contains(err.Error(), "larger than 32 MiB") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestNewExec(t *testing.T) {
+	notExec := filepath.Join(t.TempDir(), "plain.txt")
+	os.WriteFile(notExec, []byte("x"), 0o644)
+	for _, spec := range []string{"exec:", "exec:  ", "exec:no-such-program-patchbench", "exec:" + notExec, `exec:sh -c 'unterminated`, `exec:sh "x`, `exec:sh \`} {
+		if _, err := New(spec, Params{}); err == nil {
+			t.Errorf("%q: no error", spec)
+		}
+	}
+	a, err := New("exec:sh -c true", Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := a.(*Exec); e.timeout != 2*time.Minute {
+		t.Errorf("default timeout %v", e.timeout)
+	}
+}
+
+func TestSplitWords(t *testing.T) {
+	for in, want := range map[string][]string{
+		`agent`:                           {"agent"},
+		`  python3   agent.py  --k v `:    {"python3", "agent.py", "--k", "v"},
+		`sh -c 'echo "$HOME" | tr a b'`:   {"sh", "-c", `echo "$HOME" | tr a b`},
+		`a "b \"c\" \\ \$d \n" e`:         {"a", `b "c" \ $d \n`, "e"},
+		`a\ b c''d "" ''`:                 {"a b", "cd", "", ""},
+		`naïve "ünï code"`:                {"naïve", "ünï code"},
+		"tab\tseparated\nlines":           {"tab", "separated", "lines"},
+		`--opt=x,y`:                       {"--opt=x,y"},
+		`'it'\''s'`:                       {"it's"},
+		``:                                nil,
+		`"a"'b'c`:                         {"abc"},
+		`x \"`:                            {"x", `"`},
+		`echo 'single \ backslash stays'`: {"echo", `single \ backslash stays`},
+		`"double \q keeps the backslash"`: {`double \q keeps the backslash`},
+		`unquoted\\backslash`:             {`unquoted\backslash`},
+		`"end"`:                           {"end"},
+		`'$VAR' "$VAR" $VAR`:              {"$VAR", "$VAR", "$VAR"},
+		`a;b|c&d`:                         {"a;b|c&d"},
+		`"nested 'quotes'" 'and "these"'`: {"nested 'quotes'", `and "these"`},
+		"  \t ":                           nil,
+		`x ""`:                            {"x", ""},
+		`"a b"c`:                          {"a bc"},
+		`c"a b"`:                          {"ca b"},
+	} {
+		got, err := splitWords(in)
+		if err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%q: mismatch (-want +got):\n%s", in, diff)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/rundir"
+)
+
+// TestDefaultPromptVersion checks that the embedded template's version is
+// its declared version and the hash of the file, as before templates could
+// be replaced.
+func TestDefaultPromptVersion(t *testing.T) {
+	b, err := os.ReadFile("prompt.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	if want := "patchbench-prompt/2+" + hex.EncodeToString(sum[:])[:12]; PromptVersion != want || DefaultPrompt.Version != want {
+		t.Errorf("version %q / %q, want %q", PromptVersion, DefaultPrompt.Version, want)
+	}
+}
+
+// ablation is a template for a prompt ablation: no patch-source list and a
+// terse system message.
+const ablation = `{{define "version"}}ablation/no-source{{end}}
+{{define "system"}}You are the {{.Role}}. Answer with {"patch": [...], "note": "..."} only.{{end}}
+{{define "user"}}Task: {{.Instruction}}
+Phase: {{.Phase}}{{if .Now}} at {{.Now}}{{end}}
+Write: {{range .Write}}{{.}} {{end}}
+State:
+{{.View}}
+{{range .Feedback}}Rejected: {{.}}
+{{end}}{{end}}`
+
+func TestParsePrompt(t *testing.T) {
+	p, err := ParsePrompt("ablation.tmpl", []byte(ablation))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(ablation))
+	if want := "ablation/no-source+" + hex.EncodeToString(sum[:])[:12]; p.Version != want {
+		t.Errorf("version %q, want %q", p.Version, want)
+	}
+	c, _ := loadExample(t)
+	s := c.Steps[0]
+	msgs, err := p.Render(s, "triage", c.Now, s.Contract.View(c.State), []string{"scope: write_outside_region: x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 || !strings.HasPrefix(msgs[0].Content, "You are the agent.") || !strings.Contains(msgs[1].Content, "Rejected: scope: write_outside_region: x") ||
+		strings.Contains(msgs[1].Content, "may read") || !strings.Contains(msgs[1].Content, "/ticket/reply") {
+		t.Errorf("messages %q", msgs)
+	}
+
+	// No version declared, no system message.
+	q, err := ParsePrompt("user-only.tmpl", []byte(`{{define "system"}} {{end}}{{define "user"}}{{.Instruction}}{{end}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(q.Version, "custom+") || len(q.Version) != len("custom+")+12 {
+		t.Errorf("version %q", q.Version)
+	}
+	msgs, _ = q.Render(s, "triage", "", c.State.Value(), nil)
+	if len(msgs) != 1 || msgs[0].Role != "user" {
+		t.Errorf("an empty system message is sent: %q", msgs)
+	}
+
+	for _, tc := range []struct{ name, text, want string }{
+		{"no user", `{{define "system"}}x{{end}}`, `no {{define "user"}}`},
+		{"no system", `{{define "user"}}x{{end}}`, `no {{define "system"}}`},
+		{"syntax", "{{define \"system\"}}x{{end}}\n{{define \"user\"}}{{.Role}{{end}}", "bad.tmpl:2"},
+		{"unknown field", "{{define \"system\"}}x{{end}}\n{{define \"user\"}}{{.Case}}{{end}}", "can't evaluate field Case"},
+		{"unknown function", `{{define "system"}}x{{end}}{{define "user"}}{{shout .Role}}{{end}}`, `function "shout" not defined`},
+		{"empty user", `{{define "system"}}x{{end}}{{define "user"}}{{if .Feedback}}retry{{end}}{{end}}`, `"user" renders empty`},
+		{"two-line version", `{{define "version"}}a` + "\n" + `b{{end}}{{define "system"}}x{{end}}{{define "user"}}y{{end}}`, `"version" must render one line`},
+		{"not UTF-8", "{{define \"system\"}}\xff{{end}}{{define \"user\"}}y{{end}}", "not UTF-8"},
+		{"too large", `{{define "system"}}x{{end}}{{define "user"}}y{{end}}` + strings.Repeat(" ", MaxPromptTemplateBytes), "larger than 1024 KiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParsePrompt("bad.tmpl", []byte(tc.text))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "bad.tmpl") {
+				t.Errorf("error %v, want one naming bad.tmpl and saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestRunWithPromptTemplate runs the example with a replaced template: the
+// actor is sent the template's messages.
+func TestRunWithPromptTemplate(t *testing.T) {
+	c, cfgs := loadExample(t)
+	p, err := ParsePrompt("ablation.tmpl", []byte(ablation))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}}, Rounds: 1, Concurrency: 2,
+		MaxAttempts: 1, PassThreshold: 0.8, Prompt: p}
+	if err := Run(context.Background(), opts, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range sink.recs {
+		if r.Status != rundir.StatusPassed || !strings.HasPrefix(r.Steps[0].Prompt[0].Content, "You are the agent. Answer with") {
+			t.Errorf("%s: %s, prompt %q", r.RunID, r.Status, r.Steps[0].Prompt)
+		}
+	}
+}
