@@ -1,6 +1,7 @@
 package browse
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -30,7 +31,9 @@ type Options struct {
 	Baseline string
 	// Warn, when set, is told what Open worked around: a case set that
 	// does not load (its runs' pages are then shown from the records
-	// alone), a case set that is not the one the run used.
+	// alone), a case set that is not the one the run used. The case sets
+	// load in the background once Open has returned, so Warn may be
+	// called after it, from another goroutine.
 	Warn func(msg string)
 }
 
@@ -57,7 +60,11 @@ type B struct {
 	report   report.Report
 	baseline string
 	expected int
-	warnings []string
+	// casesLoaded is closed once the case sets are loaded (loadCases,
+	// in the background): the dirs' cases, titles and warnings are
+	// then set.
+	casesLoaded chan struct{}
+	warnings    []string
 }
 
 // dirData is one run directory of a B.
@@ -99,16 +106,16 @@ type runEntry struct {
 // Open opens the run directories at paths as one comparison: it reads
 // each manifest, indexes each runs.jsonl (rundir.BuildIndex, checking
 // every line against the manifest), refuses directories that cannot be
-// compared (rundir.Combine names the difference), loads the case sets and
-// builds the summary from the runs' heads. Records are read again from
-// disk when a run page is asked for.
+// compared (rundir.Combine names the difference) and builds the summary
+// from the runs' heads; then it returns, and the case sets load in the
+// background (a run page waits for them; the overview needs none).
+// Records are read again from disk when a run page is asked for.
 func Open(paths []string, o Options) (*B, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no run directory given")
 	}
 	b := &B{byID: map[string]*runEntry{}, byCell: map[cellKey][]*runEntry{}, titles: map[string]string{}, domainOf: map[string]string{}}
 	var ms []*rundir.Manifest
-	var holders []rundir.Holder
 	for _, p := range paths {
 		m, err := rundir.ReadManifest(p)
 		if err != nil {
@@ -117,15 +124,26 @@ func Open(paths []string, o Options) (*B, error) {
 			}
 			return nil, err
 		}
-		ix, err := rundir.BuildIndex(p, m)
+		from := o.CasesDir
+		if from == "" {
+			from = m.CaseSet
+		}
+		if from == "" {
+			from = EmbeddedSuite
+		}
+		b.dirs = append(b.dirs, &dirData{path: p, manifest: m, casesFrom: from})
+		ms = append(ms, m)
+		b.expected += m.ExpectedRuns
+		b.rounds = max(b.rounds, m.Rounds)
+	}
+	var holders []rundir.Holder
+	for _, d := range b.dirs {
+		ix, err := rundir.BuildIndex(d.path, d.manifest)
 		if err != nil {
 			return nil, err
 		}
-		b.dirs = append(b.dirs, &dirData{path: p, manifest: m, index: ix})
-		ms = append(ms, m)
+		d.index = ix
 		holders = append(holders, ix)
-		b.expected += m.ExpectedRuns
-		b.rounds = max(b.rounds, m.Rounds)
 	}
 	comb, err := rundir.Combine(paths, ms, holders)
 	if err != nil {
@@ -148,29 +166,53 @@ func Open(paths []string, o Options) (*B, error) {
 	case configByName(b.configs, "patchoptic") != nil:
 		b.baseline = "patchoptic"
 	}
-	b.loadCases(o)
-	for _, w := range b.warnings {
-		if o.Warn != nil {
-			o.Warn(w)
-		}
-	}
 	b.collect()
+	for _, d := range b.dirs {
+		d.index.Trim() // what the pages need of the heads is in b.runs
+	}
+	// The overview needs no case: the case sets load in the background,
+	// and a run page waits for them.
+	b.casesLoaded = make(chan struct{})
+	go func() {
+		defer close(b.casesLoaded)
+		b.loadCases(o)
+		for _, w := range b.warnings {
+			if o.Warn != nil {
+				o.Warn(w)
+			}
+		}
+	}()
 	return b, nil
 }
 
-// loadCases loads each directory's case set, once per place.
+// waitCases waits until the case sets are loaded, or ctx is done.
+func (b *B) waitCases(ctx context.Context) error {
+	select {
+	case <-b.casesLoaded:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// casesReady reports whether the case sets are loaded (the overview then
+// shows the cases' titles).
+func (b *B) casesReady() bool {
+	select {
+	case <-b.casesLoaded:
+		return true
+	default:
+		return false
+	}
+}
+
+// loadCases loads each directory's case set, once per place, with the
+// titles of the cases.
 func (b *B) loadCases(o Options) {
 	loaded := map[string]map[string]*bench.Case{}
 	failed := map[string]bool{}
 	for _, d := range b.dirs {
-		from := o.CasesDir
-		if from == "" {
-			from = d.manifest.CaseSet
-		}
-		if from == "" {
-			from = EmbeddedSuite
-		}
-		d.casesFrom = from
+		from := d.casesFrom
 		if failed[from] {
 			continue
 		}
@@ -214,6 +256,11 @@ func (b *B) loadCases(o Options) {
 			b.warnings = append(b.warnings, fmt.Sprintf("the cases in %s are not those %s was run with (their digest differs): the replayed states and the marked leaks may not match the run", from, d.path))
 		}
 		d.cases = cases
+		for _, id := range d.manifest.CaseIDs {
+			if c := cases[id]; c != nil {
+				b.titles[id] = c.Title
+			}
+		}
 	}
 }
 
@@ -257,16 +304,6 @@ func (b *B) collect() {
 	b.report = builder.Report()
 	b.report.Summary.RunsExpected = b.expected
 	b.report.Summary.Complete = builder.Summarizer().Settled() >= b.expected
-	for _, d := range b.dirs {
-		for id, c := range d.cases {
-			if caseSet[id] {
-				b.titles[id] = c.Title
-				if b.domainOf[id] == "" {
-					b.domainOf[id] = c.Domain
-				}
-			}
-		}
-	}
 	for id := range caseSet {
 		b.caseIDs = append(b.caseIDs, id)
 		if d := b.domainOf[id]; d != "" && !slices.Contains(b.domains, d) {
@@ -337,8 +374,12 @@ func (b *B) RunIDs() []string {
 // their heads): the figures of the overview's main table.
 func (b *B) Summary() report.Summary { return b.report.Summary }
 
-// Warnings are what Open worked around (also given to Options.Warn).
-func (b *B) Warnings() []string { return slices.Clone(b.warnings) }
+// Warnings are what Open worked around (also given to Options.Warn),
+// once the case sets are loaded.
+func (b *B) Warnings() []string {
+	<-b.casesLoaded
+	return slices.Clone(b.warnings)
+}
 
 // lookup finds a run by its id in the comparison, or by the same id with
 // the configuration written as its label ("PatchOptic", as the tables

@@ -100,9 +100,12 @@ func canaries(t *testing.T, caseIDs ...string) []string {
 // openRun opens a run directory made by makeRun.
 func openRun(t *testing.T, dirs ...string) *B {
 	t.Helper()
-	b, err := Open(dirs, Options{Warn: func(msg string) { t.Errorf("warning: %s", msg) }})
+	b, err := Open(dirs, Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, w := range b.Warnings() {
+		t.Errorf("warning: %s", w)
 	}
 	return b
 }

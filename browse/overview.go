@@ -182,7 +182,11 @@ const maxListed = 300
 // has everything in it, with the filter applied by its script.
 func (b *B) overview(f Filter, static bool) *overview {
 	o := &overview{Filter: f, Domains: b.domains, Configs: b.configs, Actors: b.actors, Outcomes: Outcomes, Static: static,
-		Warnings: b.warnings, Total: len(b.runs), Expected: b.expected, Complete: b.report.Summary.Complete, Notes: b.report.Notes}
+		Total: len(b.runs), Expected: b.expected, Complete: b.report.Summary.Complete, Notes: b.report.Notes}
+	titles := map[string]string{}
+	if b.casesReady() {
+		o.Warnings, titles = b.warnings, b.titles
+	}
 	for r := 1; r <= b.rounds; r++ {
 		o.Rounds = append(o.Rounds, r)
 	}
@@ -251,7 +255,7 @@ func (b *B) overview(f Filter, static bool) *overview {
 			}
 		}
 		for _, id := range b.caseIDs {
-			row := gridRow{Case: id, Domain: b.domainOf[id], Title: b.titles[id]}
+			row := gridRow{Case: id, Domain: b.domainOf[id], Title: titles[id]}
 			row.Hidden = f.Domain != "" && row.Domain != f.Domain
 			any := false
 			for _, c := range g.Configs {
@@ -277,7 +281,7 @@ func (b *B) overview(f Filter, static bool) *overview {
 		match := keep(r) && (f.Outcome == "" || r.Flags.Has(f.Outcome))
 		if static {
 			match = f.matchRun(r, q) && (f.Outcome == "" || r.Flags.Has(f.Outcome))
-			o.Runs = append(o.Runs, runRow{runEntry: r, Title: b.titles[r.Case], Hidden: !match})
+			o.Runs = append(o.Runs, runRow{runEntry: r, Title: titles[r.Case], Hidden: !match})
 			if match {
 				o.Matched++
 			}
@@ -288,7 +292,7 @@ func (b *B) overview(f Filter, static bool) *overview {
 		}
 		o.Matched++
 		if len(o.Runs) < maxListed {
-			o.Runs = append(o.Runs, runRow{runEntry: r, Title: b.titles[r.Case]})
+			o.Runs = append(o.Runs, runRow{runEntry: r, Title: titles[r.Case]})
 		}
 	}
 	o.Capped = o.Matched > len(o.Runs) && !static

@@ -155,6 +155,9 @@ func (b *B) loadRun(ctx context.Context, id string, reveal bool) (*runPage, erro
 	if e == nil {
 		return nil, errNoRun{id: id, near: b.nearIDs(id)}
 	}
+	if err := b.waitCases(ctx); err != nil {
+		return nil, err
+	}
 	d := b.dirs[e.dir]
 	rec, err := d.index.Load(e.idx)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // written as the server writes it before the reader asks to reveal them.
 // Runs are read from disk and written one at a time.
 func (b *B) WriteHTML(w io.Writer) error {
+	<-b.casesLoaded // the overview's titles, and every page, need them
 	bw := bufio.NewWriterSize(w, 1<<16)
 	head := struct {
 		Title    string

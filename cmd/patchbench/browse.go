@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/patchbench/patchbench/browse"
@@ -48,6 +49,9 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return failf(stderr, "browse", "%v", err)
 	}
 	opened := time.Since(start)
+	// Indexing made garbage the server will not need again: give it
+	// back to the system before serving.
+	debug.FreeOSMemory()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return failf(stderr, "browse", "%v", err)
