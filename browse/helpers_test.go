@@ -34,7 +34,7 @@ var testCases = []string{"fin-expense-review", "sup-account-recovery"}
 
 // makeRun runs the no-model actors on cases of the embedded suite into a
 // new run directory, as patchbench run does, and returns it.
-func makeRun(t *testing.T, caseIDs, actorNames []string, rounds int) string {
+func makeRun(t testing.TB, caseIDs, actorNames []string, rounds int) string {
 	t.Helper()
 	all, configs := suite()
 	var cases []*bench.Case

@@ -75,17 +75,31 @@ func (m *masker) text(s string) []Seg {
 		}
 		return []Seg{{Kind: SegHidden, Withheld: true, Shape: "text"}}
 	}
-	var out []Seg
-	at := 0
+	return m.leaks(s, 0)
+}
+
+// leaks marks the canaries in s. Spans gives, for each canary, the places
+// found by the most literal detector that finds it; the text between them
+// is searched again, so that a second form of a canary (the card number
+// without its spaces, beside it as written) is marked too.
+func (m *masker) leaks(s string, depth int) []Seg {
+	if s == "" {
+		return nil
+	}
 	var spans []scoring.Span
-	if m.det != nil {
+	if m.det != nil && depth < 4 {
 		spans = m.det.Spans(s)
 	}
+	if len(spans) == 0 {
+		return m.hiddenIn(s)
+	}
+	var out []Seg
+	at := 0
 	for _, sp := range spans {
 		if sp.Start < at {
 			continue // overlaps a span already marked
 		}
-		out = append(out, m.hiddenIn(s[at:sp.Start])...)
+		out = append(out, m.leaks(s[at:sp.Start], depth+1)...)
 		seg := Seg{Kind: SegLeak, Secret: sp.Secret, Detector: sp.Detector, Shape: "text"}
 		if m.reveal {
 			seg.Text = report.Printable(s[sp.Start:sp.End])
@@ -95,7 +109,7 @@ func (m *masker) text(s string) []Seg {
 		out = append(out, seg)
 		at = sp.End
 	}
-	return append(out, m.hiddenIn(s[at:])...)
+	return append(out, m.leaks(s[at:], depth+1)...)
 }
 
 // hiddenIn splits a text in which no canary is found around the hidden

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/patchbench/patchbench/browse"
@@ -42,9 +44,14 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fs.usageError("give the run directory (or several)")
 	}
 	start := time.Now()
-	b, err := browse.Open(pos, browse.Options{CasesDir: *casesDir, Baseline: *baseline, Warn: func(msg string) {
-		fmt.Fprintf(stderr, "patchbench browse: %s\n", msg)
-	}})
+	// Warnings come from the background, where the case sets load.
+	var mu sync.Mutex
+	say := func(format string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, "patchbench browse: "+format+"\n", a...)
+	}
+	b, err := browse.Open(pos, browse.Options{CasesDir: *casesDir, Baseline: *baseline, Warn: func(msg string) { say("%s", msg) }})
 	if err != nil {
 		return failf(stderr, "browse", "%v", err)
 	}
@@ -54,26 +61,29 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	debug.FreeOSMemory()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		return failf(stderr, "browse", "%v", err)
+		say("%v", err)
+		return exitUsage
 	}
 	host, _, _ := net.SplitHostPort(ln.Addr().String())
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		fmt.Fprintf(stderr, "patchbench browse: %s is reachable from other machines: they can read every prompt and response, and reveal the hidden values\n", ln.Addr())
+		say("%s is reachable from other machines: they can read every prompt and response, and reveal the hidden values", ln.Addr())
 	}
 	srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
-	fmt.Fprintf(stderr, "patchbench browse: %d runs opened in %.2fs\n", b.Runs(), opened.Seconds())
+	say("%d runs of %s opened in %.2fs; Ctrl-C stops the server", b.Runs(), strings.Join(pos, ", "), opened.Seconds())
 	fmt.Fprintf(stdout, "http://%s/\n", ln.Addr())
 	select {
 	case err := <-done:
-		return failf(stderr, "browse", "%v", err)
+		say("%v", err)
+		return exitUsage
 	case <-ctx.Done():
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shut); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return failf(stderr, "browse", "%v", err)
+		say("%v", err)
+		return exitUsage
 	}
 	return exitOK
 }
