@@ -18,8 +18,9 @@ import (
 
 // These tests drive a real browser, headless Chromium (Debian's chromium
 // package, which .ci/run installs), through chromedp. Without Chromium
-// they are skipped. They wait for elements and events, never for a time;
-// the deadline of each test only stops a browser that hangs.
+// they are skipped, unless PATCHBENCH_REQUIRE_BROWSER is set (as .ci/run
+// sets it). They wait for elements and events, never for a time; the
+// deadline of each test only stops a browser that hangs.
 
 var shots = flag.String("shots", "", "write screenshots of the overview and of a leaked run's page into this `dir`")
 
@@ -35,7 +36,11 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("no Chromium on this machine (apt-get install -y chromium, or set PATCHBENCH_CHROMIUM): the browser tests are skipped")
+	const msg = "no Chromium on this machine (apt-get install -y chromium, or set PATCHBENCH_CHROMIUM)"
+	if os.Getenv("PATCHBENCH_REQUIRE_BROWSER") != "" {
+		t.Fatal(msg + ", and PATCHBENCH_REQUIRE_BROWSER is set (.ci/run sets it once it has installed Chromium)")
+	}
+	t.Skip(msg + ": the browser tests are skipped")
 	return ""
 }
 

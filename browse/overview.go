@@ -136,7 +136,9 @@ type grid struct {
 	Actor   string
 	Configs []*bench.Config
 	Rows    []gridRow
-	Hidden  bool
+	// Shown counts the rows the filter keeps.
+	Shown  int
+	Hidden bool
 }
 
 type gridRow struct {
@@ -273,6 +275,9 @@ func (b *B) overview(f Filter, static bool) *overview {
 				continue
 			}
 			g.Rows = append(g.Rows, row)
+			if !row.Hidden {
+				g.Shown++
+			}
 		}
 		o.Grids = append(o.Grids, g)
 	}

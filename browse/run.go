@@ -37,6 +37,7 @@ type runPage struct {
 	Checks      []scoring.CheckResult
 	Held        int
 	Leaks       []leakView
+	LeakCount   string
 	Paired      []pairView
 	// Reveal says hidden values are in the page; CanReveal that the
 	// page may offer to show them (the server's pages; the single file
@@ -216,6 +217,7 @@ func (b *B) loadRun(ctx context.Context, id string, reveal bool) (*runPage, erro
 		}
 		p.Leaks = append(p.Leaks, leakView{Secret: l.Secret, Where: base.text(where), Detector: l.Detector})
 	}
+	p.LeakCount = report.Plural(len(p.Leaks), "leak")
 	for _, cf := range b.configs {
 		pv := pairView{Config: cf.Name, Label: cf.Label, Current: cf.Name == rec.Config}
 		if o := b.byID[fmt.Sprintf("%s/%s/%s/%d", rec.Case, cf.Name, e.Actor, rec.Round)]; o != nil {

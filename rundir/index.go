@@ -154,6 +154,7 @@ type indexChunk struct {
 // cut short by a crash).
 func scanChunk(r io.Reader, base int64, last bool, m *Manifest, inCases map[string]bool) indexChunk {
 	var c indexChunk
+	var d leanDecoder
 	br := bufio.NewReaderSize(r, 1<<20)
 	off := base
 	var long []byte
@@ -175,7 +176,7 @@ func scanChunk(r io.Reader, base int64, last bool, m *Manifest, inCases map[stri
 		}
 		if len(bytes.TrimSpace(b)) > 0 {
 			whole := b[n-1] == '\n'
-			head, checks, held, perr := decodeHead(b, whole)
+			head, checks, held, perr := d.decodeHead(b, whole)
 			if perr != nil {
 				if err == io.EOF && last {
 					break // a last line cut short by a crash
@@ -200,10 +201,10 @@ func scanChunk(r io.Reader, base int64, last bool, m *Manifest, inCases map[stri
 }
 
 // decodeHead decodes what an index keeps of one line of runs.jsonl
-// (decodeLean, or the whole line when the scan does not follow it) and
+// (decode, or the whole line when the scan does not follow it) and
 // checks it as a run record. whole says the line ended with its newline.
-func decodeHead(b []byte, whole bool) (*Record, int, int, error) {
-	rec, checks, held, err := decodeLean(b, whole)
+func (d *leanDecoder) decodeHead(b []byte, whole bool) (*Record, int, int, error) {
+	rec, checks, held, err := d.decode(b, whole)
 	if err != nil {
 		var full Record
 		if err := json.Unmarshal(b, &full); err != nil {

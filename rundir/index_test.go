@@ -83,8 +83,8 @@ func TestBuildIndex(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(dir, RunsFile))
 			for _, line := range strings.SplitAfter(string(b), "\n") {
 				if strings.HasSuffix(line, "\n") {
-					if _, _, _, err := decodeLean([]byte(line), true); err != nil {
-						t.Errorf("decodeLean: %v on %s", err, line)
+					if _, _, _, err := (&leanDecoder{}).decode([]byte(line), true); err != nil {
+						t.Errorf("decode: %v on %s", err, line)
 					}
 				}
 			}

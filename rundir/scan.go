@@ -104,7 +104,31 @@ func skipValue(b []byte, i int) (int, error) {
 	}
 }
 
-// decodeLean decodes what an index keeps of one line of runs.jsonl: every
+// leanDecoder decodes what an index keeps of lines of runs.jsonl. It keeps
+// one copy of each name (case, configuration, actor, status, step, phase,
+// model), which thousands of runs share.
+type leanDecoder struct {
+	names map[string]string
+}
+
+// name decodes a JSON string that names something, as the copy kept.
+func (d *leanDecoder) name(v []byte) (string, error) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		return jsonString(v)
+	}
+	k := v[1 : len(v)-1]
+	if s, ok := d.names[string(k)]; ok {
+		return s, nil
+	}
+	if d.names == nil {
+		d.names = map[string]string{}
+	}
+	s := string(k)
+	d.names[s] = s
+	return s, nil
+}
+
+// decode decodes what an index keeps of one line of runs.jsonl: every
 // member of the record but its checks (counted: the number of rubric
 // checks and of those that held), its steps (headStep: what a summary
 // counts) and its final state. The steps are scanned once, as they are
@@ -113,7 +137,7 @@ func skipValue(b []byte, i int) (int, error) {
 // ended with its newline, so it was written to the end), the scan stops at
 // final_state, the last member a record is written with and the one an
 // index does not keep.
-func decodeLean(b []byte, whole bool) (*Record, int, int, error) {
+func (d *leanDecoder) decode(b []byte, whole bool) (*Record, int, int, error) {
 	var rec Record
 	checks, held := 0, 0
 	_, err := eachMemberEnd(b, 0, func(key []byte, vs int) (int, error) {
@@ -123,7 +147,7 @@ func decodeLean(b []byte, whole bool) (*Record, int, int, error) {
 				return vs + 4, nil
 			}
 			var err error
-			rec.Steps, vs, err = leanSteps(b, vs)
+			rec.Steps, vs, err = d.steps(b, vs)
 			return vs, err
 		case "final_state":
 			if whole {
@@ -144,15 +168,15 @@ func decodeLean(b []byte, whole bool) (*Record, int, int, error) {
 		case "run_id":
 			rec.RunID, err = jsonString(v)
 		case "case":
-			rec.Case, err = jsonString(v)
+			rec.Case, err = d.name(v)
 		case "domain":
-			rec.Domain, err = jsonString(v)
+			rec.Domain, err = d.name(v)
 		case "config":
-			rec.Config, err = jsonString(v)
+			rec.Config, err = d.name(v)
 		case "actor":
-			rec.Actor, err = jsonString(v)
+			rec.Actor, err = d.name(v)
 		case "status":
-			rec.Status, err = jsonString(v)
+			rec.Status, err = d.name(v)
 		case "round":
 			rec.Round, err = jsonInt(v)
 		case "tokens_sent":
@@ -271,13 +295,13 @@ func eachMemberEnd(b []byte, i int, fn func(key []byte, vs int) (int, error)) (i
 	}
 }
 
-// leanSteps decodes what an index keeps of each step of the array that
+// steps decodes what an index keeps of each step of the array that
 // starts at b[i] (its id, phase, attempts, whether it committed, its
 // decisions when one failed, the model, whether it was reached, its phase
 // error and inherited violation; and the decisions of its earlier
 // attempts), scanning each byte once, and returns the index just past the
 // array.
-func leanSteps(b []byte, i int) ([]StepRecord, int, error) {
+func (d *leanDecoder) steps(b []byte, i int) ([]StepRecord, int, error) {
 	var out []StepRecord
 	end, err := eachElementEnd(b, i, func(vs int) (int, error) {
 		var st StepRecord
@@ -289,11 +313,11 @@ func leanSteps(b []byte, i int) ([]StepRecord, int, error) {
 			v := b[ms:me]
 			switch string(key) {
 			case "step":
-				st.Step, err = jsonString(v)
+				st.Step, err = d.name(v)
 			case "phase":
-				st.Phase, err = jsonString(v)
+				st.Phase, err = d.name(v)
 			case "model":
-				st.Model, err = jsonString(v)
+				st.Model, err = d.name(v)
 			case "phase_error":
 				st.PhaseError, err = jsonString(v)
 			case "inherited_violation":

@@ -158,6 +158,7 @@
       Array.prototype.forEach.call(g.querySelectorAll('[data-config]'), function (el) {
         el.hidden = !!v.config && el.getAttribute('data-config') !== v.config;
       });
+      var shown = 0;
       Array.prototype.forEach.call(g.querySelectorAll('tbody tr'), function (tr) {
         var any = false;
         Array.prototype.forEach.call(tr.querySelectorAll('td.cell'), function (td) {
@@ -166,7 +167,14 @@
           }
         });
         tr.hidden = (v.domain && tr.getAttribute('data-domain') !== v.domain) || (narrowing && !any);
+        if (!tr.hidden) {
+          shown++;
+        }
       });
+      var none = g.querySelector('.none-match');
+      if (none) {
+        none.hidden = shown > 0;
+      }
     });
     var matched = 0;
     Array.prototype.forEach.call(document.querySelectorAll('table.runs tbody tr'), function (tr) {
