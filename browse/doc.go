@@ -10,10 +10,11 @@
 //     head, every member but the steps' texts, the checks and the final
 //     state), checks that the directories make one comparison
 //     (rundir.Combine: the same case set, prompt and pass threshold; an
-//     actor found in two of them is named actor@dir), loads the case sets
-//     the manifests name (or Options.CasesDir), and builds the summary
-//     (report.Builder) from the heads. No record is held in memory.
-//  2. The overview (Overview) is the main table, with each configuration ×
+//     actor found in two of them is named actor@dir) and builds the summary
+//     (report.Builder) from the heads; then it returns, and the case sets
+//     the manifests name (or Options.CasesDir) load in the background. No
+//     record is held in memory.
+//  2. The overview (the server's /) is the main table, with each configuration ×
 //     actor row linking to its runs; a grid of cases × configurations per
 //     actor, each cell coloured and lettered by outcome (passed, failed,
 //     leaked, illegal commit, error, pending); the report's other tables;

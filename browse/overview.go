@@ -55,9 +55,6 @@ func (f Filter) Query(extra ...string) string {
 	return v.Encode()
 }
 
-// Active reports whether the filter keeps out anything.
-func (f Filter) Active() bool { return f != Filter{} }
-
 // search is a filter's q ready to compare with run ids: lower case, the
 // configuration's label written as its name.
 func (b *B) search(q string) string {
