@@ -406,6 +406,26 @@ func TestReplayedStates(t *testing.T) {
 	}
 }
 
+// TestEarlierAttempts: a step rejected twice shows its first attempt
+// (response, decisions) before the last, and the rejection's code.
+func TestEarlierAttempts(t *testing.T) {
+	dir := makeRunAttempts(t, testCases[:1], []string{"follower"}, 1, 2)
+	b := openRun(t, dir)
+	srv := httptest.NewServer(b.Handler())
+	defer srv.Close()
+	_, page := get(t, srv, "/run/fin-expense-review/patchoptic/follower/1")
+	for _, want := range []string{"<summary>Attempt 1: rejected", `<span class="result r-rejected">rejected</span>`, "2 attempts", "<code>source_outside_region</code>", "✗ rejected"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page of a step rejected twice lacks %q", want)
+		}
+	}
+	for _, s := range canaries(t, testCases[0]) {
+		if strings.Contains(page, html.EscapeString(s)) {
+			t.Errorf("secret %q is in the page", s)
+		}
+	}
+}
+
 func TestSeveralDirectories(t *testing.T) {
 	ref := makeRun(t, testCases[:1], []string{"reference"}, 1)
 	over := makeRun(t, testCases[:1], []string{"oversharer"}, 1)

@@ -36,6 +36,12 @@ var testCases = []string{"fin-expense-review", "sup-account-recovery"}
 // new run directory, as patchbench run does, and returns it.
 func makeRun(t testing.TB, caseIDs, actorNames []string, rounds int) string {
 	t.Helper()
+	return makeRunAttempts(t, caseIDs, actorNames, rounds, 1)
+}
+
+// makeRunAttempts is makeRun with attempts proposals per step.
+func makeRunAttempts(t testing.TB, caseIDs, actorNames []string, rounds, attempts int) string {
+	t.Helper()
 	all, configs := suite()
 	var cases []*bench.Case
 	for _, c := range all {
@@ -51,10 +57,10 @@ func makeRun(t testing.TB, caseIDs, actorNames []string, rounds int) string {
 		}
 		acts = append(acts, a)
 	}
-	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: rounds, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8, Tokenizer: "o200k_base"}
+	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: rounds, Concurrency: 2, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base"}
 	dir := t.TempDir()
 	m := rundir.Manifest{Module: "github.com/patchbench/patchbench", CaseSet: EmbeddedSuite, CaseDigest: rundir.CaseDigest(cases), Cases: len(cases),
-		Rounds: rounds, Seed: 1, MaxAttempts: 1, PassThreshold: 0.8, Tokenizer: "o200k_base", PromptVersion: runner.PromptVersion,
+		Rounds: rounds, Seed: 1, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base", PromptVersion: runner.PromptVersion,
 		Started: "2026-01-02T03:04:05Z", ConfigDetails: configs, ExpectedRuns: len(o.Jobs())}
 	for _, c := range configs {
 		m.Configs = append(m.Configs, c.Name)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 )
 
@@ -55,10 +54,7 @@ func (b *B) serveOverview(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *B) serveRun(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if u, err := url.PathUnescape(id); err == nil {
-		id = u
-	}
+	id := r.PathValue("id") // unescaped by the mux
 	reveal := r.URL.Query().Get("reveal") == "1"
 	p, err := b.loadRun(r.Context(), id, reveal)
 	var nr errNoRun
