@@ -414,7 +414,7 @@ func TestEarlierAttempts(t *testing.T) {
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
 	_, page := get(t, srv, "/run/fin-expense-review/patchoptic/follower/1")
-	for _, want := range []string{"<summary>Attempt 1: rejected", `<span class="result r-rejected">rejected</span>`, "2 attempts", "<code>source_outside_region</code>", "✗ rejected"} {
+	for _, want := range []string{"<summary>Attempt 1: rejected", `<span class="result r-rejected">rejected</span>`, "2 attempts", "Response (attempt 2)", "<code>source_outside_region</code>", "✗ rejected"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page of a step rejected twice lacks %q", want)
 		}

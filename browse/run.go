@@ -316,12 +316,12 @@ func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.
 		}
 		if sess == nil || st == nil {
 			if s.Committed {
-				sv.DiffNote = "not replayed: the case is not known"
+				sv.DiffNote = "Not replayed: the case is not known."
 			}
 			continue
 		}
 		if !s.Committed {
-			sv.DiffNote = "the state did not change (nothing was committed)"
+			sv.DiffNote = "The state did not change: nothing was committed."
 			continue
 		}
 		patch, err := json.Marshal(s.Patch)
@@ -338,7 +338,7 @@ func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.
 				why = g.Code
 			}
 			p.Notes = append(p.Notes, fmt.Sprintf("The replay stopped at step %s: its recorded patch no longer commits on the replayed state (%s); the case set may have changed since the run. The states after it are not shown.", s.Step, why))
-			sv.DiffNote = "not replayed (see the note at the top)"
+			sv.DiffNote = "Not replayed (see the note at the top)."
 			sess = nil
 			continue
 		}
@@ -353,7 +353,7 @@ func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.
 			sv.Diff = append(sv.Diff, dv)
 		}
 		if len(sv.Diff) == 0 {
-			sv.DiffNote = "committed, with no change to the state"
+			sv.DiffNote = "Committed, with no change to the state."
 		}
 	}
 	if sess != nil && len(rec.FinalState) > 0 && rec.HasOutcome() {
@@ -384,9 +384,9 @@ func (b *B) lastAttempt(sv *stepView, s *rundir.StepRecord, rec *rundir.Record, 
 			sv.Patch = append(sv.Patch, ov)
 		}
 	case len(s.Decisions) > 0 && s.Decisions[0].Passed:
-		sv.PatchNote = "empty (no operation)"
+		sv.PatchNote = "Empty (no operation)."
 	default:
-		sv.PatchNote = "none decoded (malformed)"
+		sv.PatchNote = "None decoded (the response is malformed)."
 	}
 	sv.Decisions = gates(s.Decisions, m)
 	sv.AuditSame = slices.Equal(s.Decisions, s.Audit)
