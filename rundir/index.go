@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 )
 
 // Index is where the last record of each run sits in a directory's
@@ -26,9 +28,11 @@ type Index struct {
 
 // IndexEntry is one run of an Index: its head (a Record without
 // FinalState and Checks, whose Steps hold only what a summary counts:
-// each step's id, phase, attempts, whether it committed, its decisions,
-// the model, and its earlier attempts' decisions; NChecks and NHeld count
-// its rubric checks) and the byte offset and length of its last line.
+// each step's id, phase, attempts, whether it committed, its decisions
+// when one of them failed (nil when every gate passed: a summary counts
+// failures), the model, and its earlier attempts' decisions; NChecks and
+// NHeld count its rubric checks) and the byte offset and length of its
+// last line.
 type IndexEntry struct {
 	Head    *Record
 	NChecks int
@@ -42,10 +46,13 @@ type IndexEntry struct {
 // file and line; a last line cut short by a crash is left out) and, when m
 // is not nil, against the manifest as Read checks it; but only the members
 // an IndexEntry keeps are decoded: a structural scan finds them, and the
-// prompts, responses and states are skipped (a line the scan does not
-// follow is decoded whole). A run id recorded twice keeps its last line,
-// in the order of the first. A summary built from the entries' heads
-// (report.Summarizer) is the same as one built from the whole records.
+// prompts and responses are skipped (a line the scan does not follow is
+// decoded whole). A line that ends with its newline was written whole, and
+// its final state, the last member, is not scanned. Large files are cut
+// into chunks at line ends and indexed by up to GOMAXPROCS goroutines. A
+// run id recorded twice keeps its last line, in the order of the first. A
+// summary built from the entries' heads (report.Summarizer) is the same as
+// one built from the whole records.
 func BuildIndex(dir string, m *Manifest) (*Index, error) {
 	path := filepath.Join(dir, RunsFile)
 	ix := &Index{path: path, byID: map[string]int{}}
@@ -57,59 +64,147 @@ func BuildIndex(dir string, m *Manifest) (*Index, error) {
 		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	var inCases map[string]bool
 	if m != nil {
 		inCases = m.caseSet()
 	}
-	r := bufio.NewReaderSize(f, 4<<20)
-	var off int64
+	bounds, err := chunkBounds(f, fi.Size(), indexChunks(fi.Size()))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	chunks := make([]indexChunk, len(bounds)-1)
+	var wg sync.WaitGroup
+	for k := range chunks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := k == len(chunks)-1
+			chunks[k] = scanChunk(io.NewSectionReader(f, bounds[k], bounds[k+1]-bounds[k]), bounds[k], last, m, inCases)
+		}()
+	}
+	wg.Wait()
+	lines := 0
+	for _, c := range chunks {
+		if c.err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, lines+c.errLine, c.err)
+		}
+		for _, e := range c.entries {
+			if i, ok := ix.byID[e.Head.RunID]; ok {
+				ix.entries[i] = e
+			} else {
+				ix.byID[e.Head.RunID] = len(ix.entries)
+				ix.entries = append(ix.entries, e)
+			}
+		}
+		lines += c.lines
+	}
+	return ix, nil
+}
+
+// indexChunks is the number of chunks BuildIndex cuts a file of size
+// bytes into: one per 32 MiB, at most GOMAXPROCS. Tests change it.
+var indexChunks = func(size int64) int {
+	return int(min(int64(runtime.GOMAXPROCS(0)), size/(32<<20)+1))
+}
+
+// chunkBounds cuts a file of size bytes into n chunks that end at line
+// ends: the offsets where each starts, then size.
+func chunkBounds(f io.ReaderAt, size int64, n int) ([]int64, error) {
+	bounds := []int64{0}
+	buf := make([]byte, 64<<10)
+	for k := 1; k < n; k++ {
+		off := max(size*int64(k)/int64(n), bounds[len(bounds)-1])
+		for off < size {
+			m, err := f.ReadAt(buf, off)
+			if i := bytes.IndexByte(buf[:m], '\n'); i >= 0 {
+				off += int64(i) + 1
+				break
+			}
+			off += int64(m)
+			if err != nil && err != io.EOF {
+				return nil, err
+			}
+			if m == 0 {
+				off = size
+			}
+		}
+		if off < size && off > bounds[len(bounds)-1] {
+			bounds = append(bounds, off)
+		}
+	}
+	return append(bounds, size), nil
+}
+
+// indexChunk is what one goroutine of BuildIndex found in its chunk: the
+// entries in order (a run id may come twice), the lines it holds, and the
+// first error with its line in the chunk.
+type indexChunk struct {
+	entries []IndexEntry
+	lines   int
+	err     error
+	errLine int
+}
+
+// scanChunk indexes the lines of one chunk, which starts at byte base of
+// the file; last says it is the file's last chunk (whose last line may be
+// cut short by a crash).
+func scanChunk(r io.Reader, base int64, last bool, m *Manifest, inCases map[string]bool) indexChunk {
+	var c indexChunk
+	var d leanDecoder
+	br := bufio.NewReaderSize(r, 1<<20)
+	off := base
 	var long []byte
 	for line := 1; ; line++ {
-		b, err := r.ReadSlice('\n')
+		b, err := br.ReadSlice('\n')
 		for errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], b...)
-			b, err = r.ReadSlice('\n')
+			b, err = br.ReadSlice('\n')
 			long = append(long, b...)
 			b = long
 		}
 		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			c.err, c.errLine = err, line
+			return c
 		}
 		n := len(b)
+		if n > 0 {
+			c.lines = line
+		}
 		if len(bytes.TrimSpace(b)) > 0 {
-			head, checks, held, perr := decodeHead(b)
+			whole := b[n-1] == '\n'
+			head, checks, held, perr := d.decodeHead(b, whole)
 			if perr != nil {
-				if err == io.EOF {
+				if err == io.EOF && last {
 					break // a last line cut short by a crash
 				}
-				return nil, fmt.Errorf("%s:%d: %w", path, line, perr)
+				c.err, c.errLine = perr, line
+				return c
 			}
 			if m != nil {
 				if err := m.check(head, inCases); err != nil {
-					return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+					c.err, c.errLine = err, line
+					return c
 				}
 			}
-			e := IndexEntry{Head: head, Offset: off, Length: n, NChecks: checks, NHeld: held}
-			if i, ok := ix.byID[head.RunID]; ok {
-				ix.entries[i] = e
-			} else {
-				ix.byID[head.RunID] = len(ix.entries)
-				ix.entries = append(ix.entries, e)
-			}
+			c.entries = append(c.entries, IndexEntry{Head: head, Offset: off, Length: n, NChecks: checks, NHeld: held})
 		}
 		off += int64(n)
 		if err == io.EOF {
 			break
 		}
 	}
-	return ix, nil
+	return c
 }
 
 // decodeHead decodes what an index keeps of one line of runs.jsonl
-// (decodeLean, or the whole line when the scan does not follow it) and
-// checks it as a run record.
-func decodeHead(b []byte) (*Record, int, int, error) {
-	rec, checks, held, err := decodeLean(b)
+// (decode, or the whole line when the scan does not follow it) and
+// checks it as a run record. whole says the line ended with its newline.
+func (d *leanDecoder) decodeHead(b []byte, whole bool) (*Record, int, int, error) {
+	rec, checks, held, err := d.decode(b, whole)
 	if err != nil {
 		var full Record
 		if err := json.Unmarshal(b, &full); err != nil {
@@ -135,6 +230,16 @@ func decodeHead(b []byte) (*Record, int, int, error) {
 		return nil, 0, 0, err
 	}
 	return rec, checks, held, nil
+}
+
+// Trim drops what the entries hold but their run ids, once a caller has
+// read their heads (a browser that keeps what it shows): the index then
+// still finds and loads every run, with a few bytes per run.
+func (ix *Index) Trim() {
+	for i := range ix.entries {
+		e := &ix.entries[i]
+		e.Head = &Record{RunID: e.Head.RunID}
+	}
 }
 
 // Len is the number of runs indexed.

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
+
+	"github.com/patchbench/patchbench/runtime"
 )
 
 // A small structural scanner of JSON text: it finds where each value
@@ -101,10 +104,152 @@ func skipValue(b []byte, i int) (int, error) {
 	}
 }
 
-// eachMember calls fn with the key and the value's extent [vs, ve) of
-// each member of the object that starts at or after i, and returns the
-// index just past the object.
-func eachMember(b []byte, i int, fn func(key []byte, vs, ve int) error) (int, error) {
+// leanDecoder decodes what an index keeps of lines of runs.jsonl. It keeps
+// one copy of each name (case, configuration, actor, status, step, phase,
+// model), which thousands of runs share.
+type leanDecoder struct {
+	names map[string]string
+}
+
+// name decodes a JSON string that names something, as the copy kept.
+func (d *leanDecoder) name(v []byte) (string, error) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		return jsonString(v)
+	}
+	k := v[1 : len(v)-1]
+	if s, ok := d.names[string(k)]; ok {
+		return s, nil
+	}
+	if d.names == nil {
+		d.names = map[string]string{}
+	}
+	s := string(k)
+	d.names[s] = s
+	return s, nil
+}
+
+// decode decodes what an index keeps of one line of runs.jsonl: every
+// member of the record but its checks (counted: the number of rubric
+// checks and of those that held), its steps (headStep: what a summary
+// counts) and its final state. The steps are scanned once, as they are
+// decoded; scalars are read from their text, and only the members that
+// hold objects are given to encoding/json. When whole is set (the line
+// ended with its newline, so it was written to the end), the scan stops at
+// final_state, the last member a record is written with and the one an
+// index does not keep.
+func (d *leanDecoder) decode(b []byte, whole bool) (*Record, int, int, error) {
+	var rec Record
+	checks, held := 0, 0
+	_, err := eachMemberEnd(b, 0, func(key []byte, vs int) (int, error) {
+		switch k := string(key); k {
+		case "steps":
+			if bytes.HasPrefix(b[vs:], []byte("null")) {
+				return vs + 4, nil
+			}
+			var err error
+			rec.Steps, vs, err = d.steps(b, vs)
+			return vs, err
+		case "final_state":
+			if whole {
+				return -1, nil
+			}
+			return skipValue(b, vs)
+		}
+		ve, err := skipValue(b, vs)
+		if err != nil {
+			return 0, err
+		}
+		v := b[vs:ve]
+		switch k := string(key); k {
+		case "checks":
+			checks, held, err = countChecks(v)
+		case "run_id":
+			rec.RunID, err = jsonString(v)
+		case "case":
+			rec.Case, err = d.name(v)
+		case "domain":
+			rec.Domain, err = d.name(v)
+		case "config":
+			rec.Config, err = d.name(v)
+		case "actor":
+			rec.Actor, err = d.name(v)
+		case "status":
+			rec.Status, err = d.name(v)
+		case "round":
+			rec.Round, err = jsonInt(v)
+		case "tokens_sent":
+			rec.TokensSent, err = jsonInt(v)
+		case "content_score":
+			rec.ContentScore, err = strconv.ParseFloat(string(v), 64)
+		case "leaked":
+			rec.Leaked, err = jsonBool(v)
+		case "semantic_pass":
+			rec.SemanticPass, err = jsonBool(v)
+		case "legal_pass":
+			rec.LegalPass, err = jsonBool(v)
+		case "leaks":
+			err = jsonValue(v, &rec.Leaks)
+		case "tokens":
+			err = jsonValue(v, &rec.Tokens)
+		case "illegal_commits":
+			err = jsonValue(v, &rec.IllegalCommits)
+		case "attack":
+			err = jsonValue(v, &rec.Attack)
+		case "error":
+			err = jsonValue(v, &rec.Error)
+		}
+		return ve, err
+	})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return &rec, checks, held, nil
+}
+
+// jsonString decodes a JSON string, without encoding/json when it has no
+// escape.
+func jsonString(v []byte) (string, error) {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(v, &s)
+	return s, err
+}
+
+// jsonInt decodes a JSON integer as json.Marshal writes one.
+func jsonInt(v []byte) (int, error) {
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		err = json.Unmarshal(v, &n)
+	}
+	return n, err
+}
+
+func jsonBool(v []byte) (bool, error) {
+	switch string(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, errShape
+}
+
+// jsonValue decodes a JSON value into dst, which an empty array or null
+// leaves as it is.
+func jsonValue(v []byte, dst any) error {
+	if s := string(v); s == "[]" || s == "null" {
+		return nil
+	}
+	return json.Unmarshal(v, dst)
+}
+
+// eachMemberEnd calls fn with the key and the start of the value of each
+// member of the object that starts at or after i; fn returns the index
+// just past the value, or -1 to stop there. It returns the index just past
+// the object (or where it stopped).
+func eachMemberEnd(b []byte, i int, fn func(key []byte, vs int) (int, error)) (int, error) {
 	i = skipSpace(b, i)
 	if i >= len(b) || b[i] != '{' {
 		return 0, errShape
@@ -126,13 +271,12 @@ func eachMember(b []byte, i int, fn func(key []byte, vs, ve int) error) (int, er
 		if i >= len(b) || b[i] != ':' {
 			return 0, errShape
 		}
-		vs := skipSpace(b, i+1)
-		ve, err := skipValue(b, vs)
+		ve, err := fn(key, skipSpace(b, i+1))
 		if err != nil {
 			return 0, err
 		}
-		if err := fn(key, vs, ve); err != nil {
-			return 0, err
+		if ve < 0 {
+			return i, nil
 		}
 		i = skipSpace(b, ve)
 		if i >= len(b) {
@@ -149,10 +293,72 @@ func eachMember(b []byte, i int, fn func(key []byte, vs, ve int) error) (int, er
 	}
 }
 
-// eachElement calls fn with the extent [vs, ve) of each element of the
-// array that starts at or after i, and returns the index just past the
+// steps decodes what an index keeps of each step of the array that
+// starts at b[i] (its id, phase, attempts, whether it committed, its
+// decisions when one failed, the model, whether it was reached, its phase
+// error and inherited violation; and the decisions of its earlier
+// attempts), scanning each byte once, and returns the index just past the
 // array.
-func eachElement(b []byte, i int, fn func(vs, ve int) error) (int, error) {
+func (d *leanDecoder) steps(b []byte, i int) ([]StepRecord, int, error) {
+	var out []StepRecord
+	end, err := eachElementEnd(b, i, func(vs int) (int, error) {
+		var st StepRecord
+		ve, err := eachMemberEnd(b, vs, func(key []byte, ms int) (int, error) {
+			me, err := skipValue(b, ms)
+			if err != nil {
+				return 0, err
+			}
+			v := b[ms:me]
+			switch string(key) {
+			case "step":
+				st.Step, err = d.name(v)
+			case "phase":
+				st.Phase, err = d.name(v)
+			case "model":
+				st.Model, err = d.name(v)
+			case "phase_error":
+				st.PhaseError, err = jsonString(v)
+			case "inherited_violation":
+				st.InheritedViolation, err = jsonString(v)
+			case "attempts":
+				st.Attempts, err = jsonInt(v)
+			case "committed":
+				st.Committed, err = jsonBool(v)
+			case "not_reached":
+				st.NotReached, err = jsonBool(v)
+			case "decisions":
+				// A summary counts only failures: decisions where
+				// every gate passed (no false anywhere in them, whatever
+				// the spacing) are not decoded.
+				if bytes.Contains(v, []byte(`false`)) {
+					err = json.Unmarshal(v, &st.Decisions)
+				}
+			case "earlier":
+				// Earlier attempts are few and short: decode their
+				// decisions only.
+				var ats []struct {
+					Decisions []runtime.GateResult `json:"decisions"`
+				}
+				err = json.Unmarshal(v, &ats)
+				for _, a := range ats {
+					st.Earlier = append(st.Earlier, Attempt{Decisions: a.Decisions})
+				}
+			}
+			return me, err
+		})
+		if err != nil {
+			return 0, err
+		}
+		out = append(out, st)
+		return ve, nil
+	})
+	return out, end, err
+}
+
+// eachElementEnd calls fn with the start of each element of the array
+// that starts at or after i; fn returns the index just past the element.
+// It returns the index just past the array.
+func eachElementEnd(b []byte, i int, fn func(vs int) (int, error)) (int, error) {
 	i = skipSpace(b, i)
 	if i >= len(b) || b[i] != '[' {
 		return 0, errShape
@@ -162,11 +368,8 @@ func eachElement(b []byte, i int, fn func(vs, ve int) error) (int, error) {
 		return i + 1, nil
 	}
 	for {
-		ve, err := skipValue(b, i)
+		ve, err := fn(i)
 		if err != nil {
-			return 0, err
-		}
-		if err := fn(i, ve); err != nil {
 			return 0, err
 		}
 		i = skipSpace(b, ve)
@@ -184,133 +387,23 @@ func eachElement(b []byte, i int, fn func(vs, ve int) error) (int, error) {
 	}
 }
 
-// headMembers are the members of a record an index keeps (every member
-// but checks, steps and final_state), decoded together.
-var headMembers = map[string]bool{
-	"run_id": true, "case": true, "domain": true, "config": true, "actor": true, "round": true, "status": true,
-	"leaked": true, "leaks": true, "tokens": true, "tokens_sent": true, "content_score": true, "semantic_pass": true,
-	"illegal_commits": true, "legal_pass": true, "attack": true, "error": true,
-}
-
-// stepMembers are the members of a step an index keeps: what the
-// summary counts (whether it committed, the decisions of each attempt,
-// the model that answered).
-var stepMembers = map[string]bool{
-	"step": true, "phase": true, "attempts": true, "committed": true, "decisions": true, "model": true, "not_reached": true,
-	"phase_error": true, "inherited_violation": true,
-}
-
-// decodeLean decodes what an index keeps of one line of runs.jsonl: the
-// record's head members, its steps' stepMembers and their earlier
-// attempts' decisions, with the number of rubric checks and of those
-// that held.
-func decodeLean(b []byte) (*Record, int, int, error) {
-	var head bytes.Buffer
-	head.WriteByte('{')
-	var steps []byte
-	checks, held := 0, 0
-	_, err := eachMember(b, 0, func(key []byte, vs, ve int) error {
-		switch k := string(key); {
-		case headMembers[k]:
-			if head.Len() > 1 {
-				head.WriteByte(',')
-			}
-			head.WriteByte('"')
-			head.Write(key) // as written: still escaped
-			head.WriteString(`":`)
-			head.Write(b[vs:ve])
-		case k == "checks":
-			var err error
-			checks, held, err = countChecks(b[vs:ve])
-			return err
-		case k == "steps":
-			steps = b[vs:ve]
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	head.WriteByte('}')
-	var rec Record
-	if err := json.Unmarshal(head.Bytes(), &rec); err != nil {
-		return nil, 0, 0, err
-	}
-	if steps != nil && !bytes.Equal(steps, []byte("null")) {
-		if rec.Steps, err = leanSteps(steps); err != nil {
-			return nil, 0, 0, err
-		}
-	}
-	return &rec, checks, held, nil
-}
-
-// leanSteps decodes the stepMembers of each step, and the decisions of
-// its earlier attempts.
-func leanSteps(b []byte) ([]StepRecord, error) {
-	var out []StepRecord
-	_, err := eachElement(b, 0, func(vs, ve int) error {
-		var obj bytes.Buffer
-		obj.WriteByte('{')
-		var earlier []Attempt
-		_, err := eachMember(b[vs:ve], 0, func(key []byte, ks, ke int) error {
-			k := string(key)
-			v := b[vs+ks : vs+ke]
-			switch {
-			case stepMembers[k]:
-				if obj.Len() > 1 {
-					obj.WriteByte(',')
-				}
-				obj.WriteByte('"')
-				obj.Write(key)
-				obj.WriteString(`":`)
-				obj.Write(v)
-			case k == "earlier" && string(v) != "null":
-				_, err := eachElement(v, 0, func(as, ae int) error {
-					var at Attempt
-					_, err := eachMember(v[as:ae], 0, func(key []byte, ds, de int) error {
-						if string(key) == "decisions" {
-							return json.Unmarshal(v[as+ds:as+de], &at.Decisions)
-						}
-						return nil
-					})
-					earlier = append(earlier, at)
-					return err
-				})
-				return err
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		obj.WriteByte('}')
-		var st StepRecord
-		if err := json.Unmarshal(obj.Bytes(), &st); err != nil {
-			return err
-		}
-		st.Earlier = earlier
-		out = append(out, st)
-		return nil
-	})
-	return out, err
-}
-
 // countChecks counts the rubric checks of a record's checks array and
-// those whose held member is true; null is no check.
+// those whose held member is true; null is no check. It follows any
+// whitespace a line may hold, not only the writer's.
 func countChecks(b []byte) (int, int, error) {
 	if bytes.Equal(b, []byte("null")) {
 		return 0, 0, nil
 	}
 	checks, held := 0, 0
-	_, err := eachElement(b, 0, func(vs, ve int) error {
+	_, err := eachElementEnd(b, 0, func(vs int) (int, error) {
 		checks++
-		_, err := eachMember(b[vs:ve], 0, func(key []byte, hs, he int) error {
-			if string(key) == "held" && string(b[vs+hs:vs+he]) == "true" {
+		return eachMemberEnd(b, vs, func(key []byte, hs int) (int, error) {
+			he, err := skipValue(b, hs)
+			if err == nil && string(key) == "held" && string(b[hs:he]) == "true" {
 				held++
 			}
-			return nil
+			return he, err
 		})
-		return err
 	})
 	return checks, held, err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,6 +193,9 @@ func TestIndexKeepsEveryHeadMember(t *testing.T) {
 		for _, st := range r.Steps {
 			st.Audit, st.ViewDigest, st.ViewTokens, st.RawResponse, st.Prompt, st.Patch = nil, "", 0, "", nil, nil
 			st.Fingerprint, st.LatencyMS, st.Cached = "", 0, false
+			if !slices.ContainsFunc(st.Decisions, func(g runtime.GateResult) bool { return !g.Passed }) {
+				st.Decisions = nil // an index keeps decisions only where a gate failed
+			}
 			var earlier []Attempt
 			for _, e := range st.Earlier {
 				earlier = append(earlier, Attempt{Decisions: e.Decisions})
@@ -205,7 +209,7 @@ func TestIndexKeepsEveryHeadMember(t *testing.T) {
 		// The structural scan follows the writer's lines (it does not
 		// fall back on decoding them whole).
 		line, _ := json.Marshal(want)
-		if _, _, _, err := decodeLean(line); err != nil {
+		if _, _, _, err := (&leanDecoder{names: map[string]string{}}).decode(line, false); err != nil {
 			t.Errorf("%s: the scan does not follow the line: %v", want.RunID, err)
 		}
 		e := ix.Entry(i)
@@ -252,7 +256,7 @@ func TestIndexOfAnUnusualLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, l := range [][]byte{[]byte(`{ "steps" : null , "checks" : [ { "held" : true } ] }`), []byte(`{"steps":[{"earlier":null}]}`)} {
-		if _, _, _, err := decodeLean(l); err != nil {
+		if _, _, _, err := (&leanDecoder{names: map[string]string{}}).decode(l, false); err != nil {
 			t.Errorf("the scan does not follow %s: %v", l, err)
 		}
 	}

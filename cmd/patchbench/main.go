@@ -63,6 +63,7 @@ var commands = map[string]command{
 	"run":       {"run the benchmark: cases x configurations x actors x rounds, then the tables", runRun},
 	"stress":    {"the no-model stress test: every artifact against every configuration", runStress},
 	"report":    {"tables of a run directory: text, markdown, csv, latex, json", runReport},
+	"browse":    {"the runs of run directories in the web browser (a local server)", runBrowse},
 	"compare":   {"paired comparison of two run directories; regressions listed", runCompare},
 	"merge":     {"merge the shard directories of one run", runMerge},
 	"show":      {"one run of a run directory as a readable trace", runShow},

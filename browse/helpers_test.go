@@ -1,0 +1,117 @@
+package browse
+
+import (
+	"context"
+	"path"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/scoring"
+)
+
+// The embedded suite, loaded once for every test.
+var suite = sync.OnceValues(func() ([]*bench.Case, []*bench.Config) {
+	cases, problems, err := bench.LoadEmbeddedCases()
+	if err != nil || len(problems) > 0 {
+		panic(err)
+	}
+	configs, err := bench.LoadConfigs(bench.EmbeddedConfigs(), func(p string) string { return path.Join("bench/configs", p) })
+	if err != nil {
+		panic(err)
+	}
+	return cases, configs
+})
+
+// testCases are the cases the tests run: a one-step case whose
+// full-state runs leak (the oversharer quotes a card number and an IBAN)
+// and a two-step case.
+var testCases = []string{"fin-expense-review", "sup-account-recovery"}
+
+// makeRun runs the no-model actors on cases of the embedded suite into a
+// new run directory, as patchbench run does, and returns it.
+func makeRun(t testing.TB, caseIDs, actorNames []string, rounds int) string {
+	t.Helper()
+	return makeRunAttempts(t, caseIDs, actorNames, rounds, 1)
+}
+
+// makeRunAttempts is makeRun with attempts proposals per step.
+func makeRunAttempts(t testing.TB, caseIDs, actorNames []string, rounds, attempts int) string {
+	t.Helper()
+	all, configs := suite()
+	var cases []*bench.Case
+	for _, c := range all {
+		if slices.Contains(caseIDs, c.ID) {
+			cases = append(cases, c)
+		}
+	}
+	var acts []actors.Actor
+	for _, n := range actorNames {
+		a, err := actors.New(n, actors.Params{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts = append(acts, a)
+	}
+	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: rounds, Concurrency: 2, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base"}
+	dir := t.TempDir()
+	m := rundir.Manifest{Module: "github.com/patchbench/patchbench", CaseSet: EmbeddedSuite, CaseDigest: rundir.CaseDigest(cases), Cases: len(cases),
+		Rounds: rounds, Seed: 1, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base", PromptVersion: runner.PromptVersion,
+		Started: "2026-01-02T03:04:05Z", ConfigDetails: configs, ExpectedRuns: len(o.Jobs())}
+	for _, c := range configs {
+		m.Configs = append(m.Configs, c.Name)
+	}
+	for _, c := range cases {
+		m.CaseIDs = append(m.CaseIDs, c.ID)
+	}
+	m.Actors = actorNames
+	if err := rundir.WriteJSON(dir, rundir.ManifestFile, m); err != nil {
+		t.Fatal(err)
+	}
+	sink, err := rundir.OpenSink(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.Run(context.Background(), o, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// canaries are the secret values of the cases.
+func canaries(t *testing.T, caseIDs ...string) []string {
+	t.Helper()
+	all, _ := suite()
+	var out []string
+	for _, c := range all {
+		if slices.Contains(caseIDs, c.ID) {
+			for _, k := range scoring.Canaries(c) {
+				out = append(out, k.Value)
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no canary")
+	}
+	return out
+}
+
+// openRun opens a run directory made by makeRun.
+func openRun(t *testing.T, dirs ...string) *B {
+	t.Helper()
+	b, err := Open(dirs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range b.Warnings() {
+		t.Errorf("warning: %s", w)
+	}
+	return b
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/patchbench/patchbench/browse"
+)
+
+const browseExamples = `  # The runs of a directory in the web browser (open the address it prints):
+  patchbench browse results/run-1a2b3c4d5e
+
+  # Two models run on different days, as one comparison:
+  patchbench browse results/gpt-5-mini results/mistral
+
+  # Another port (0 picks a free one); the address is printed either way:
+  patchbench browse results/run-1a2b3c4d5e --addr 127.0.0.1:0
+
+  # The leaked runs of one configuration, straight from the address bar:
+  #   http://127.0.0.1:8484/?config=verify-only&outcome=leaked
+`
+
+// runBrowse serves the runs of one or more run directories as web pages
+// (package browse) until it is interrupted. It opens no browser: it
+// prints the address.
+func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("browse", "patchbench browse DIR... [--addr HOST:PORT] [--cases DIR] [--baseline NAME]", browseExamples, stdout, stderr)
+	addr := fs.String("addr", "127.0.0.1:8484", "the `address` to serve on (host:port; port 0 picks a free one); anyone who can reach it reads the runs, prompts and responses")
+	casesDir := fs.String("cases", "", "the case set `dir` of the runs, when the manifests' case sets cannot be loaded from here")
+	baseline := fs.String("baseline", "", "the configuration `name` the paired tests compare the others against (default patchoptic, when present)")
+	pos, code, ok := fs.parseWithArgs(args, 1<<20)
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 {
+		return fs.usageError("give the run directory (or several)")
+	}
+	start := time.Now()
+	// Warnings come from the background, where the case sets load.
+	var mu sync.Mutex
+	say := func(format string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, "patchbench browse: "+format+"\n", a...)
+	}
+	b, err := browse.Open(pos, browse.Options{CasesDir: *casesDir, Baseline: *baseline, Warn: func(msg string) { say("%s", msg) }})
+	if err != nil {
+		return failf(stderr, "browse", "%v", err)
+	}
+	opened := time.Since(start)
+	// Indexing made garbage the server will not need again: give it
+	// back to the system before serving.
+	debug.FreeOSMemory()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		say("%v", err)
+		return exitUsage
+	}
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		say("%s is reachable from other machines: they can read every prompt and response, and reveal the hidden values", ln.Addr())
+	}
+	srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	say("%d runs of %s opened in %.2fs; Ctrl-C stops the server", b.Runs(), strings.Join(pos, ", "), opened.Seconds())
+	fmt.Fprintf(stdout, "http://%s/\n", ln.Addr())
+	select {
+	case err := <-done:
+		say("%v", err)
+		return exitUsage
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		say("%v", err)
+		return exitUsage
+	}
+	return exitOK
+}

@@ -1,0 +1,181 @@
+package rundir
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/runtime"
+	"github.com/patchbench/patchbench/scoring"
+)
+
+// richRecord is a record with everything a run can hold: texts full of
+// quotes, braces, escapes and non-ASCII, passed and failed decisions,
+// earlier attempts, leaks, illegal commits, an attack, a final state.
+func richRecord(caseID string, round int, status string) *Record {
+	r := rec(caseID, "patchoptic", round, status)
+	r.Domain, r.Leaked, r.TokensSent, r.ContentScore = "finance", true, 1234, 0.625
+	r.Tokens = actors.Usage{Prompt: 1000, Completion: 234, Source: "tokenizer:o200k_base"}
+	r.Leaks = []scoring.Leak{{Secret: "pan", Where: scoring.WhereOutput, Detector: scoring.DetectExact, Step: "a"}, {Secret: "iban", Where: scoring.WhereState, Detector: scoring.DetectNormalised, Path: "/reply/0"}}
+	r.Checks = []scoring.CheckResult{{ID: "c1", Step: "a", Path: "/x", Test: `equals "{\"held\":true}"`, Held: true}, {ID: "c2", Step: "b", Path: "/y", Test: "length {min: 1}"}}
+	r.IllegalCommits = []IllegalCommit{{Step: "b", Gate: "scope", Code: "source_outside_region", Pointer: "/card/pan", Message: "operation 0 (copy) reads /card/pan"}}
+	r.Attack = &Attack{Secrets: []string{"pan"}, Succeeded: true}
+	msg := "step b attempt 2: \"quoted\" {not json"
+	r.Error = &msg
+	note := `{"note":"here is the state: {\"card\":{\"pan\":\"5412 7590\"}} ]}[{ \\\" é ✓ \u2028"}`
+	pass := []runtime.GateResult{{Gate: "parse", Passed: true, Code: "ok"}, {Gate: "apply", Passed: true, Code: "ok"}}
+	fail := []runtime.GateResult{{Gate: "parse", Passed: true, Code: "ok"}, {Gate: "scope", Code: "write_outside_region", Pointer: "/a~1b", Message: `writes "/a/b" {outside}`}}
+	r.Steps = []StepRecord{
+		{Step: "a", Phase: "review", Attempts: 1, Committed: true, Decisions: pass, Audit: fail, ViewDigest: "abc", ViewTokens: 99,
+			RawResponse: note, Prompt: []actors.Message{{Role: "system", Content: "You are {x}."}, {Role: "user", Content: note}},
+			Patch: []runtime.Operation{{Op: "add", Path: runtime.Pointer{"a"}, Value: map[string]any{"k": "v\"}"}}}, Model: "m-1", LatencyMS: 5, Cached: true},
+		{Step: "b", Phase: "review", Attempts: 2, Decisions: fail, Audit: fail, RawResponse: "[not json", Prompt: []actors.Message{{Role: "user", Content: "}"}},
+			Earlier: []Attempt{{RawResponse: note, Decisions: fail, Audit: fail}}, PhaseError: "phase path /p: \"gone\"", InheritedViolation: "schema: schema_violation"},
+		{Step: "c", Phase: "review", NotReached: true},
+	}
+	r.FinalState = json.RawMessage(`{"reply":["{\"not\":\"a member\"}"],"card":{"pan":"5412 7590"}}`)
+	return r
+}
+
+// lean is what an index keeps of a record.
+func lean(r *Record) *Record {
+	c := *r
+	c.Checks, c.FinalState = nil, nil
+	c.Steps = nil
+	for _, s := range r.Steps {
+		l := StepRecord{Step: s.Step, Phase: s.Phase, Attempts: s.Attempts, Committed: s.Committed, Model: s.Model,
+			NotReached: s.NotReached, PhaseError: s.PhaseError, InheritedViolation: s.InheritedViolation}
+		for _, g := range s.Decisions {
+			if !g.Passed {
+				l.Decisions = s.Decisions
+			}
+		}
+		for _, e := range s.Earlier {
+			l.Earlier = append(l.Earlier, Attempt{Decisions: e.Decisions})
+		}
+		c.Steps = append(c.Steps, l)
+	}
+	return &c
+}
+
+func TestBuildIndex(t *testing.T) {
+	for _, chunks := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d chunks", chunks), func(t *testing.T) {
+			defer func(f func(int64) int) { indexChunks = f }(indexChunks)
+			indexChunks = func(int64) int { return chunks }
+			dir := t.TempDir()
+			recs := []*Record{richRecord("c1", 1, StatusFailed), rec("c2", "patchoptic", 1, StatusPassed), richRecord("c3", 1, StatusError),
+				richRecord("c1", 2, StatusPassed), rec("c4", "patchoptic", 1, StatusPending)}
+			retried := richRecord("c2", 1, StatusFailed) // a retry: the last line of a run id is the run
+			writeRecords(t, dir, append(recs, retried)...)
+			appendRaw(t, dir, `{"run_id":"c9/patchoptic/reference/1","case":"c9","con`) // cut short by a crash
+			ix, err := BuildIndex(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The lean scan follows every whole line (none falls back
+			// to a full decode).
+			b, _ := os.ReadFile(filepath.Join(dir, RunsFile))
+			for _, line := range strings.SplitAfter(string(b), "\n") {
+				if strings.HasSuffix(line, "\n") {
+					if _, _, _, err := (&leanDecoder{}).decode([]byte(line), true); err != nil {
+						t.Errorf("decode: %v on %s", err, line)
+					}
+				}
+			}
+			want := []*Record{recs[0], retried, recs[2], recs[3], recs[4]}
+			if ix.Len() != len(want) {
+				t.Fatalf("%d runs indexed, want %d", ix.Len(), len(want))
+			}
+			for i, w := range want {
+				e := ix.Entry(i)
+				if diff := cmp.Diff(lean(w), e.Head); diff != "" {
+					t.Errorf("head %d mismatch (-want +got):\n%s", i, diff)
+				}
+				if held := 0; e.NChecks != len(w.Checks) {
+					t.Errorf("run %s: %d checks, want %d", w.RunID, e.NChecks, len(w.Checks))
+				} else {
+					for _, c := range w.Checks {
+						if c.Held {
+							held++
+						}
+					}
+					if e.NHeld != held {
+						t.Errorf("run %s: %d held, want %d", w.RunID, e.NHeld, held)
+					}
+				}
+				got, err := ix.Load(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.RunID != w.RunID || len(got.Steps) != len(w.Steps) || string(got.FinalState) != string(w.FinalState) ||
+					(len(w.Steps) > 0 && got.Steps[0].RawResponse != w.Steps[0].RawResponse) {
+					t.Errorf("Load(%d) is not run %s whole", i, w.RunID)
+				}
+			}
+			if i, ok := ix.Lookup(retried.RunID); !ok || i != 1 {
+				t.Errorf("Lookup(%s) = %d, %v; want 1 (the place of its first line)", retried.RunID, i, ok)
+			}
+			ix.Trim()
+			if got, err := ix.Load(2); err != nil || got.RunID != recs[2].RunID {
+				t.Errorf("after Trim, Load(2) = %v, %v", got, err)
+			}
+		})
+	}
+}
+
+func TestBuildIndexErrors(t *testing.T) {
+	defer func(f func(int64) int) { indexChunks = f }(indexChunks)
+	indexChunks = func(int64) int { return 4 }
+	dir := t.TempDir()
+	var recs []*Record
+	for i := 1; i <= 40; i++ {
+		recs = append(recs, richRecord(fmt.Sprintf("c%d", i), 1, StatusPassed))
+	}
+	writeRecords(t, dir, recs...)
+	// A line that is not a record, in the last chunk: its error names
+	// its line in the file, whichever chunk found it.
+	appendRaw(t, dir, "{\"run_id\":\"x\"}\n")
+	b, _ := os.ReadFile(filepath.Join(dir, RunsFile))
+	if n := strings.Count(string(b), "\n"); n != 41 {
+		t.Fatalf("%d lines", n)
+	}
+	_, err := BuildIndex(dir, nil)
+	if err == nil || !strings.Contains(err.Error(), RunsFile+":41: not a run record") {
+		t.Errorf("err = %v, want one at line 41", err)
+	}
+	// A record of another case set is refused as Read refuses it.
+	dir2 := t.TempDir()
+	writeRecords(t, dir2, recs[:3]...)
+	m := &Manifest{CaseIDs: []string{"c1", "c2"}, Configs: []string{"patchoptic"}, Actors: []string{"reference"}, Rounds: 1}
+	if _, err := BuildIndex(dir2, m); err == nil || !strings.Contains(err.Error(), ":3: run c3/patchoptic/reference/1: case c3 is not in this run's case set") {
+		t.Errorf("err = %v", err)
+	}
+	// No runs.jsonl: no run.
+	if ix, err := BuildIndex(t.TempDir(), nil); err != nil || ix.Len() != 0 {
+		t.Errorf("an empty directory: %v, %v", ix, err)
+	}
+}
+
+func TestChunkBounds(t *testing.T) {
+	text := "aaaa\nbb\ncccccccc\nd\n\neeeeeeeeeeeeeeee\n"
+	for n := 1; n <= 8; n++ {
+		b, err := chunkBounds(strings.NewReader(text), int64(len(text)), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[0] != 0 || b[len(b)-1] != int64(len(text)) || len(b) > n+1 {
+			t.Errorf("n=%d: bounds %v", n, b)
+		}
+		for _, off := range b[1 : len(b)-1] {
+			if text[off-1] != '\n' {
+				t.Errorf("n=%d: a chunk starts at %d, not after a line end", n, off)
+			}
+		}
+	}
+}
