@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -82,6 +83,24 @@ func BenchmarkRuntimeVerifyCommit(b *testing.B) {
 				}
 				if len(d.State.Bytes()) < len(doc.Bytes()) {
 					b.Fatal("the new text is shorter than the old")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRuntimeTextCopy: one copy of the state's text, with the parsed
+// states live as in the other benchmarks: the floor of any step that makes
+// its new text available as one buffer (the allocation, the copy and the
+// garbage collection they cause), to read BenchmarkRuntimeVerifyCommit
+// against.
+func BenchmarkRuntimeTextCopy(b *testing.B) {
+	for i, doc := range runtimeStates(b) {
+		b.Run(runtimeSizes[i].name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if t := bytes.Clone(doc.Bytes()); len(t) == 0 {
+					b.Fatal("no text")
 				}
 			}
 		})
