@@ -148,8 +148,8 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 	if a.params.Temperature != nil {
 		opts["temperature"] = *a.params.Temperature
 	}
-	if a.params.Seed != nil {
-		opts["seed"] = *a.params.Seed
+	if seed := a.params.RoundSeed(req.Round); seed != nil {
+		opts["seed"] = *seed
 	}
 	if a.params.MaxOutputTokens > 0 {
 		opts["num_predict"] = a.params.MaxOutputTokens

@@ -78,6 +78,15 @@ func TestOllamaChat(t *testing.T) {
 			if chats.Load() != 1 {
 				t.Errorf("%d chats", chats.Load())
 			}
+			// Round 3 is another sample: the seed moves with the round.
+			req := testReq
+			req.Round = 3
+			if _, err := a.Propose(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			if opts := (*last)["options"].(map[string]any); opts["seed"] != 44.0 {
+				t.Errorf("round 3 sent seed %v, want 44", opts["seed"])
+			}
 		})
 	}
 }

@@ -63,6 +63,24 @@ type OpenAI struct {
 	tap         *bodyTap
 }
 
+// RoundSeed is the seed a live actor sends for a request of round r
+// (rounds count from 1): the configured seed plus r−1, nil when none is
+// set. Round 1 sends the seed as given; later rounds are other samples,
+// since a provider that honours the seed (Ollama does) would otherwise
+// answer every round of a run alike and make its intervals too narrow.
+// The response cache keys on the configured seed and the round, so
+// cached answers are unchanged.
+func (p Params) RoundSeed(r int) *int {
+	if p.Seed == nil {
+		return nil
+	}
+	s := *p.Seed
+	if r > 1 {
+		s += r - 1
+	}
+	return &s
+}
+
 // NewOpenAI makes the actor of a spec "openai:MODEL[?temperature=T&seed=S&max_output_tokens=N]".
 // A key is required unless the base URL is a local address.
 func NewOpenAI(spec string, p Params) (*OpenAI, error) {
@@ -182,7 +200,7 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
 	}
 	creq := openai.ChatCompletionRequest{
-		Model: a.model, Messages: msgs, Seed: a.params.Seed, MaxCompletionTokens: a.params.MaxOutputTokens,
+		Model: a.model, Messages: msgs, Seed: a.params.RoundSeed(req.Round), MaxCompletionTokens: a.params.MaxOutputTokens,
 		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},
 	}
 	if a.params.Structured {

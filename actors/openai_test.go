@@ -103,6 +103,14 @@ func TestOpenAISuccess(t *testing.T) {
 	if body["model"] != "test-model" || body["seed"] != 7.0 || body["response_format"].(map[string]any)["type"] != "json_object" {
 		t.Errorf("request body %v", body)
 	}
+	req := testReq
+	req.Round = 2
+	if _, err := a.Propose(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.bodies[len(s.bodies)-1]["seed"]; got != 8.0 {
+		t.Errorf("round 2 sent seed %v, want 8 (the seed moves with the round)", got)
+	}
 	if tv, ok := body["temperature"].(float64); !ok || tv > 1e-6 {
 		t.Errorf("temperature 0 was not sent as (nearly) 0: %v", body["temperature"])
 	}
