@@ -128,8 +128,8 @@ func prepare(s string) *text { return &text{raw: s, norm: normalise(s)} }
 // prepared is prepare with its forms decoded, shared through a memo
 // keyed by the text's SHA-256: the final states of a benchmark's runs hold
 // the same strings again and again, and a text's forms depend on it alone.
-// The memo holds at most maxPreparedBytes of text (it starts again empty
-// when full) and is safe for concurrent use; a text returned from it is
+// The memo holds at most about maxPreparedBytes, forms and entries
+// included (it starts again empty when full) and is safe for concurrent use; a text returned from it is
 // never changed again.
 func prepared(s string) *text {
 	if len(s) > maxPreparedBytes/64 {
@@ -143,21 +143,24 @@ func prepared(s string) *text {
 		return t
 	}
 	t = prepare(s)
-	t.forms()
+	size := 128 + len(s) + len(t.norm) // with the entry's own
+	for _, f := range t.forms() {
+		size += 64 + len(f.raw) + len(f.norm)
+	}
 	preparedMemo.Lock()
-	if preparedMemo.bytes+len(s) > maxPreparedBytes {
+	if preparedMemo.bytes+size > maxPreparedBytes {
 		clear(preparedMemo.m)
 		preparedMemo.bytes = 0
 	}
 	if _, ok := preparedMemo.m[key]; !ok {
 		preparedMemo.m[key] = t
-		preparedMemo.bytes += len(s)
+		preparedMemo.bytes += size
 	}
 	preparedMemo.Unlock()
 	return t
 }
 
-const maxPreparedBytes = 8 << 20
+const maxPreparedBytes = 4 << 20
 
 var preparedMemo = struct {
 	sync.Mutex
