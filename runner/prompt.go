@@ -48,8 +48,15 @@ func RenderPrompt(step *bench.Step, phase, now string, view any, feedback []stri
 	if err != nil {
 		return nil, err
 	}
+	return renderPrompt(step, phase, now, string(v), feedback)
+}
+
+// renderPrompt is RenderPrompt with the view already encoded
+// (runtime.EncodeIndent with two spaces), as the runner has it for the
+// step's digest and token count.
+func renderPrompt(step *bench.Step, phase, now, viewJSON string, feedback []string) ([]actors.Message, error) {
 	d := promptData{
-		Role: step.Role, Instruction: strings.TrimSpace(step.Instruction), Phase: phase, Now: now, View: string(v),
+		Role: step.Role, Instruction: strings.TrimSpace(step.Instruction), Phase: phase, Now: now, View: viewJSON,
 		Write: step.Contract.Write().Strings(), Source: step.Contract.Source().Strings(), Feedback: feedback,
 	}
 	var sys, user bytes.Buffer
