@@ -83,7 +83,7 @@ func TestRunDeadProvider(t *testing.T) {
 	for _, want := range []string{
 		"openai http://" + addr + "/v1 is unreachable: 5 consecutive connection failures, the last: ",
 		"connection refused",
-		"not started; once the server answers, run the same command with --retry-errors",
+		"not started (unreachable: openai http://" + addr + "/v1); once the server answers, run the same command with --retry-errors",
 		"the work is not done: 0 of 6 expected runs have an outcome (exit 3)",
 	} {
 		if !strings.Contains(stderr, want) {
