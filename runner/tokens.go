@@ -30,8 +30,8 @@ type counter struct {
 	memo map[[sha256.Size]byte]int
 }
 
-// maxMemo bounds the counter's memo: when it is full it starts again
-// empty. A default run holds about 10,000 distinct pieces.
+// maxMemo bounds the counter's memo (entries of 40 bytes and the map's
+// overhead: a few MiB): when it is full it starts again empty.
 const maxMemo = 1 << 16
 
 // Tokenizers lists the tiktoken encodings the runner can count with.
