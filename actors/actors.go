@@ -95,8 +95,11 @@ type Response struct {
 	// Model is the model the server says answered; Fingerprint its
 	// system_fingerprint, when given.
 	Model, Fingerprint string
-	// Latency is how long the provider took; Cached says the answer
-	// came from the response cache (with its original latency).
+	// Latency is how long the provider took to answer: the request
+	// that answered, from send to the whole body, without the retries
+	// and waits before it; the live actors set it, cached or not.
+	// Cached says the answer came from the response cache (with its
+	// original latency).
 	Latency time.Duration
 	Cached  bool
 	// Oversize, when positive, says the answer was longer than the

@@ -165,6 +165,7 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 	creq := &api.ChatRequest{Model: a.model, Messages: msgs, Stream: &stream, Format: format, Options: opts}
 	var out Response
 	call := func(ctx context.Context) error {
+		start := time.Now() // the latency of the request that answers
 		cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
 		defer cancel()
 		var content strings.Builder
@@ -205,7 +206,7 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		digest := a.digest
 		a.mu.Unlock()
 		// The figures go on as sent; the runner judges them (Implausible).
-		out = Response{Raw: content.String(), Model: last.Model, Fingerprint: digest, Usage: &usage}
+		out = Response{Raw: content.String(), Model: last.Model, Fingerprint: digest, Usage: &usage, Latency: time.Since(start)}
 		return nil
 	}
 	if _, err := a.params.Retry.Do(ctx, call); err != nil {

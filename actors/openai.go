@@ -211,7 +211,10 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 	}
 	sendTemperature := a.params.Temperature != nil && !reasoningModel(a.model)
 	var ans answer
+	var latency time.Duration // of the request that answered
 	call := func(ctx context.Context) error {
+		start := time.Now()
+		defer func() { latency = time.Since(start) }()
 		if sendTemperature {
 			// go-openai leaves out a zero temperature; the smallest
 			// positive float32 stands for 0.
@@ -234,11 +237,13 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 		return Response{}, &ProviderError{Spec: a.spec, Err: err}
 	}
 	if ans.over != nil {
-		return ans.over.response(a.tap.answerLimit), nil
+		out := ans.over.response(a.tap.answerLimit)
+		out.Latency = latency
+		return out, nil
 	}
 	resp := ans.resp
 	// The figures go on as sent; the runner judges them (Implausible).
-	out := Response{Model: resp.Model, Fingerprint: resp.SystemFingerprint,
+	out := Response{Model: resp.Model, Fingerprint: resp.SystemFingerprint, Latency: latency,
 		Usage: &Usage{Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Source: "provider", Invalid: ans.badUsage}}
 	if d := resp.Usage.CompletionTokensDetails; d != nil {
 		out.Usage.Reasoning = d.ReasoningTokens

@@ -288,3 +288,42 @@ func TestOpenAINoChoicesIsAnError(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestLatencyRecorded checks that a live answer carries the provider's
+// latency without the cache (--no-cache), and that a cache hit carries
+// the original latency and says it is cached.
+func TestLatencyRecorded(t *testing.T) {
+	const delay = 40 * time.Millisecond
+	s := newChatServer(t, func(w http.ResponseWriter, _ map[string]any, n int) {
+		if n == 1 {
+			apiError(w, 500, "server_error", "", "try again") // retried: not part of the latency
+			return
+		}
+		time.Sleep(delay)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, completion(`{"patch": [], "note": "ok"}`, 12, 3, 0))
+	})
+	a := newTestActor(t, "openai:test-model", s.URL, Params{})
+	r, err := a.Propose(context.Background(), testReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Latency < delay || r.Latency > 20*delay || r.Cached {
+		t.Fatalf("uncached answer: latency %v cached %v, want at least %v and not cached", r.Latency, r.Cached, delay)
+	}
+	c := &Cached{Actor: a, Dir: t.TempDir()}
+	first, err := c.Propose(context.Background(), testReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit, err := c.Propose(context.Background(), testReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Cached || first.Latency < delay {
+		t.Fatalf("first answer through the cache: latency %v cached %v", first.Latency, first.Cached)
+	}
+	if !hit.Cached || hit.Latency.Milliseconds() != first.Latency.Milliseconds() {
+		t.Fatalf("cache hit: latency %v cached %v, want %v and cached", hit.Latency, hit.Cached, first.Latency)
+	}
+}

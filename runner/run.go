@@ -111,7 +111,7 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 	if replayed {
 		submit = r.j.Artifact.SubmitPhase
 	}
-	end, err = r.attempts(ctx, s, &sr, req, submit)
+	end, err = r.attempts(ctx, s, &sr, req, string(viewJSON), submit)
 	if end || err != nil {
 		return end, err
 	}
@@ -120,17 +120,18 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 	return false, nil
 }
 
-// attempts asks the actor for proposals to step s until one commits or
-// MaxAttempts is spent; after a rejection the actor is prompted again with
-// the verifier's codes and redacted messages.
-func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord, req actors.Request, submit string) (bool, error) {
+// attempts asks the actor for proposals to step s (its view encoded as
+// viewJSON) until one commits or MaxAttempts is spent; after a rejection
+// the actor is prompted again with the verifier's codes and redacted
+// messages.
+func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord, req actors.Request, viewJSON, submit string) (bool, error) {
 	var feedback []string
 	for attempt := 1; attempt <= r.o.MaxAttempts; attempt++ {
 		prompt := r.o.Prompt
 		if prompt == nil {
 			prompt = DefaultPrompt
 		}
-		msgs, err := prompt.Render(s, sr.Phase, r.j.Case.Now, req.View, feedback)
+		msgs, err := prompt.RenderJSON(s, sr.Phase, r.j.Case.Now, viewJSON, feedback)
 		if err != nil {
 			return false, fmt.Errorf("case %s step %s: prompt: %w", r.j.Case.ID, s.ID, err)
 		}

@@ -102,8 +102,16 @@ func (p *Prompt) Render(step *bench.Step, phase, now string, view any, feedback 
 	if err != nil {
 		return nil, err
 	}
+	return p.RenderJSON(step, phase, now, string(v), feedback)
+}
+
+// RenderJSON is Render with the view already encoded (viewJSON, as
+// runtime.EncodeIndent with two spaces writes it), as the runner has it
+// for the step's digest and token count: the view is encoded once per
+// step.
+func (p *Prompt) RenderJSON(step *bench.Step, phase, now, viewJSON string, feedback []string) ([]actors.Message, error) {
 	return p.render(promptData{
-		Role: step.Role, Instruction: strings.TrimSpace(step.Instruction), Phase: phase, Now: now, View: string(v),
+		Role: step.Role, Instruction: strings.TrimSpace(step.Instruction), Phase: phase, Now: now, View: viewJSON,
 		Write: step.Contract.Write().Strings(), Source: step.Contract.Source().Strings(), Feedback: feedback,
 	})
 }

@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -100,7 +102,7 @@ var (
 // (the most literal detector that finds it), sorted by secret id.
 func (d *Detector) InText(s string) []Leak {
 	var out []Leak
-	t := prepare(s)
+	t := prepared(s)
 	for i := range d.canaries {
 		if det := d.canaries[i].find(t); det != "" {
 			out = append(out, Leak{Secret: d.canaries[i].ID, Where: WhereOutput, Detector: det})
@@ -122,6 +124,49 @@ type decodedForm struct {
 }
 
 func prepare(s string) *text { return &text{raw: s, norm: normalise(s)} }
+
+// prepared is prepare with its forms decoded, shared through a memo
+// keyed by the text's SHA-256: the final states of a benchmark's runs hold
+// the same strings again and again, and a text's forms depend on it alone.
+// The memo holds at most about maxPreparedBytes, forms and entries
+// included (it starts again empty when full) and is safe for concurrent use; a text returned from it is
+// never changed again.
+func prepared(s string) *text {
+	if len(s) > maxPreparedBytes/64 {
+		return prepare(s)
+	}
+	key := sha256.Sum256([]byte(s))
+	preparedMemo.Lock()
+	t, ok := preparedMemo.m[key]
+	preparedMemo.Unlock()
+	if ok {
+		return t
+	}
+	t = prepare(s)
+	size := 128 + len(s) + len(t.norm) // with the entry's own
+	for _, f := range t.forms() {
+		size += 64 + len(f.raw) + len(f.norm)
+	}
+	preparedMemo.Lock()
+	if preparedMemo.bytes+size > maxPreparedBytes {
+		clear(preparedMemo.m)
+		preparedMemo.bytes = 0
+	}
+	if _, ok := preparedMemo.m[key]; !ok {
+		preparedMemo.m[key] = t
+		preparedMemo.bytes += size
+	}
+	preparedMemo.Unlock()
+	return t
+}
+
+const maxPreparedBytes = 4 << 20
+
+var preparedMemo = struct {
+	sync.Mutex
+	m     map[[sha256.Size]byte]*text
+	bytes int
+}{m: map[[sha256.Size]byte]*text{}}
 
 // forms decodes the base64, hex and URL-encoded runs of the text once.
 func (t *text) forms() []decodedForm {
@@ -209,7 +254,7 @@ func (d *Detector) InValue(v any, skipOwn bool) []Leak {
 	var out []Leak
 	seen := map[[2]string]bool{}
 	check := func(s string, at runtime.Pointer) {
-		t := prepare(s)
+		t := prepared(s)
 		for _, c := range d.canaries {
 			if skipOwn && at.Equal(c.Path) {
 				continue

@@ -134,15 +134,16 @@ func TestRunCacheOnlyMissesExit3(t *testing.T) {
 
 // With standard error not a terminal, progress lines come at the interval
 // asked for, saying the runs done of those to do, the errors, the tokens,
-// the time elapsed and the time left.
+// the time elapsed and the time left. Ten rounds, so that the session
+// outlasts the first tick (one round takes about a millisecond).
 func TestRunProgressLines(t *testing.T) {
-	_, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--out", filepath.Join(t.TempDir(), "run"), "--progress", "1ms"}})
+	_, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--rounds", "10", "--out", filepath.Join(t.TempDir(), "run"), "--progress", "1ms"}})
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	var lines []string
 	for _, l := range strings.Split(stderr, "\n") {
-		if strings.HasPrefix(l, "patchbench run: ") && strings.Contains(l, "/18 runs") {
+		if strings.HasPrefix(l, "patchbench run: ") && strings.Contains(l, "/180 runs") {
 			lines = append(lines, l)
 		}
 	}

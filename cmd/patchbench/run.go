@@ -137,11 +137,17 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 // runPlan is what a run does, once its flags are checked and its inputs
 // loaded.
 type runPlan struct {
-	opts          runner.Options
-	manifest      rundir.Manifest
-	dir           string
-	acts          []actors.Actor
-	skip          map[string]bool // the runs the directory holds already
+	opts     runner.Options
+	manifest rundir.Manifest
+	dir      string
+	acts     []actors.Actor
+	skip     map[string]bool // the runs the directory holds already
+	// fresh says the directory held no record when the session
+	// started: then every record is this session's, written once, and
+	// finish summarises them as they were written (written) instead of
+	// reading the directory back.
+	fresh         bool
+	written       *summingSink
 	progressEvery time.Duration
 	cacheFailures *cacheFailures
 }
@@ -432,7 +438,8 @@ func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, s
 		prog.say("patchbench run: %v; no more requests are sent to it, and no more of its runs are started", e)
 	}
 	p.cacheFailures.setSay(prog.say)
-	runErr := runner.Run(ctx, p.opts, p.skip, sink)
+	p.written = &summingSink{sink: sink, s: report.NewSummarizer(p.opts.Configs, p.manifest.Actors), t: runTotals{pending: map[string]int{}}}
+	runErr := runner.Run(ctx, p.opts, p.skip, p.written)
 	prog.finish()
 	if err := sink.Close(); err != nil && runErr == nil {
 		runErr = err
@@ -541,8 +548,28 @@ func openRunDir(p *runPlan, retryErrors bool, stderr io.Writer) (*rundir.Sink, i
 		sink.Close()
 		return nil, failf(stderr, "run", "%v", err), false
 	}
-	p.skip, p.opts.TokensSpent = res.Skip, res.TokensSent
+	p.skip, p.opts.TokensSpent, p.fresh = res.Skip, res.TokensSent, res.Records == 0
 	return sink, 0, true
+}
+
+// summingSink writes each record to the run directory and then adds it to
+// a summary and to the totals, in the order of the file.
+type summingSink struct {
+	sink *rundir.Sink
+	mu   sync.Mutex
+	s    *report.Summarizer
+	t    runTotals
+}
+
+func (w *summingSink) Write(r *rundir.Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.sink.Write(r); err != nil {
+		return err
+	}
+	w.s.Add(r)
+	w.t.add(r)
+	return nil
 }
 
 // runTotals are what run says of its directory after the tables: the runs,
@@ -561,15 +588,17 @@ type runTotals struct {
 // was not run (an endpoint down, the token budget spent); complete in
 // summary.json is true only when every expected run has an outcome.
 func finish(p *runPlan, interrupted bool, down *runner.DownError, format string, stdout, stderr io.Writer) int {
-	s := report.NewSummarizer(p.opts.Configs, p.manifest.Actors)
-	t := runTotals{pending: map[string]int{}}
-	err := rundir.Latest(filepath.Join(p.dir, rundir.RunsFile), func(r *rundir.Record) error {
-		s.Add(r)
-		t.add(r)
-		return nil
-	})
-	if err != nil {
-		return failf(stderr, "run", "%v", err)
+	s, t := p.written.s, p.written.t
+	if !p.fresh {
+		s, t = report.NewSummarizer(p.opts.Configs, p.manifest.Actors), runTotals{pending: map[string]int{}}
+		err := rundir.Latest(filepath.Join(p.dir, rundir.RunsFile), func(r *rundir.Record) error {
+			s.Add(r)
+			t.add(r)
+			return nil
+		})
+		if err != nil {
+			return failf(stderr, "run", "%v", err)
+		}
 	}
 	summary := s.Summary()
 	summary.RunsExpected, summary.Complete = p.manifest.ExpectedRuns, t.outcomes >= p.manifest.ExpectedRuns

@@ -13,6 +13,12 @@
 //	usage   -answer with usage figures of 2^62 tokens
 //	ansi    HTTP 400 whose message clears the screen, rings the bell and
 //	        writes a line of its own
+//	fixed   -answer after -latency, with plausible usage figures (100
+//	        prompt and 10 completion tokens); with -fail-every N, every
+//	        Nth request is an HTTP 500 without Retry-After (after the same
+//	        latency): the live scheduling test of scripts/bench-harness.sh
+//
+// GET /stats answers "OK FAILED": the requests answered and failed so far.
 package main
 
 import (
@@ -24,14 +30,22 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen `address` (port 0: any free port)")
 	mode := flag.String("mode", "big", "what to send: big, quad, usage or ansi")
 	size := flag.Int("size", 30<<20, "answer size in `bytes` (big, quad)")
-	answer := flag.String("answer", `{"patch":[],"note":"ok"}`, "the answer `text` (usage)")
+	answer := flag.String("answer", `{"patch":[],"note":"ok"}`, "the answer `text` (usage, fixed)")
+	latency := flag.Duration("latency", 200*time.Millisecond, "how long each answer takes (fixed)")
+	failEvery := flag.Int("fail-every", 0, "answer every `n`th request with HTTP 500 (fixed; 0: none)")
 	flag.Parse()
+	var requests, ok, failed atomic.Int64
+	http.HandleFunc("/stats", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%d %d\n", ok.Load(), failed.Load())
+	})
 	head := `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":`
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -52,6 +66,18 @@ func main() {
 		case "usage":
 			b, _ := json.Marshal(*answer)
 			fmt.Fprintf(w, `%s%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":4611686018427387904,"completion_tokens":4611686018427387904}}`, head, b)
+		case "fixed":
+			n := requests.Add(1)
+			time.Sleep(*latency)
+			if *failEvery > 0 && n%int64(*failEvery) == 0 {
+				failed.Add(1)
+				w.WriteHeader(http.StatusInternalServerError)
+				io.WriteString(w, `{"error":{"message":"internal error","type":"server_error","param":null,"code":null}}`)
+				return
+			}
+			ok.Add(1)
+			b, _ := json.Marshal(*answer)
+			fmt.Fprintf(w, `%s%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":10}}`, head, b)
 		case "ansi":
 			w.WriteHeader(http.StatusBadRequest)
 			io.WriteString(w, `{"error":{"message":"bad request\u001b[2J\u001b[H\u0007\rOK: all runs passed","type":"invalid_request_error","param":null,"code":"x"}}`)

@@ -1,0 +1,117 @@
+package runner
+
+import (
+	"context"
+	"testing"
+
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runtime"
+	"github.com/patchbench/patchbench/scoring"
+)
+
+// The stages of one step of a suite case under PatchOptic with the
+// reference actor: the prompt, the token counts (cold: a new counter, as
+// the first run of a benchmark meets each text; warm: the counter of a
+// benchmark that has met it), verification and commit, and scoring. This
+// file uses only what the runner had before issue 14, so that
+// scripts/bench-harness.sh runs it at both revisions.
+
+func stageCase(b *testing.B) (*bench.Case, *bench.Step, *bench.Config, any) {
+	b.Helper()
+	cases, ps, err := bench.LoadEmbeddedCases()
+	if err != nil || len(ps) > 0 {
+		b.Fatal(err, ps)
+	}
+	cfgs, err := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var c *bench.Case
+	for _, x := range cases {
+		if x.ID == "fin-payment-run-approval" {
+			c = x
+		}
+	}
+	var po *bench.Config
+	for _, cfg := range cfgs {
+		if cfg.Name == "patchoptic" {
+			po = cfg
+		}
+	}
+	s := c.Steps[0]
+	return c, s, po, s.Contract.View(c.State)
+}
+
+func BenchmarkStagePrompt(b *testing.B) {
+	c, s, _, view := stageCase(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := RenderPrompt(s, "draft", c.Now, view, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchTokens(b *testing.B, warm bool) {
+	c, s, _, view := stageCase(b)
+	msgs, err := RenderPrompt(s, "draft", c.Now, view, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, _ := runtime.EncodeIndent(view, "  ")
+	tc, _ := newCounter("")
+	b.ReportAllocs()
+	for b.Loop() {
+		if !warm {
+			tc, _ = newCounter("")
+		}
+		n := tc.count(string(v))
+		for _, m := range msgs {
+			n += tc.count(m.Content)
+		}
+		n += tc.count(string(s.Reference))
+		if n == 0 {
+			b.Fatal("no tokens")
+		}
+	}
+}
+
+func BenchmarkStageTokensCold(b *testing.B) { benchTokens(b, false) }
+func BenchmarkStageTokensWarm(b *testing.B) { benchTokens(b, true) }
+
+func BenchmarkStageVerify(b *testing.B) {
+	c, s, po, _ := stageCase(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		sess := runtime.NewSession(c.State, c.Workflow.PhasePath)
+		res, err := sess.Step(context.Background(), s.Contract, s.Reference,
+			runtime.StepOptions{Gates: po.GateSet, Audit: bench.AllGates, AdvanceTo: s.AdvanceTo})
+		if err != nil || !res.Committed {
+			b.Fatal(err, res.Committed)
+		}
+	}
+}
+
+func BenchmarkStageScore(b *testing.B) {
+	c, _, po, _ := stageCase(b)
+	tc, _ := newCounter("")
+	rec, err := runOne(context.Background(), Options{MaxAttempts: 1, PassThreshold: 0.8}, tc, Job{Case: c, Config: po, Actor: actors.Reference{}, Round: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	final, err := runtime.ParseDocument(rec.FinalState)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var outputs []scoring.Output
+	committed := map[string]bool{}
+	for _, s := range c.Steps {
+		outputs = append(outputs, scoring.Output{Step: s.ID, Text: string(s.Reference)})
+		committed[s.ID] = true
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		scoring.ScoreRun(c, outputs, final, committed)
+	}
+}

@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runtime"
+)
+
+// TestCountSplit checks that the counter's figure (pieces split at
+// splitPoint, memoised) is the encoding's count of the whole text, for
+// every prompt and view of the embedded suite (whole and projected, with
+// and without feedback) and for random texts built from the characters
+// the pre-tokenizers treat apart.
+func TestCountSplit(t *testing.T) {
+	cases, ps, err := bench.LoadEmbeddedCases()
+	if err != nil || len(ps) > 0 {
+		t.Fatal(err, ps)
+	}
+	var texts []string
+	for _, c := range cases {
+		for _, s := range c.Steps {
+			for _, view := range []any{c.State.Value(), s.Contract.View(c.State)} {
+				v, err := runtime.EncodeIndent(view, "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				texts = append(texts, string(v))
+				for _, fb := range [][]string{nil, {"scope: write_outside_region: /x\n/y", "schema: schema_violation: bad"}} {
+					msgs, err := RenderPrompt(s, "draft", c.Now, view, fb)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, m := range msgs {
+						texts = append(texts, m.Content)
+					}
+				}
+			}
+		}
+	}
+	alphabet := []string{"\n", "\n", "\n\n", " ", "  ", "\r", "\t", "/", "}", "{", "]", "\"", ":", "-", "a", "Ab", "x'", "'s", "12345",
+		"é", "\u00a0", "\u0085", "\u2028", "中", "\x80", "*", "!"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(40) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, enc := range Tokenizers {
+		tc, err := newCounter(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range texts {
+			want, err := tc.codec.Count(s)
+			if err != nil {
+				want = 0
+			}
+			for range 2 { // counted, then from the memo
+				if got := tc.count(s); got != want {
+					t.Fatalf("%s text %d %q: count %d, whole %d", enc, i, s, got, want)
+				}
+			}
+		}
+		if len(tc.memo) > maxMemo {
+			t.Errorf("%s: the memo holds %d entries, more than %d", enc, len(tc.memo), maxMemo)
+		}
+	}
+}

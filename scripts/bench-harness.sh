@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# What the harness costs next to the model (issue 14), before and after, in
+# one run: builds patchbench at a base revision (default f3276d9, before
+# issue 14) and from the working tree, and prints side by side, with the
+# ratio after/before:
+#   1. the default `patchbench run` (one round, every configuration, the
+#      no-model actors): wall time, CPU time (user+sys) and peak RSS, as
+#      medians over PAIRS interleaved pairs, with the median of the paired
+#      ratios; and whether summary.json and the printed tables are
+#      byte-identical;
+#   2. peak RSS at ROUNDS rounds against one round, and `report` on the
+#      ROUNDS-round directory (time and peak RSS);
+#   3. live scheduling against scripts/fakeprovider (fixed 200 ms latency,
+#      usage reported), LIVE_ROUNDS rounds of the suite at C=64 and C=128:
+#      efficiency = requests x latency / C / wall; then with one request in
+#      7 answered HTTP 500 (no Retry-After) at C=64: wall against the
+#      no-failure wall; and the share of steps recording latency_ms > 0
+#      with --no-cache;
+#   4. the Go benchmarks of the stages of one step (runner/stage_bench_test.go,
+#      copied into the base tree), ns/op, B/op and allocs/op.
+# The machine may be shared: compare ratios, measured in one run.
+#
+# Usage: scripts/bench-harness.sh [BASE_REV] [PAIRS]
+#   ROUNDS=20 LIVE_ROUNDS=4 SKIP_ROUNDS=1 (skip part 2, the longest)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+base=${1:-f3276d9}
+pairs=${2:-3}
+rounds=${ROUNDS:-20}
+live_rounds=${LIVE_ROUNDS:-4}
+tmp=$(mktemp -d)
+fp=
+trap '[ -n "$fp" ] && kill "$fp" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+mkdir -p "$tmp/base"
+git archive "$base" | tar -x -C "$tmp/base"
+(cd "$tmp/base" && go build -o "$tmp/before" ./cmd/patchbench)
+go build -o "$tmp/after" ./cmd/patchbench
+go build -o "$tmp/fakeprovider" ./scripts/fakeprovider
+
+# measure NAME BIN ARGS...: runs BIN, leaving "wall cpu rss_kb" in $tmp/NAME.m
+measure() {
+  local name=$1 bin=$2; shift 2
+  /usr/bin/time -f '%e %U %S %M' -o "$tmp/$name.time" "$tmp/$bin" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || true
+  awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$tmp/$name.time" >"$tmp/$name.m"
+}
+median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+row() { # row FIGURE BEFORE AFTER TARGET [RATIO]
+  local ratio=${5:-$(awk -v b="$2" -v a="$3" 'BEGIN {printf (b > 0) ? "%.2f" : "-", a / b}')}
+  printf '%-44s %12s %12s %8s   %s\n' "$1" "$2" "$3" "$ratio" "$4"
+}
+header() { printf '\n%s\n%-44s %12s %12s %8s   %s\n' "$1" figure before after ratio target; }
+
+# 1. The default run, interleaved.
+identical=yes
+for i in $(seq "$pairs"); do
+  order="before after"
+  [ $((i % 2)) -eq 0 ] && order="after before"
+  for v in $order; do
+    measure "run-$v-$i" "$v" run --out "$tmp/run-$v-$i.dir" --progress 0
+  done
+  cmp -s "$tmp/run-before-$i.dir/summary.json" "$tmp/run-after-$i.dir/summary.json" || identical=no
+  cmp -s "$tmp/run-before-$i.out" "$tmp/run-after-$i.out" || identical=no
+  rm -rf "$tmp/run-before-$i.dir" "$tmp/run-after-$i.dir"
+done
+col() { for i in $(seq "$pairs"); do awk -v c="$2" '{print $c}' "$tmp/run-$1-$i.m"; done | median; }
+pr() { for i in $(seq "$pairs"); do paste "$tmp/run-before-$i.m" "$tmp/run-after-$i.m" | awk -v c="$1" '{printf "%.3f\n", $(c + 3) / $c}'; done | median; }
+header "1. default run (medians of $pairs interleaved pairs; ratio: median of paired ratios)"
+row "wall s" "$(col before 1)" "$(col after 1)" "<= 0.40" "$(pr 1)"
+row "CPU s (user+sys)" "$(col before 2)" "$(col after 2)" "<= 0.40" "$(pr 2)"
+row "peak RSS KB, 1 round" "$(col before 3)" "$(col after 3)" "-" "$(pr 3)"
+row "summary.json and tables byte-identical" - "$identical" "yes" -
+rss1_before=$(col before 3)
+rss1_after=$(col after 3)
+
+# 2. Memory in rounds, and report on the many-round directory.
+if [ -z "${SKIP_ROUNDS:-}" ]; then
+  for v in before after; do
+    measure "r$rounds-$v" "$v" run --rounds "$rounds" --out "$tmp/r$rounds-$v.dir" --progress 0
+  done
+  for v in before after; do
+    measure "report-$v" "$v" report "$tmp/r$rounds-after.dir"
+  done
+  header "2. memory in rounds (one run each)"
+  rb=$(awk '{print $3}' "$tmp/r$rounds-before.m")
+  ra=$(awk '{print $3}' "$tmp/r$rounds-after.m")
+  row "peak RSS KB, $rounds rounds" "$rb" "$ra" "-"
+  row "peak RSS, $rounds rounds / 1 round" "$(awk -v a="$rb" -v b="$rss1_before" 'BEGIN {printf "%.2f", a / b}')" \
+    "$(awk -v a="$ra" -v b="$rss1_after" 'BEGIN {printf "%.2f", a / b}')" "<= 1.2" -
+  row "run wall s, $rounds rounds" "$(awk '{print $1}' "$tmp/r$rounds-before.m")" "$(awk '{print $1}' "$tmp/r$rounds-after.m")" "-"
+  row "report wall s, $rounds rounds" "$(awk '{print $1}' "$tmp/report-before.m")" "$(awk '{print $1}' "$tmp/report-after.m")" "-"
+  row "report peak RSS KB, $rounds rounds" "$(awk '{print $3}' "$tmp/report-before.m")" "$(awk '{print $3}' "$tmp/report-after.m")" "< 102400"
+  rm -rf "$tmp"/r"$rounds"-*.dir
+fi
+
+# 3. Live scheduling against the fake provider.
+serve() { # serve ARGS...: (re)starts the fake provider in fixed mode, sets addr
+  [ -n "$fp" ] && kill "$fp" 2>/dev/null && wait "$fp" 2>/dev/null || true
+  "$tmp/fakeprovider" -mode fixed -latency 200ms "$@" >"$tmp/addr" &
+  fp=$!
+  for _ in $(seq 50); do [ -s "$tmp/addr" ] && break; sleep 0.1; done
+  addr=$(cat "$tmp/addr")
+}
+live() { # live NAME BIN C: a live run; prints "wall efficiency latency-share"
+  local name=$1 bin=$2 c=$3
+  rm -rf "$tmp/$name.dir"
+  OPENAI_API_KEY=x OPENAI_BASE_URL=http://$addr/v1 measure "$name" "$bin" run --actor openai:m --no-cache \
+    --rounds "$live_rounds" --concurrency "$c" --out "$tmp/$name.dir" --progress 0
+  python3 - "$tmp/$name.dir/runs.jsonl" "$(awk '{print $1}' "$tmp/$name.m")" "$c" <<'EOF'
+import json, sys
+n = with_latency = 0
+for line in open(sys.argv[1]):
+    for s in json.loads(line)["steps"]:
+        n += s.get("attempts", 0)
+        with_latency += s.get("latency_ms", 0) > 0
+wall, c = float(sys.argv[2]), int(sys.argv[3])
+steps = sum(len(json.loads(l)["steps"]) for l in open(sys.argv[1]))
+print("%.2f %.2f %.2f" % (wall, n * 0.2 / c / wall, with_latency / max(steps, 1)))
+EOF
+}
+serve
+header "3. live, fixed 200 ms latency, $live_rounds rounds of the suite"
+declare -A L
+for c in 64 128; do
+  for v in before after; do L[$v$c]=$(live "live-$v-$c" "$v" "$c"); done
+  row "efficiency at C=$c" "$(echo "${L[before$c]}" | cut -d' ' -f2)" "$(echo "${L[after$c]}" | cut -d' ' -f2)" \
+    "$([ "$c" = 64 ] && echo '>= 0.9' || echo '>= 0.8')"
+done
+row "steps with latency_ms > 0 (--no-cache)" "$(echo "${L[before64]}" | cut -d' ' -f3)" "$(echo "${L[after64]}" | cut -d' ' -f3)" "1.00" -
+serve -fail-every 7
+for v in before after; do L[fail$v]=$(live "live-fail-$v" "$v" 64); done
+fb=$(awk -v f="$(echo "${L[failbefore]}" | cut -d' ' -f1)" -v w="$(echo "${L[before64]}" | cut -d' ' -f1)" 'BEGIN {printf "%.2f", f / w}')
+fa=$(awk -v f="$(echo "${L[failafter]}" | cut -d' ' -f1)" -v w="$(echo "${L[after64]}" | cut -d' ' -f1)" 'BEGIN {printf "%.2f", f / w}')
+row "wall with 1 in 7 failing / without, C=64" "$fb" "$fa" "<= 1.25" -
+
+# 4. The stages of one step.
+cp runner/stage_bench_test.go "$tmp/base/runner/"
+(cd "$tmp/base" && go test -run XXX -bench Stage -benchmem -benchtime 300x ./runner) | grep '^Benchmark' >"$tmp/stages-before"
+go test -run XXX -bench Stage -benchmem -benchtime 300x ./runner | grep '^Benchmark' >"$tmp/stages-after"
+header "4. stages of one step (Go benchmarks, 300 iterations)"
+join <(awk '{print $1, $3, $5, $7}' "$tmp/stages-before" | sort) <(awk '{print $1, $3, $5, $7}' "$tmp/stages-after" | sort) |
+  while read -r name bns bb ba ans ab aa; do
+    row "${name%-*} ns/op" "$bns" "$ans" "-"
+    row "${name%-*} B/op" "$bb" "$ab" "-"
+    row "${name%-*} allocs/op" "$ba" "$aa" "-"
+  done
