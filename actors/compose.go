@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -59,6 +60,20 @@ func (m *RoleMap) Missing(roles []string) []string {
 	var out []string
 	for _, r := range roles {
 		if _, ok := m.byRole[r]; !ok && m.fallback == nil {
+			out = append(out, r)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Unknown returns the roles the map names, sorted, that are not among
+// roles (a typo, or a role of no case run): their actors would never be
+// asked.
+func (m *RoleMap) Unknown(roles []string) []string {
+	var out []string
+	for r := range m.byRole {
+		if !slices.Contains(roles, r) {
 			out = append(out, r)
 		}
 	}

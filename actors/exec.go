@@ -27,8 +27,9 @@ const (
 	maxExecTokens = 100_000_000
 	// execWaitDelay is how long the actor waits, once the program has
 	// exited or been killed, for what it left running to close its
-	// output.
-	execWaitDelay = 5 * time.Second
+	// output; then the answer the program wrote is taken and what it
+	// left running is killed.
+	execWaitDelay = time.Second
 )
 
 // ExecRequest is what an exec actor's program reads on its standard
@@ -167,6 +168,11 @@ func (e *Exec) Propose(ctx context.Context, req Request) (Response, error) {
 	start := time.Now()
 	runErr := cmd.Run()
 	latency := time.Since(start)
+	killRest(cmd) // what the program left running dies with it, always
+	// A program that exited well but left a process holding its output
+	// open has answered: Run gave up on the output after execWaitDelay.
+	exited := cmd.ProcessState != nil && cmd.ProcessState.Success() &&
+		(runErr == nil || errors.Is(runErr, exec.ErrWaitDelay))
 	fail := func(err error) (Response, error) {
 		return Response{Stderr: stderr.String()}, fmt.Errorf("%s: %w", e.spec, &ExecError{Err: err, Stderr: stderr.String()})
 	}
@@ -175,9 +181,9 @@ func (e *Exec) Propose(ctx context.Context, req Request) (Response, error) {
 		return Response{}, ctx.Err() // the run was interrupted: no outcome
 	case stdout.exceeded:
 		return fail(fmt.Errorf("the answer is larger than %d MiB", maxExecOutput>>20))
-	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) && !exited:
 		return fail(fmt.Errorf("no answer within %v (--timeout); the program was killed", e.timeout))
-	case runErr != nil:
+	case runErr != nil && !exited:
 		return fail(fmt.Errorf("the program failed: %w", runErr))
 	}
 	a, err := parseExecAnswer(stdout.Bytes())

@@ -6,3 +6,6 @@ import "os/exec"
 
 // killGroup leaves the default: cancelling kills the program only.
 func killGroup(*exec.Cmd) {}
+
+// killRest does nothing where process groups are not used.
+func killRest(*exec.Cmd) {}

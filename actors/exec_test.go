@@ -158,6 +158,26 @@ wait`)
 	assertDead(t, filepath.Join(filepath.Dir(path), "child.pid"))
 }
 
+// TestExecActorBackgroundChild checks that a program that answers and
+// exits, leaving a child that holds its standard output open, has
+// answered, and that the child is killed.
+func TestExecActorBackgroundChild(t *testing.T) {
+	path := script(t, `cat > /dev/null
+printf '{"text": "{\\"patch\\": []}"}\n'
+sleep 300 &
+echo $! > "$DIR/child.pid"
+exit 0`)
+	a, err := NewExec("exec:"+path, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := a.Propose(context.Background(), execReq())
+	if err != nil || resp.Raw != `{"patch": []}` {
+		t.Fatalf("answer %q, error %v", resp.Raw, err)
+	}
+	assertDead(t, filepath.Join(filepath.Dir(path), "child.pid"))
+}
+
 // TestExecActorInterrupt checks that cancelling the run kills the program
 // and its children and returns the context's error (no outcome).
 func TestExecActorInterrupt(t *testing.T) {

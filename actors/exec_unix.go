@@ -16,3 +16,12 @@ func killGroup(cmd *exec.Cmd) {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
+
+// killRest kills what is left of the program's process group once the
+// program has ended (a child it started in the background); a group
+// already gone is no error.
+func killRest(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -42,6 +43,20 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if len(pos) == 0 {
 		return fs.usageError("give the run directory (or several)")
+	}
+	if h, _, err := net.SplitHostPort(*addr); err != nil || h == "" {
+		return fs.usageError("--addr %q: want HOST:PORT with a host (127.0.0.1:8484; 0.0.0.0:8484 to serve every interface, on purpose)", *addr)
+	}
+	given := map[string]string{}
+	for _, p := range pos {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return failf(stderr, "browse", "%v", err)
+		}
+		if first, ok := given[abs]; ok {
+			return fs.usageError("%s is given twice (as %s and %s)", abs, first, p)
+		}
+		given[abs] = p
 	}
 	start := time.Now()
 	// Warnings come from the background, where the case sets load.

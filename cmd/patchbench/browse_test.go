@@ -111,5 +111,8 @@ func TestReportHTML(t *testing.T) {
 	}
 	checkCLI(t, []cliCase{
 		{name: "html with tables", args: []string{"report", out, "--format", "html", "--table", "main"}, exit: 2, stderr: []string{"--format html writes the browser's pages"}},
+		{name: "browse, an address without a host", args: []string{"browse", out, "--addr", ":0"}, exit: 2, stderr: []string{"want HOST:PORT with a host"}},
+		{name: "browse, an empty address", args: []string{"browse", out, "--addr", ""}, exit: 2, stderr: []string{"want HOST:PORT with a host"}},
+		{name: "browse, a directory twice", args: []string{"browse", out, out}, exit: 2, stderr: []string{"is given twice"}},
 	})
 }

@@ -36,7 +36,7 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   OPENAI_BASE_URL=http://localhost:8000/v1 patchbench run --actor openai:my-model --temperature 0
 
   # Two models sharing a multi-agent case, by role:
-  patchbench run --actor 'reviewer=ollama:mistral,openai:gpt-5-mini' --rps 2
+  patchbench run --actor 'release-manager=ollama:mistral,openai:gpt-5-mini' --rps 2
 
   # A model on an Ollama server (OLLAMA_HOST; ollama pull mistral first):
   patchbench run --actor ollama:mistral --temperature 0
@@ -365,6 +365,13 @@ func (f *runFlags) selectCases(fs *flagSet, acts []actors.Actor) ([]*bench.Case,
 			if missing := m.Missing(roles); len(missing) > 0 {
 				return nil, fs.usageError("--actor %s: no actor for the roles %s (add role=spec entries, or a spec alone for every other role)", m.Name(), strings.Join(missing, ", ")), false
 			}
+			if unknown := m.Unknown(roles); len(unknown) > 0 {
+				all := caseRoles(cases)
+				if typo := m.Unknown(all); len(typo) > 0 {
+					return nil, fs.usageError("--actor %s: %s is not a role of any case (the roles: %s)", m.Name(), strings.Join(typo, ", "), strings.Join(all, ", ")), false
+				}
+				fmt.Fprintf(fs.stderr, "patchbench run: --actor %s: no chosen case has the role %s; its actor is not asked\n", m.Name(), strings.Join(unknown, ", "))
+			}
 		}
 	}
 	ids := map[string]string{}
@@ -375,6 +382,20 @@ func (f *runFlags) selectCases(fs *flagSet, acts []actors.Actor) ([]*bench.Case,
 		ids[c.ID] = c.File
 	}
 	return chosen, 0, true
+}
+
+// caseRoles returns the roles of the cases' steps, sorted.
+func caseRoles(cases []*bench.Case) []string {
+	var roles []string
+	for _, c := range cases {
+		for _, st := range c.Steps {
+			if !slices.Contains(roles, st.Role) {
+				roles = append(roles, st.Role)
+			}
+		}
+	}
+	slices.Sort(roles)
+	return roles
 }
 
 // manifest is the run's manifest: its settings (PatchBench design §7),

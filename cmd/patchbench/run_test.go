@@ -235,6 +235,8 @@ func TestRunActorFlags(t *testing.T) {
 			stderr: []string{"(1 run)"}},
 		{name: "a role with no actor", args: []string{"run", "--cases", exampleCases, "--actor", "reviewer=reference"}, exit: 2,
 			stderr: []string{"no actor for the roles agent"}},
+		{name: "a misspelled role", args: []string{"run", "--cases", exampleCases, "--actor", "agnet=oversharer,reference"}, exit: 2,
+			stderr: []string{"agnet is not a role of any case (the roles: agent)"}},
 		{name: "a token budget", args: []string{"run", "--cases", exampleCases, "--out", filepath.Join(tmp, "budget"), "--max-tokens-total", "600"},
 			exit: exitIncomplete, stderr: []string{"the token budget (--max-tokens-total 600) is spent"}},
 		{name: "cache flags at odds", args: []string{"run", "--no-cache", "--cache-only"}, exit: 2, stderr: []string{"opposites"}},
