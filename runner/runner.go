@@ -60,8 +60,9 @@ type Options struct {
 	// TokensSpent is what the runs already recorded used, counted
 	// against MaxTokensTotal on a resume.
 	TokensSpent int
-	// Progress, when set, is called once before the first run starts and
-	// after each run ends (one call at a time) with where the session
+	// Progress, when set, is called once before the first run starts,
+	// after each run ends and after each run skipped because its
+	// endpoint is down (one call at a time) with where the session
 	// stands.
 	Progress func(Progress)
 	// EndpointDown, when set, is called once for each provider endpoint
@@ -229,6 +230,9 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 			mu.Lock()
 			noteDown(e)
 			prog.NotStarted++
+			if o.Progress != nil {
+				o.Progress(prog) // the last call counts every run skipped
+			}
 			mu.Unlock()
 			continue
 		}
