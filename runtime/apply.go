@@ -38,6 +38,24 @@ func hasEmptyToken(p Pointer) bool {
 	return false
 }
 
+// applyBatch applies a run of operations the library handles (libraryOp)
+// to the document text as one patch with evanphx/json-patch/v5; an empty
+// batch leaves doc as it is.
+func applyBatch(doc []byte, batch []Operation, opts *jsonpatch.ApplyOptions) ([]byte, error) {
+	if len(batch) == 0 {
+		return doc, nil
+	}
+	text, err := encodeJSON(batch)
+	if err != nil {
+		return nil, err
+	}
+	p, err := jsonpatch.DecodePatch(text)
+	if err != nil {
+		return nil, err
+	}
+	return p.ApplyWithOptions(doc, opts)
+}
+
 // applyLibrary applies ops to the document text with evanphx/json-patch/v5
 // under strict options (no negative indexes, a copy-size limit, no HTML
 // escaping). Runs of operations the library handles go to it as one
@@ -49,23 +67,10 @@ func applyLibrary(raw []byte, ops []Operation, roots []any, lim Limits) ([]byte,
 	opts := libraryOptions(lim)
 	doc := bytes.TrimLeft(raw, " \t\r\n") // the library tells arrays by the first byte
 	var batch []Operation
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		text, err := encodeJSON(batch)
-		if err != nil {
-			return err
-		}
-		p, err := jsonpatch.DecodePatch(text)
-		if err != nil {
-			return err
-		}
-		if doc, err = p.ApplyWithOptions(doc, opts); err != nil {
-			return err
-		}
+	flush := func() (err error) {
+		doc, err = applyBatch(doc, batch, opts)
 		batch = batch[:0]
-		return nil
+		return err
 	}
 	for i, op := range ops {
 		if libraryOp(op) {

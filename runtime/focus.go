@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -232,23 +231,10 @@ func applyFoci(foci []*focus, ops []Operation, lim Limits) ([][]byte, error) {
 	}
 	opts := libraryOptions(lim)
 	var batch []Operation
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		text, err := encodeJSON(batch)
-		if err != nil {
-			return err
-		}
-		p, err := jsonpatch.DecodePatch(text)
-		if err != nil {
-			return err
-		}
-		if doc, err = p.ApplyWithOptions(doc, opts); err != nil {
-			return err
-		}
+	flush := func() (err error) {
+		doc, err = applyBatch(doc, batch, opts)
 		batch = batch[:0]
-		return nil
+		return err
 	}
 	for _, op := range ops {
 		if !libraryOp(op) {
