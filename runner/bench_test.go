@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/patchbench/patchbench/actors"
-	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
 )
 
@@ -13,26 +12,7 @@ import (
 // prompt, token counts, verify, commit, score) of one suite case under
 // PatchOptic with the reference actor.
 func BenchmarkRunOneCasePatchOptic(b *testing.B) {
-	cases, ps, err := bench.LoadEmbeddedCases()
-	if err != nil || len(ps) > 0 {
-		b.Fatal(err, ps)
-	}
-	cfgs, err := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var c *bench.Case
-	for _, x := range cases {
-		if x.ID == "fin-payment-run-approval" {
-			c = x
-		}
-	}
-	var po *bench.Config
-	for _, cfg := range cfgs {
-		if cfg.Name == "patchoptic" {
-			po = cfg
-		}
-	}
+	c, _, po, _ := stageCase(b)
 	tc, err := newCounter("")
 	if err != nil {
 		b.Fatal(err)
