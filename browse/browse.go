@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -150,7 +149,7 @@ func Open(paths []string, o Options) (*B, error) {
 		return nil, err
 	}
 	b.comb, b.configs, b.actors = comb, comb.Configs, comb.Actors
-	labels := dirLabels(paths)
+	labels := rundir.DirLabels(paths)
 	for i, d := range b.dirs {
 		d.label = labels[i]
 	}
@@ -408,22 +407,4 @@ func configByName(cs []*bench.Config, name string) *bench.Config {
 		}
 	}
 	return nil
-}
-
-// dirLabels are short names for the directories: their base names, or
-// their paths where two base names are the same (as rundir.Combine names
-// an actor's directory).
-func dirLabels(paths []string) []string {
-	out := make([]string, len(paths))
-	count := map[string]int{}
-	for i, p := range paths {
-		out[i] = filepath.Base(filepath.Clean(p))
-		count[out[i]]++
-	}
-	for i, p := range paths {
-		if count[out[i]] > 1 {
-			out[i] = filepath.Clean(p)
-		}
-	}
-	return out
 }

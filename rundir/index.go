@@ -68,9 +68,10 @@ func BuildIndex(dir string, m *Manifest) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	var inCases map[string]bool
+	var in *membership
 	if m != nil {
-		inCases = m.caseSet()
+		mm := newMembership(m)
+		in = &mm
 	}
 	bounds, err := chunkBounds(f, fi.Size(), indexChunks(fi.Size()))
 	if err != nil {
@@ -83,7 +84,7 @@ func BuildIndex(dir string, m *Manifest) (*Index, error) {
 		go func() {
 			defer wg.Done()
 			last := k == len(chunks)-1
-			chunks[k] = scanChunk(io.NewSectionReader(f, bounds[k], bounds[k+1]-bounds[k]), bounds[k], last, m, inCases)
+			chunks[k] = scanChunk(io.NewSectionReader(f, bounds[k], bounds[k+1]-bounds[k]), bounds[k], last, in)
 		}()
 	}
 	wg.Wait()
@@ -152,7 +153,7 @@ type indexChunk struct {
 // scanChunk indexes the lines of one chunk, which starts at byte base of
 // the file; last says it is the file's last chunk (whose last line may be
 // cut short by a crash).
-func scanChunk(r io.Reader, base int64, last bool, m *Manifest, inCases map[string]bool) indexChunk {
+func scanChunk(r io.Reader, base int64, last bool, in *membership) indexChunk {
 	var c indexChunk
 	var d leanDecoder
 	br := bufio.NewReaderSize(r, 1<<20)
@@ -184,8 +185,8 @@ func scanChunk(r io.Reader, base int64, last bool, m *Manifest, inCases map[stri
 				c.err, c.errLine = perr, line
 				return c
 			}
-			if m != nil {
-				if err := m.check(head, inCases); err != nil {
+			if in != nil {
+				if err := in.check(head); err != nil {
 					c.err, c.errLine = err, line
 					return c
 				}

@@ -57,6 +57,8 @@ func Read(dir string) (*Dir, error) {
 }
 
 // membership checks that records belong to the run of a manifest.
+// membership checks records against a manifest (check), with its case
+// ids as a set.
 type membership struct {
 	m     *Manifest
 	cases map[string]bool
@@ -101,32 +103,6 @@ func (d *Dir) Each(fn func(*Record) error) error {
 		return fn(r)
 	})
 	return err
-}
-
-// caseSet is the manifest's case ids as a set.
-func (m *Manifest) caseSet() map[string]bool {
-	in := make(map[string]bool, len(m.CaseIDs))
-	for _, id := range m.CaseIDs {
-		in[id] = true
-	}
-	return in
-}
-
-// check checks a record against the manifest: a case of its case set
-// (inCases, from caseSet), one of its configurations and actors, a round
-// it has.
-func (m *Manifest) check(r *Record, inCases map[string]bool) error {
-	switch {
-	case len(m.CaseIDs) > 0 && !inCases[r.Case]:
-		return fmt.Errorf("run %s: case %s is not in this run's case set", r.RunID, r.Case)
-	case !slices.Contains(m.Configs, r.Config):
-		return fmt.Errorf("run %s: configuration %s is not in this run", r.RunID, r.Config)
-	case !slices.Contains(m.Actors, r.Actor):
-		return fmt.Errorf("run %s: actor %s is not in this run", r.RunID, r.Actor)
-	case r.Round > m.Rounds:
-		return fmt.Errorf("run %s: round %d of a %d-round run", r.RunID, r.Round, m.Rounds)
-	}
-	return nil
 }
 
 // Has reports whether the directory holds run id.

@@ -95,7 +95,7 @@ func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 			}
 		}
 	}
-	labels := dirLabels(paths)
+	labels := DirLabels(paths)
 	for i, m := range ms {
 		c.names[i] = map[string]string{}
 		for _, a := range m.Actors {
@@ -140,9 +140,10 @@ func overlap(a, b Holder, actor string) bool {
 	return false
 }
 
-// dirLabels are short names for the directories: their base names, or
-// their paths where two base names are the same.
-func dirLabels(paths []string) []string {
+// DirLabels are short names for run directories, in the order of paths:
+// their base names, or their cleaned paths where two base names are the
+// same (how Combine names an actor's directory, "actor@label").
+func DirLabels(paths []string) []string {
 	out := make([]string, len(paths))
 	count := map[string]int{}
 	for i, p := range paths {
