@@ -152,7 +152,8 @@ type indexChunk struct {
 
 // scanChunk indexes the lines of one chunk, which starts at byte base of
 // the file; last says it is the file's last chunk (whose last line may be
-// cut short by a crash).
+// cut short by a crash); in, when not nil, checks each record against
+// the manifest.
 func scanChunk(r io.Reader, base int64, last bool, in *membership) indexChunk {
 	var c indexChunk
 	var d leanDecoder
