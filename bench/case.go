@@ -11,9 +11,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -471,6 +473,9 @@ func decodeCaseFile(name string, b []byte) (*yaml.Node, any, *Problem) {
 type loader struct {
 	c  *Case
 	ps Problems
+	// cc compiles the case's contracts: its steps share the case's
+	// schema and invariants, compiled once.
+	cc runtime.Compiler
 }
 
 // add records a problem with its code at the line of at (a JSON Pointer
@@ -562,7 +567,7 @@ func (l *loader) steps(sfs []stepFile) {
 // case level (caseLevel holds those reported).
 func (l *loader) contract(at string, s *Step, caseLevel map[string]bool) {
 	var err error
-	if s.Contract, err = runtime.Compile(s.Spec); err == nil {
+	if s.Contract, err = l.cc.Compile(s.Spec); err == nil {
 		return
 	}
 	var ce *runtime.ContractError
@@ -710,16 +715,28 @@ func LoadCaseDir(dir string) ([]*Case, Problems, error) {
 	return loadCases(os.DirFS(dir), ".", func(p string) string { return filepath.Join(dir, filepath.FromSlash(p)) })
 }
 
+// loadCases reads every case file under dir in the walk's order, then
+// parses them (ParseCase: decoding, the case schema, compiling contracts,
+// which is most of a run's start-up) on up to GOMAXPROCS goroutines; each
+// file's problems keep the walk's order. ParseCase shares nothing mutable
+// between calls (the case schema and the CEL environment are built once
+// behind sync.Once and only read after).
 func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Problems, error) {
-	var cases []*Case
-	var ps Problems
+	type file struct {
+		name string
+		b    []byte
+		read bool     // b holds the file, to parse
+		ps   Problems // the problem reading it, or ParseCase's
+		c    *Case
+	}
+	var files []*file
 	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			if fi, err := fs.Stat(fsys, p); err == nil && fi.IsDir() {
-				ps = append(ps, Problem{File: display(p), Code: ProblemFile, Msg: "a symbolic link to a directory is not followed; give that directory on its own"})
+				files = append(files, &file{ps: Problems{{File: display(p), Code: ProblemFile, Msg: "a symbolic link to a directory is not followed; give that directory on its own"}}})
 				return nil
 			}
 		}
@@ -732,27 +749,47 @@ func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Pr
 			fi, err := fs.Stat(fsys, p)
 			switch {
 			case err != nil:
-				ps = append(ps, Problem{File: display(p), Code: ProblemFile, Msg: "cannot follow the symbolic link: " + err.Error()})
+				files = append(files, &file{ps: Problems{{File: display(p), Code: ProblemFile, Msg: "cannot follow the symbolic link: " + err.Error()}}})
 				return nil
 			case !fi.Mode().IsRegular():
-				ps = append(ps, Problem{File: display(p), Code: ProblemFile, Msg: "not a regular file"})
+				files = append(files, &file{ps: Problems{{File: display(p), Code: ProblemFile, Msg: "not a regular file"}}})
 				return nil
 			}
 		}
 		b, err := readLimited(fsys, p, MaxCaseFileBytes)
 		if err != nil {
-			ps = append(ps, Problem{File: display(p), Code: ProblemFile, Msg: err.Error()})
+			files = append(files, &file{ps: Problems{{File: display(p), Code: ProblemFile, Msg: err.Error()}}})
 			return nil
 		}
-		c, cps := ParseCase(display(p), b)
-		ps = append(ps, cps...)
-		if c != nil {
-			cases = append(cases, c)
-		}
+		files = append(files, &file{name: display(p), b: b, read: true})
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	next := make(chan *file)
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			for f := range next {
+				f.c, f.ps = ParseCase(f.name, f.b)
+			}
+		})
+	}
+	for _, f := range files {
+		if f.read {
+			next <- f
+		}
+	}
+	close(next)
+	wg.Wait()
+	var cases []*Case
+	var ps Problems
+	for _, f := range files {
+		ps = append(ps, f.ps...)
+		if f.c != nil {
+			cases = append(cases, f.c)
+		}
 	}
 	sort.Slice(cases, func(i, j int) bool {
 		if cases[i].Domain != cases[j].Domain {

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -135,5 +136,76 @@ func TestProblemCodesListed(t *testing.T) {
 	}
 	if len(seen) < 60 {
 		t.Errorf("only %d codes found in codes.go", len(seen))
+	}
+}
+
+// Case files are parsed concurrently; the cases and every problem come
+// out as one file after another would give them, in the walk's order.
+func TestLoadConcurrentKeepsOrder(t *testing.T) {
+	dir := t.TempDir()
+	good := readExample(t)
+	files := map[string]string{
+		"a/a-ok.yaml":       good,
+		"a/b-syntax.yaml":   "id: [unclosed\n",
+		"b/c-ok.yaml":       strings.Replace(good, "id: sup-example-refund", "id: sup-example-refund-2", 1),
+		"b/d-schema.yaml":   "id: x\ndomain: support\n",
+		"c/e-empty.yaml":    "",
+		"c/f-ok.json":       "",
+		"c/g-unknown.yaml":  good + "\nsurprise: 1\n",
+		"d/h-contract.yaml": strings.Replace(good, "write:", "write:\n      - \"no-slash\"", 1),
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(good), &n); err != nil {
+		t.Fatal(err)
+	}
+	v, err := YAMLToJSON(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, _ := json.Marshal(v)
+	files["c/f-ok.json"] = strings.Replace(string(j), `"sup-example-refund"`, `"sup-example-refund-3"`, 1)
+	var names []string
+	for name, text := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names) // the walk's order
+	var want Problems
+	var wantIDs []string
+	for _, name := range names {
+		c, ps := ParseCase(filepath.Join(dir, filepath.FromSlash(name)), []byte(files[name]))
+		want = append(want, ps...)
+		if c != nil {
+			wantIDs = append(wantIDs, c.ID)
+		}
+	}
+	if len(want) < 4 || len(wantIDs) != 3 {
+		t.Fatalf("the fixture should give problems in several files and 3 cases: %v, %v", want, wantIDs)
+	}
+	slices.Sort(wantIDs)
+	for range 5 {
+		cases, ps, err := LoadCaseDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(ps) != fmt.Sprint(want) || len(ps) != len(want) {
+			t.Fatalf("problems\n%v\nwant\n%v", ps, want)
+		}
+		var ids []string
+		for _, c := range cases {
+			ids = append(ids, c.ID)
+			if c.Steps[0].Contract == nil {
+				t.Fatalf("case %s: step without its contract", c.ID)
+			}
+		}
+		if !slices.Equal(ids, wantIDs) {
+			t.Fatalf("cases %v, want %v", ids, wantIDs)
+		}
 	}
 }

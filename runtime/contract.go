@@ -1,12 +1,15 @@
 package runtime
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"cel.dev/cel-go/cel"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -257,8 +260,86 @@ func (e *ContractError) Unwrap() error { return e.Err }
 // Compile checks and compiles a contract: region patterns (RFC 6901 with
 // "*" segments), JSON Schemas (draft 2020-12, no remote references), CEL
 // rules (which must have a boolean or dynamic result) and limits. Errors
-// are *ContractError.
+// are *ContractError. It is new(Compiler).Compile: nothing is shared with
+// other contracts.
 func Compile(spec ContractSpec) (*Contract, error) {
+	return new(Compiler).Compile(spec)
+}
+
+// A Compiler compiles contracts and shares what equal inputs build
+// between them: a JSON Schema is compiled (and analysed for incremental
+// validation) once per distinct document, and a CEL rule checked and
+// planned once per rule text and cost limit. The steps of a case mostly
+// repeat the case's schema and invariants, so compiling a case's
+// contracts with one Compiler does that work once instead of once a step.
+// What it shares is immutable, and safe to use from several sessions at
+// once. A Compiler is safe for concurrent use; the zero value is ready.
+// It keeps everything it compiled, so its memory grows with the distinct
+// schemas and rules: use one per case or case set, not one per process.
+type Compiler struct {
+	mu      sync.Mutex
+	schemas map[string]*compiledSchema
+	rules   map[ruleKey]cel.Program
+}
+
+// compiledSchema is a compiled JSON Schema and, for the state schema, its
+// analysis (nil until asked for, and when it does not allow incremental
+// validation).
+type compiledSchema struct {
+	schema   *jsonschema.Schema
+	analysed bool
+	index    *schemaIndex
+}
+
+// ruleKey names a CEL program: its rule text and cost limit.
+type ruleKey struct {
+	rule string
+	cost uint64
+}
+
+// schema returns the compiled schema doc, compiled now or before; field
+// names it in errors (which are not kept: a failing schema is compiled
+// again, to name its own field). analyse asks for its analysis too.
+func (cc *Compiler) schema(field string, doc any, analyse bool) (*jsonschema.Schema, *schemaIndex, error) {
+	key, err := json.Marshal(doc) // maps in key order: equal documents, equal keys
+	if err != nil {
+		s, err := compileSchema(field, doc)
+		return s, nil, err
+	}
+	cc.mu.Lock()
+	e := cc.schemas[string(key)]
+	cc.mu.Unlock()
+	if e == nil {
+		s, err := compileSchema(field, doc)
+		if err != nil {
+			return nil, nil, err
+		}
+		e = &compiledSchema{schema: s}
+		cc.mu.Lock()
+		if prev := cc.schemas[string(key)]; prev != nil {
+			e = prev // compiled meanwhile by another contract
+		} else {
+			if cc.schemas == nil {
+				cc.schemas = map[string]*compiledSchema{}
+			}
+			cc.schemas[string(key)] = e
+		}
+		cc.mu.Unlock()
+	}
+	if !analyse {
+		return e.schema, nil, nil
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if !e.analysed {
+		e.index, e.analysed = analyseSchema(e.schema), true
+	}
+	return e.schema, e.index, nil
+}
+
+// Compile is the package's Compile, sharing compiled schemas and rules
+// with the other contracts this Compiler compiled.
+func (cc *Compiler) Compile(spec ContractSpec) (*Contract, error) {
 	c := &Contract{spec: spec}
 	var err error
 	region := func(field string, ps []string) Region {
@@ -297,10 +378,9 @@ func Compile(spec ContractSpec) (*Contract, error) {
 		return nil, &ContractError{Field: "limits", Err: err}
 	}
 	if spec.Schema != nil {
-		if c.schema, err = compileSchema("schema", spec.Schema); err != nil {
+		if c.schema, c.incremental, err = cc.schema("schema", spec.Schema, true); err != nil {
 			return nil, err
 		}
-		c.incremental = analyseSchema(c.schema)
 	}
 	keys := make([]string, 0, len(spec.OutputSchema))
 	for k := range spec.OutputSchema {
@@ -313,7 +393,7 @@ func Compile(spec ContractSpec) (*Contract, error) {
 		if e != nil {
 			return nil, &ContractError{Field: field, Err: e}
 		}
-		s, e := compileSchema(field, spec.OutputSchema[k])
+		s, _, e := cc.schema(field, spec.OutputSchema[k], false)
 		if e != nil {
 			return nil, e
 		}
@@ -324,7 +404,7 @@ func Compile(spec ContractSpec) (*Contract, error) {
 		}
 		c.outputs = append(c.outputs, outputSchema{pattern: p, schema: s})
 	}
-	if c.invariants, err = compileInvariants(spec.Invariants, c.limits); err != nil {
+	if c.invariants, err = cc.invariants(spec.Invariants, c.limits); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -40,7 +40,10 @@ func invariantEnv() (*cel.Env, error) {
 	return celEnv, celEnvErr
 }
 
-func compileInvariants(specs []InvariantSpec, lim Limits) ([]invariant, error) {
+// invariants compiles a contract's rules: each must have a unique,
+// non-empty name and a boolean or dynamic result; a rule compiled before
+// by cc with the same cost limit is not compiled again.
+func (cc *Compiler) invariants(specs []InvariantSpec, lim Limits) ([]invariant, error) {
 	env, err := invariantEnv()
 	if err != nil {
 		return nil, err
@@ -56,6 +59,14 @@ func compileInvariants(specs []InvariantSpec, lim Limits) ([]invariant, error) {
 			return nil, &ContractError{Field: field + ".name", Err: fmt.Errorf("invariant %q defined twice", s.Name)}
 		}
 		seen[s.Name] = true
+		key := ruleKey{rule: s.Rule, cost: lim.MaxInvariantCost}
+		cc.mu.Lock()
+		prg, ok := cc.rules[key]
+		cc.mu.Unlock()
+		if ok {
+			out = append(out, invariant{name: s.Name, prg: prg})
+			continue
+		}
 		ast, iss := env.Compile(s.Rule)
 		if iss.Err() != nil {
 			return nil, &ContractError{Field: field + ".rule", Err: iss.Err()}
@@ -70,6 +81,12 @@ func compileInvariants(specs []InvariantSpec, lim Limits) ([]invariant, error) {
 		if err != nil {
 			return nil, &ContractError{Field: field + ".rule", Err: err}
 		}
+		cc.mu.Lock()
+		if cc.rules == nil {
+			cc.rules = map[ruleKey]cel.Program{}
+		}
+		cc.rules[key] = prg
+		cc.mu.Unlock()
 		out = append(out, invariant{name: s.Name, prg: prg})
 	}
 	return out, nil
