@@ -36,6 +36,30 @@ type run struct {
 	// workflow's phase: when a commit leaves none, an actor's commit
 	// removed it (the runner's own phase moves keep it).
 	phaseMovable bool
+	// viewTokens receives the token count of the current step's view,
+	// counted while its actor answers (appendStep waits for it); nil
+	// when no count is under way.
+	viewTokens chan int
+}
+
+// countView starts counting the tokens of a step's view, beside the
+// actor's answer: a live request then waits on the network, not on the
+// tokenizer (the count is CPU work of a millisecond or more when the
+// text is new). appendStep collects it.
+func (r *run) countView(viewJSON []byte) {
+	ch := make(chan int, 1) // never blocks: an abandoned run leaks nothing
+	r.viewTokens = ch
+	go func() { ch <- r.tc.count(string(viewJSON)) }()
+}
+
+// appendStep adds a step's record to the run's, with its view's token
+// count once counted.
+func (r *run) appendStep(sr *rundir.StepRecord) {
+	if r.viewTokens != nil {
+		sr.ViewTokens = <-r.viewTokens
+		r.viewTokens = nil
+	}
+	r.rec.Steps = append(r.rec.Steps, *sr)
 }
 
 // runOne runs one job. It returns an error only when ctx is cancelled, or
@@ -87,7 +111,7 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 		// reached this step's phase: no orchestrator would hand it
 		// out. It is not run (its checks fail), and its actor is not
 		// blamed for a phase it did not choose.
-		r.rec.Steps = append(r.rec.Steps, rundir.StepRecord{Step: s.ID, Phase: phase, NotReached: true})
+		r.appendStep(&rundir.StepRecord{Step: s.ID, Phase: phase, NotReached: true})
 		return false, nil
 	}
 	view := state.Value()
@@ -99,7 +123,8 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 		return false, fmt.Errorf("case %s step %s: %w", c.ID, s.ID, err)
 	}
 	sum := sha256.Sum256(viewJSON)
-	sr := rundir.StepRecord{Step: s.ID, Phase: phase, ViewDigest: hex.EncodeToString(sum[:]), ViewTokens: r.tc.count(string(viewJSON))}
+	sr := rundir.StepRecord{Step: s.ID, Phase: phase, ViewDigest: hex.EncodeToString(sum[:])}
+	r.countView(viewJSON)
 	req := actors.Request{CaseID: c.ID, StepID: s.ID, Role: s.Role, View: view, Projected: r.j.Config.Projected(), Reference: s.Reference, Round: r.j.Round}
 	if injs := c.StepInjections(s.ID); len(injs) > 0 {
 		if req.Injected, err = bench.InjectedProposal(s, injs, view); err != nil {
@@ -116,7 +141,7 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 		return end, err
 	}
 	r.stalled = r.stalled || !sr.Committed
-	r.rec.Steps = append(r.rec.Steps, sr)
+	r.appendStep(&sr)
 	return false, nil
 }
 
@@ -270,7 +295,7 @@ func (r *run) fail(sr *rundir.StepRecord, status, msg string, attempts int) erro
 	if attempts > 0 || status == rundir.StatusPending {
 		sr.Attempts = attempts
 	}
-	r.rec.Steps = append(r.rec.Steps, *sr)
+	r.appendStep(sr)
 	return nil
 }
 

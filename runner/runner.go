@@ -13,10 +13,12 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -135,6 +137,32 @@ func (o *Options) Jobs() []Job {
 	return out
 }
 
+// longestFirst orders jobs, within each round, by their number of steps,
+// the most first (a stable sort: otherwise in Jobs' order). A step is one
+// request to a live actor at least, so a run's steps are its length on a
+// live run's critical path; starting the longest runs first leaves the
+// short ones for the end, when fewer runs than Concurrency remain and
+// slots would idle while the last long runs finish (longest-processing-
+// time-first scheduling). Rounds stay in order, so a run cut short keeps
+// whole early rounds.
+func longestFirst(jobs []Job) {
+	slices.SortStableFunc(jobs, func(a, b Job) int {
+		if a.Round != b.Round {
+			return cmp.Compare(a.Round, b.Round)
+		}
+		return cmp.Compare(b.steps(), a.steps())
+	})
+}
+
+// steps is how many steps the job's run has at most: one for a replayed
+// artifact, the case's steps otherwise.
+func (j Job) steps() int {
+	if j.Artifact != nil {
+		return 1
+	}
+	return len(j.Case.Steps)
+}
+
 // FatalError stops a run: an actor's error that every other run would
 // meet too (HTTP 401, 403 or 404: a bad key, an unknown model). The run
 // that met it is recorded.
@@ -188,6 +216,7 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 			todo = append(todo, j)
 		}
 	}
+	longestFirst(todo)
 	g, gctx := errgroup.WithContext(ctx)
 	// A slot is taken before the budget is checked, so that the check
 	// sees every run that finished before this one may start.
