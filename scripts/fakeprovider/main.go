@@ -19,6 +19,9 @@
 //	        latency): the live scheduling test of scripts/bench-harness.sh
 //
 // GET /stats answers "OK FAILED": the requests answered and failed so far.
+// With -timeline FILE, every fixed-mode request appends a line "START END"
+// (Unix nanoseconds, when it arrived and when its answer was written), to
+// see how many requests a run keeps in flight over time.
 package main
 
 import (
@@ -29,7 +32,9 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -41,7 +46,19 @@ func main() {
 	answer := flag.String("answer", `{"patch":[],"note":"ok"}`, "the answer `text` (usage, fixed)")
 	latency := flag.Duration("latency", 200*time.Millisecond, "how long each answer takes (fixed)")
 	failEvery := flag.Int("fail-every", 0, "answer every `n`th request with HTTP 500 (fixed; 0: none)")
+	timeline := flag.String("timeline", "", "append \"START END\" Unix nanoseconds per request to `file` (fixed)")
 	flag.Parse()
+	var tl struct {
+		sync.Mutex
+		f *os.File
+	}
+	if *timeline != "" {
+		f, err := os.OpenFile(*timeline, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			log.Fatal(err)
+		}
+		tl.f = f
+	}
 	var requests, ok, failed atomic.Int64
 	http.HandleFunc("/stats", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%d %d\n", ok.Load(), failed.Load())
@@ -68,6 +85,14 @@ func main() {
 			fmt.Fprintf(w, `%s%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":4611686018427387904,"completion_tokens":4611686018427387904}}`, head, b)
 		case "fixed":
 			n := requests.Add(1)
+			start := time.Now()
+			if tl.f != nil {
+				defer func() {
+					tl.Lock()
+					fmt.Fprintf(tl.f, "%d %d\n", start.UnixNano(), time.Now().UnixNano())
+					tl.Unlock()
+				}()
+			}
 			time.Sleep(*latency)
 			if *failEvery > 0 && n%int64(*failEvery) == 0 {
 				failed.Add(1)
