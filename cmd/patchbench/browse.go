@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -57,6 +58,15 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fs.usageError("%s is given twice (as %s and %s)", abs, first, p)
 		}
 		given[abs] = p
+	}
+	if os.Getenv("GOGC") == "" {
+		// The server keeps the index as long as it runs, and indexing
+		// and pages make short-lived garbage: collecting when the heap
+		// has grown by half its live size (instead of doubled) keeps a
+		// 20-round directory of the default benchmark under 100 MiB
+		// (issue 14: 102 MB peak before, 91 MB after) for about a tenth
+		// more CPU at open. GOGC, when set, decides instead.
+		debug.SetGCPercent(50)
 	}
 	start := time.Now()
 	// Warnings come from the background, where the case sets load.
