@@ -31,12 +31,13 @@ type Index struct {
 // each step's id, phase, attempts, whether it committed, its decisions
 // when one of them failed (nil when every gate passed: a summary counts
 // failures), the model, and its earlier attempts' decisions; NChecks and
-// NHeld count its rubric checks) and the byte offset and length of its
-// last line.
+// NHeld count its rubric checks) and the line (from 1), byte offset and
+// length of its last line.
 type IndexEntry struct {
 	Head    *Record
 	NChecks int
 	NHeld   int
+	Line    int
 	Offset  int64
 	Length  int
 }
@@ -54,6 +55,27 @@ type IndexEntry struct {
 // summary built from the entries' heads (report.Summarizer) is the same as
 // one built from the whole records.
 func BuildIndex(dir string, m *Manifest) (*Index, error) {
+	var in *membership
+	if m != nil {
+		mm := newMembership(m)
+		in = &mm
+	}
+	return buildIndex(dir, scanOptions{in: in})
+}
+
+// scanOptions say how buildIndex scans: in, when set, checks each record
+// against a manifest; with lateMismatch a record of another run does not
+// stop the scan, and is reported only when no line is damaged (Read's
+// order); idsOnly keeps of each head only its run id (what a Dir needs to
+// find runs; the heads are read again by EachHead, so that their memory
+// does not grow with the directory).
+type scanOptions struct {
+	in           *membership
+	lateMismatch bool
+	idsOnly      bool
+}
+
+func buildIndex(dir string, o scanOptions) (*Index, error) {
 	path := filepath.Join(dir, RunsFile)
 	ix := &Index{path: path, byID: map[string]int{}}
 	f, err := os.Open(path)
@@ -68,11 +90,6 @@ func BuildIndex(dir string, m *Manifest) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	var in *membership
-	if m != nil {
-		mm := newMembership(m)
-		in = &mm
-	}
 	bounds, err := chunkBounds(f, fi.Size(), indexChunks(fi.Size()))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -84,16 +101,24 @@ func BuildIndex(dir string, m *Manifest) (*Index, error) {
 		go func() {
 			defer wg.Done()
 			last := k == len(chunks)-1
-			chunks[k] = scanChunk(io.NewSectionReader(f, bounds[k], bounds[k+1]-bounds[k]), bounds[k], last, in)
+			chunks[k] = scanChunk(io.NewSectionReader(f, bounds[k], bounds[k+1]-bounds[k]), bounds[k], last, o)
 		}()
 	}
 	wg.Wait()
 	lines := 0
+	var mismatch *LineError
 	for _, c := range chunks {
-		if c.err != nil {
+		switch {
+		case c.ioErr:
 			return nil, fmt.Errorf("%s:%d: %w", path, lines+c.errLine, c.err)
+		case c.err != nil:
+			return nil, &LineError{Path: path, Line: lines + c.errLine, Offset: c.errOff, Err: c.err}
+		case c.mismatch != nil && mismatch == nil:
+			mismatch = c.mismatch
+			mismatch.Line += lines
 		}
 		for _, e := range c.entries {
+			e.Line += lines
 			if i, ok := ix.byID[e.Head.RunID]; ok {
 				ix.entries[i] = e
 			} else {
@@ -102,6 +127,10 @@ func BuildIndex(dir string, m *Manifest) (*Index, error) {
 			}
 		}
 		lines += c.lines
+	}
+	if mismatch != nil {
+		mismatch.Path = path
+		return nil, mismatch
 	}
 	return ix, nil
 }
@@ -142,64 +171,104 @@ func chunkBounds(f io.ReaderAt, size int64, n int) ([]int64, error) {
 
 // indexChunk is what one goroutine of BuildIndex found in its chunk: the
 // entries in order (a run id may come twice), the lines it holds, and the
-// first error with its line in the chunk.
+// first error with its line in the chunk and the byte offset in the file
+// where that line starts (ioErr: reading failed, not the line).
 type indexChunk struct {
 	entries []IndexEntry
 	lines   int
 	err     error
 	errLine int
+	errOff  int64
+	ioErr   bool
+	// mismatch is the chunk's first record of another run, with its
+	// line in the chunk (scanOptions.lateMismatch).
+	mismatch *LineError
 }
 
 // scanChunk indexes the lines of one chunk, which starts at byte base of
 // the file; last says it is the file's last chunk (whose last line may be
-// cut short by a crash); in, when not nil, checks each record against
-// the manifest.
-func scanChunk(r io.Reader, base int64, last bool, in *membership) indexChunk {
+// cut short by a crash), as o says.
+func scanChunk(r io.Reader, base int64, last bool, o scanOptions) indexChunk {
 	var c indexChunk
 	var d leanDecoder
+	lines, errLine, errOff, err := scanHeads(r, base, &d, last, func(h lineHead) bool {
+		if o.in != nil {
+			if err := o.in.check(h.rec); err != nil {
+				if !o.lateMismatch {
+					c.err, c.errLine, c.errOff = err, h.line, h.off
+					return false
+				}
+				if c.mismatch == nil {
+					c.mismatch = &LineError{Line: h.line, Offset: h.off, Err: err}
+				}
+			}
+		}
+		if o.idsOnly {
+			h.rec = &Record{RunID: h.rec.RunID}
+		}
+		c.entries = append(c.entries, IndexEntry{Head: h.rec, Line: h.line, Offset: h.off, Length: h.length, NChecks: h.checks, NHeld: h.held})
+		return true
+	})
+	c.lines = lines
+	if err != nil { // a damaged line, or reading failed (offset -1)
+		c.err, c.errLine, c.errOff, c.ioErr = err, errLine, max(errOff, 0), errOff < 0
+	}
+	return c
+}
+
+// lineHead is one line of runs.jsonl as scanHeads decoded it: its head
+// (leanDecoder.decodeHead), its rubric checks and those held, its line
+// (from 1, in what was scanned), byte offset in the file and length.
+type lineHead struct {
+	rec          *Record
+	checks, held int
+	line         int
+	off          int64
+	length       int
+}
+
+// scanHeads decodes the head of each non-blank line of r, which starts
+// at byte base of the file, and calls fn with it until fn returns false.
+// last says r ends the file: its last line, when it lacks its newline and
+// is not a record, was cut short by a crash and is left out. It returns
+// the lines it read and, when it stopped on a damaged line, the line's
+// number, offset and error; a read error has the offset -1.
+func scanHeads(r io.Reader, base int64, d *leanDecoder, last bool, fn func(lineHead) bool) (lines, errLine int, errOff int64, err error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	off := base
 	var long []byte
 	for line := 1; ; line++ {
-		b, err := br.ReadSlice('\n')
-		for errors.Is(err, bufio.ErrBufferFull) {
+		b, rerr := br.ReadSlice('\n')
+		for errors.Is(rerr, bufio.ErrBufferFull) {
 			long = append(long[:0], b...)
-			b, err = br.ReadSlice('\n')
+			b, rerr = br.ReadSlice('\n')
 			long = append(long, b...)
 			b = long
 		}
-		if err != nil && err != io.EOF {
-			c.err, c.errLine = err, line
-			return c
+		if rerr != nil && rerr != io.EOF {
+			return lines, line, -1, rerr
 		}
 		n := len(b)
 		if n > 0 {
-			c.lines = line
+			lines = line
 		}
 		if len(bytes.TrimSpace(b)) > 0 {
-			whole := b[n-1] == '\n'
-			head, checks, held, perr := d.decodeHead(b, whole)
+			head, checks, held, perr := d.decodeHead(b, b[n-1] == '\n')
 			if perr != nil {
-				if err == io.EOF && last {
-					break // a last line cut short by a crash
+				if rerr == io.EOF && last {
+					return lines, 0, 0, nil // a last line cut short by a crash
 				}
-				c.err, c.errLine = perr, line
-				return c
+				return lines, line, off, perr
 			}
-			if in != nil {
-				if err := in.check(head); err != nil {
-					c.err, c.errLine = err, line
-					return c
-				}
+			if !fn(lineHead{rec: head, checks: checks, held: held, line: line, off: off, length: n}) {
+				return lines, 0, 0, nil
 			}
-			c.entries = append(c.entries, IndexEntry{Head: head, Offset: off, Length: n, NChecks: checks, NHeld: held})
 		}
 		off += int64(n)
-		if err == io.EOF {
-			break
+		if rerr == io.EOF {
+			return lines, 0, 0, nil
 		}
 	}
-	return c
 }
 
 // decodeHead decodes what an index keeps of one line of runs.jsonl

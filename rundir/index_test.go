@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -176,6 +177,97 @@ func TestChunkBounds(t *testing.T) {
 			if text[off-1] != '\n' {
 				t.Errorf("n=%d: a chunk starts at %d, not after a line end", n, off)
 			}
+		}
+	}
+}
+
+// EachHead gives what Each gives, as an index keeps it: the last record of
+// each run, in the order of the file, across chunks, with a last line cut
+// short by a crash left out.
+func TestEachHead(t *testing.T) {
+	dir := t.TempDir()
+	m := Manifest{Module: "m", CaseIDs: []string{"c0", "c1", "c2", "c3", "c4"}, Configs: []string{"patchoptic"}, Actors: []string{"reference"}, Rounds: 3}
+	if err := WriteJSON(dir, ManifestFile, m); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*Record
+	for i := range 12 {
+		recs = append(recs, richRecord(fmt.Sprintf("c%d", i%5), 1+i%3, []string{StatusPassed, StatusFailed, StatusError}[i%3]))
+	}
+	recs = append(recs, richRecord("c1", 2, StatusPassed)) // c1 round 2 again: this line wins
+	writeRecords(t, dir, recs...)
+	f, err := os.OpenFile(filepath.Join(dir, RunsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"run_id":"c4/patchoptic/reference/3","case":"c4","con`) // a crash mid-write
+	f.Close()
+	defer func(f func(int64) int) { indexChunks = f }(indexChunks)
+	for _, chunks := range []int{1, 3} {
+		indexChunks = func(int64) int { return chunks }
+		d, err := Read(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got []*Record
+		if err := d.Each(func(r *Record) error { want = append(want, lean(r)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.EachHead(func(r *Record) error { got = append(got, r); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if len(want) != d.Runs() || len(want) != 12 {
+			t.Fatalf("%d chunks: Each gave %d runs of %d; want 12", chunks, len(want), d.Runs())
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%d chunks: heads (-Each +EachHead):\n%s", chunks, diff)
+		}
+		stop := errors.New("stop")
+		n := 0
+		if err := d.EachHead(func(*Record) error { n++; return stop }); err != stop || n != 1 {
+			t.Fatalf("fn's error: %v after %d calls", err, n)
+		}
+	}
+}
+
+// Read reports a damaged line before a record of another run, wherever
+// each is, and names both by line and byte offset.
+func TestReadErrorOrder(t *testing.T) {
+	dir := t.TempDir()
+	m := Manifest{Module: "m", CaseIDs: []string{"a"}, Configs: []string{"x"}, Actors: []string{"reference"}, Rounds: 1}
+	if err := WriteJSON(dir, ManifestFile, m); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for i := range 8 {
+		r := rec("a", "x", 1, StatusPassed)
+		if i == 1 {
+			r = rec("b", "x", 1, StatusPassed) // another case, early
+		}
+		b, _ := json.Marshal(r)
+		lines = append(lines, string(b))
+	}
+	lines[6] = `{"run_id": "a/x/reference/1", "case": ` // damaged, late
+	path := filepath.Join(dir, RunsFile)
+	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	offset7 := len(strings.Join(lines[:6], "\n")) + 1
+	defer func(f func(int64) int) { indexChunks = f }(indexChunks)
+	for _, chunks := range []int{1, 2, 4} {
+		indexChunks = func(int64) int { return chunks }
+		_, err := Read(dir)
+		var le *LineError
+		if !errors.As(err, &le) || le.Line != 7 || le.Offset != int64(offset7) || !strings.Contains(err.Error(), "patchbench repair") {
+			t.Fatalf("%d chunks: %v; want the damaged line 7 at byte %d", chunks, err, offset7)
+		}
+	}
+	lines[6] = lines[0]
+	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	for _, chunks := range []int{1, 2, 4} {
+		indexChunks = func(int64) int { return chunks }
+		_, err := Read(dir)
+		var le *LineError
+		if !errors.As(err, &le) || le.Line != 2 || le.Offset != int64(len(lines[0])+1) || !strings.Contains(err.Error(), "case b is not in this run's case set") {
+			t.Fatalf("%d chunks: %v; want line 2, another case", chunks, err)
 		}
 	}
 }

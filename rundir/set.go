@@ -256,13 +256,7 @@ func configText(c *bench.Config) string {
 }
 
 // RunIDs lists the run ids the directory holds.
-func (d *Dir) RunIDs() []string {
-	out := make([]string, 0, len(d.last))
-	for id := range d.last {
-		out = append(out, id)
-	}
-	return out
-}
+func (d *Dir) RunIDs() []string { return d.index.RunIDs() }
 
 // Has reports whether the index holds run id.
 func (ix *Index) Has(id string) bool {
@@ -330,6 +324,23 @@ func (s *Set) Each(fn func(dir int, r *Record) error) error {
 		err := d.Each(func(r *Record) error {
 			r.Actor = s.Name(i, r.Actor)
 			return fn(i, r)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EachHead is Each with the heads of the records (Dir.EachHead): what
+// a summary or a comparison counts, read from the directories' indexes.
+// fn gets a copy of each head, its actor named as Each names it.
+func (s *Set) EachHead(fn func(dir int, r *Record) error) error {
+	for i, d := range s.Dirs {
+		err := d.EachHead(func(r *Record) error {
+			h := *r
+			h.Actor = s.Name(i, r.Actor)
+			return fn(i, &h)
 		})
 		if err != nil {
 			return err

@@ -98,7 +98,7 @@ func compareSides(dirsA, dirsB []string, sharedOnly bool) (report.Comparison, er
 	configs, actorNames := report.CompareNames(a.Configs, b.Configs, a.Actors, b.Actors)
 	c := report.NewComparer(configs, actorNames)
 	for side, set := range []*rundir.Set{a, b} {
-		if err := set.Each(func(_ int, r *rundir.Record) error { c.Add(side, r); return nil }); err != nil {
+		if err := set.EachHead(func(_ int, r *rundir.Record) error { c.Add(side, r); return nil }); err != nil {
 			return report.Comparison{}, err
 		}
 	}

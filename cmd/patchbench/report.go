@@ -85,7 +85,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	b := report.NewBuilder(set.Configs, set.Actors, base)
-	if err := set.Each(func(_ int, r *rundir.Record) error { b.Add(r); return nil }); err != nil {
+	if err := set.EachHead(func(_ int, r *rundir.Record) error { b.Add(r); return nil }); err != nil {
 		return failf(stderr, "report", "%v", err)
 	}
 	rep := b.Report()

@@ -208,7 +208,7 @@ func listRuns(dir, filter string, stdout, stderr io.Writer) int {
 		return failf(stderr, "show", "%v", err)
 	}
 	var rows [][]string
-	err = d.Each(func(r *rundir.Record) error {
+	err = d.EachHead(func(r *rundir.Record) error {
 		keep := filter == "" || r.Status == filter ||
 			(filter == "leaked" && r.Leaked) || (filter == "illegal" && len(r.IllegalCommits) > 0) ||
 			(filter == "attacked" && r.Attack != nil && r.Attack.Succeeded)
