@@ -1,6 +1,9 @@
 package report
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/scoring"
@@ -94,10 +97,21 @@ type group struct {
 	runs, errors, pending               int
 	leaked, passed, allCommitted, legal int
 	attacked, attackWon, attackPassed   int
-	tokens, content, accepted           []float64
+	values                              []runValues
 	leakedByRound                       map[int]int
 	rejections                          scoring.Rejections
 	illegal                             scoring.IllegalCommits
+}
+
+// runValues are the figures of one run that a group averages, with the
+// run's place in the order of a run's jobs (round, then the case set's
+// order: domain, case id), in which they are summed: floating-point sums
+// depend on their order, and records are written in the order runs end.
+type runValues struct {
+	round           int
+	domain, caseID  string
+	tokens, content float64
+	accepted        bool // every step committed
 }
 
 // NewSummarizer starts the summary of the runs of configs (in their
@@ -211,8 +225,6 @@ func (g *group) add(r *rundir.Record) {
 	if r.SemanticPass {
 		g.passed++
 	}
-	g.tokens = append(g.tokens, float64(r.Tokens.Prompt+r.Tokens.Completion))
-	g.content = append(g.content, r.ContentScore)
 	all := true
 	for _, st := range r.Steps {
 		all = all && st.Committed
@@ -223,8 +235,26 @@ func (g *group) add(r *rundir.Record) {
 	}
 	if all {
 		g.allCommitted++
-		g.accepted = append(g.accepted, r.ContentScore)
 	}
+	g.values = append(g.values, runValues{round: r.Round, domain: r.Domain, caseID: r.Case,
+		tokens: float64(r.Tokens.Prompt + r.Tokens.Completion), content: r.ContentScore, accepted: all})
+}
+
+// means returns the group's tokens, content scores and content scores of
+// runs whose every step committed, in the order of the runs' jobs, so that
+// their means do not depend on the order the records came in.
+func (g *group) means() (tokens, content, accepted []float64) {
+	slices.SortStableFunc(g.values, func(a, b runValues) int {
+		return cmp.Or(cmp.Compare(a.round, b.round), cmp.Compare(a.domain, b.domain), cmp.Compare(a.caseID, b.caseID))
+	})
+	for _, v := range g.values {
+		tokens = append(tokens, v.tokens)
+		content = append(content, v.content)
+		if v.accepted {
+			accepted = append(accepted, v.content)
+		}
+	}
+	return tokens, content, accepted
 }
 
 // row computes the group's row (PatchBench design §6): rates with their
@@ -256,11 +286,12 @@ func (g *group) row(cfg *bench.Config, actor string) Row {
 		perRound = append(perRound, float64(k))
 	}
 	row.LeakedPerRound = scoring.Mean(perRound)
-	row.TokensMean, row.TokensCI = scoring.MeanCI(g.tokens)
+	tokens, content, accepted := g.means()
+	row.TokensMean, row.TokensCI = scoring.MeanCI(tokens)
 	row.CommitRate = float64(g.allCommitted) / float64(n)
-	row.ContentScore, _ = scoring.MeanCI(g.content)
-	if len(g.accepted) > 0 {
-		m, _ := scoring.MeanCI(g.accepted)
+	row.ContentScore, _ = scoring.MeanCI(content)
+	if len(accepted) > 0 {
+		m, _ := scoring.MeanCI(accepted)
 		row.ContentScoreAccepted = &m
 	}
 	row.SemanticPass = float64(g.passed) / float64(n)

@@ -1,0 +1,59 @@
+package report_test
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// The summary does not depend on the order the records come in (runs end
+// in any order): its means are summed in the order of the runs' jobs.
+func TestSummaryIgnoresRecordOrder(t *testing.T) {
+	cases, problems, err := bench.LoadEmbeddedCases()
+	if err != nil || len(problems) > 0 {
+		t.Fatal(err, problems)
+	}
+	configs, err := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	opts := runner.Options{Cases: cases, Configs: configs[:2], Actors: []actors.Actor{actors.Follower{}, actors.Oversharer{}},
+		Rounds: 2, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	if err := runner.Run(context.Background(), opts, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"follower", "oversharer"}
+	want, _ := json.Marshal(report.Summarize(sink.recs, configs, names))
+	sum := func(recs []*rundir.Record) (s float64) {
+		for _, r := range recs {
+			if r.Config == configs[0].Name && r.Actor == "follower" {
+				s += r.ContentScore
+			}
+		}
+		return s
+	}
+	naive := sum(sink.recs)
+	differs := false
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 8 {
+		recs := slices.Clone(sink.recs)
+		rng.Shuffle(len(recs), func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
+		differs = differs || sum(recs) != naive
+		got, _ := json.Marshal(report.Summarize(recs, configs, names))
+		if string(got) != string(want) {
+			t.Fatalf("shuffle %d: the summary changed with the records' order", i)
+		}
+	}
+	if !differs {
+		t.Fatal("no shuffle changed a plain sum: the fixture cannot tell")
+	}
+}
