@@ -100,12 +100,34 @@ const maxRetryAfter = 10 * time.Minute
 // errDropped marks a connection closed before a response.
 var errDropped = errors.New("connection closed before a response")
 
+// A Pauser hears when a caller of Retry.Do stops sending for a while (a
+// backoff between two attempts) and when it wants to send again. The
+// runner's pauser gives the run's concurrency slot back for the wait, so
+// that other runs' requests fill it, and takes one again before the
+// retry (Resume blocks until it has one, or returns ctx's error). A
+// backoff that waits for a slot may thus last longer than its timer,
+// never shorter.
+type Pauser interface {
+	Pause()
+	Resume(ctx context.Context) error
+}
+
+type pauserKey struct{}
+
+// WithPauser returns ctx carrying p, for Retry.Do to tell of its backoffs.
+func WithPauser(ctx context.Context, p Pauser) context.Context {
+	return context.WithValue(ctx, pauserKey{}, p)
+}
+
 // Do calls f until it succeeds, fails for good, or the retries are spent,
 // sleeping between attempts (interrupted by ctx). It returns the last
 // error and the number of retries made. With a Breaker, each attempt's
 // outcome is counted by it, and once it is open Do returns its
-// *EndpointDownError instead of attempting or waiting any more.
+// *EndpointDownError instead of attempting or waiting any more. When ctx
+// carries a Pauser (WithPauser), a wait after a 5xx without Retry-After
+// is bracketed by its Pause and Resume.
 func (r Retry) Do(ctx context.Context, f func(context.Context) error) (int, error) {
+	pauser, _ := ctx.Value(pauserKey{}).(Pauser)
 	for attempt := 0; ; attempt++ {
 		if down := r.Breaker.Open(); down != nil {
 			return attempt, down
@@ -120,10 +142,15 @@ func (r Retry) Do(ctx context.Context, f func(context.Context) error) (int, erro
 		var he *HTTPError
 		isHTTP := errors.As(err, &he)
 		base := r.Base
+		var p Pauser
 		if isHTTP && he.Status >= 500 && he.RetryAfter == 0 {
 			// A server error that asks for no wait is most often one
-			// request's failure: retried sooner (ServerErrorDivisor).
+			// request's failure: retried sooner (ServerErrorDivisor),
+			// and the wait lets others' requests use the slot. After a
+			// 429, a Retry-After or a failed connection the run keeps
+			// its slot: fewer requests while the provider is strained.
 			base = max(r.Base/ServerErrorDivisor, time.Millisecond)
+			p = pauser
 		}
 		wait := base << attempt
 		if wait > r.Max || wait <= 0 {
@@ -133,16 +160,34 @@ func (r Retry) Do(ctx context.Context, f func(context.Context) error) (int, erro
 		if isHTTP && he.RetryAfter > wait {
 			wait = min(he.RetryAfter, maxRetryAfter)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return attempt, ctx.Err()
-		case <-r.Breaker.Down():
-			t.Stop() // the next turn returns the breaker's error
-		case <-t.C:
+		if err := sleep(ctx, wait, r.Breaker.Down(), p); err != nil {
+			return attempt, err
 		}
 	}
+}
+
+// sleep waits for d, until ctx is done (its error is returned) or down is
+// closed (nil: the caller's next turn sees the breaker open); a pauser
+// hears of the wait before it and takes its slot back after it.
+func sleep(ctx context.Context, d time.Duration, down <-chan struct{}, pauser Pauser) error {
+	if pauser != nil {
+		pauser.Pause()
+	}
+	t := time.NewTimer(d)
+	var err error
+	select {
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-down:
+	case <-t.C:
+	}
+	t.Stop()
+	if pauser != nil {
+		if rerr := pauser.Resume(ctx); err == nil {
+			err = rerr
+		}
+	}
+	return err
 }
 
 // parseRetryAfter reads a Retry-After header: seconds or an HTTP date.

@@ -36,7 +36,11 @@ type Options struct {
 	Actors  []actors.Actor
 	// Rounds is the number of rounds (repeats of every run), from 1.
 	Rounds int
-	// Concurrency bounds the runs in flight (at least 1).
+	// Concurrency bounds the runs asking their actors at once (at least
+	// 1). A run that waits to retry after a provider's 5xx without
+	// Retry-After gives its slot back meanwhile (actors.Pauser), so up to
+	// 2 × Concurrency runs are in progress. Runs start in Jobs' order,
+	// longest first within a round (longestFirst).
 	Concurrency int
 	// MaxAttempts is how many proposals an actor may make for one step;
 	// after a rejection it sees the verifier's redacted feedback.
@@ -137,6 +141,40 @@ func (o *Options) Jobs() []Job {
 	return out
 }
 
+// slot is a run's place among the Concurrency runs that may ask their
+// actors at once; it is the run's actors.Pauser. Only the run's goroutine
+// uses it.
+type slot struct {
+	slots chan struct{}
+	held  bool
+}
+
+// Pause gives the slot back while the run waits to retry.
+func (s *slot) Pause() {
+	if s.held {
+		s.held = false
+		<-s.slots
+	}
+}
+
+// Resume takes a slot again, waiting for one; ctx's error when it is
+// done first.
+func (s *slot) Resume(ctx context.Context) error {
+	if s.held {
+		return nil
+	}
+	select {
+	case s.slots <- struct{}{}:
+		s.held = true
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// release gives the slot back at the end of the run, when it holds one.
+func (s *slot) release() { s.Pause() }
+
 // longestFirst orders jobs, within each round, by their number of steps,
 // the most first (a stable sort: otherwise in Jobs' order). A step is one
 // request to a live actor at least, so a run's steps are its length on a
@@ -219,8 +257,11 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	longestFirst(todo)
 	g, gctx := errgroup.WithContext(ctx)
 	// A slot is taken before the budget is checked, so that the check
-	// sees every run that finished before this one may start.
+	// sees every run that finished before this one may start. A run
+	// gives its slot back while it waits to retry after a server error
+	// (actors.Pauser), so at most 2 × Concurrency runs are in progress.
 	slots := make(chan struct{}, o.Concurrency)
+	inProgress := make(chan struct{}, 2*o.Concurrency)
 	var stopped atomic.Bool
 	var mu sync.Mutex
 	spent := o.TokensSpent
@@ -246,8 +287,15 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	}
 	for _, j := range todo {
 		select {
-		case slots <- struct{}{}:
+		case inProgress <- struct{}{}:
 		case <-gctx.Done():
+		}
+		if gctx.Err() == nil {
+			select {
+			case slots <- struct{}{}:
+			case <-gctx.Done():
+				<-inProgress
+			}
 		}
 		if gctx.Err() != nil || budgetSpent() || stopped.Load() {
 			break
@@ -256,6 +304,7 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 			// Its endpoint's breaker is open: the run would fail
 			// at once.
 			<-slots
+			<-inProgress
 			mu.Lock()
 			noteDown(e)
 			prog.NotStarted++
@@ -266,8 +315,9 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 			continue
 		}
 		g.Go(func() error {
-			defer func() { <-slots }()
-			rec, err := runOne(gctx, o, counter, j)
+			sl := &slot{slots: slots, held: true}
+			defer func() { sl.release(); <-inProgress }()
+			rec, err := runOne(actors.WithPauser(gctx, sl), o, counter, j)
 			var fatal *FatalError
 			var endpoint *actors.EndpointDownError
 			if err != nil && !errors.As(err, &fatal) && !errors.As(err, &endpoint) {

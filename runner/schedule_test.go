@@ -8,9 +8,11 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -145,5 +147,84 @@ func TestViewTokensCountedBesideTheAnswer(t *testing.T) {
 	}
 	if errs != len(multi)*len(cfgs) || checked != 2*errs {
 		t.Fatalf("%d error runs, %d steps checked; want %d error runs (one per case and configuration) of two steps each", errs, checked, len(multi)*len(cfgs))
+	}
+}
+
+// flaky answers with a reference proposal through actors.Retry, as the
+// live actors do: the first request of every run of case slow fails with
+// a bare HTTP 500, whose backoff is long. It keeps how many requests are
+// in flight at most, and the order runs finished in.
+type flaky struct {
+	slow   string
+	retry  actors.Retry
+	mu     sync.Mutex
+	active int
+	most   int
+	failed map[string]bool
+	order  []string
+}
+
+func (*flaky) Name() string { return "flaky" }
+func (f *flaky) Propose(ctx context.Context, req actors.Request) (actors.Response, error) {
+	key := req.CaseID + "/" + req.StepID
+	var resp actors.Response
+	_, err := f.retry.Do(ctx, func(ctx context.Context) error {
+		f.mu.Lock()
+		f.active++
+		f.most = max(f.most, f.active)
+		fail := req.CaseID == f.slow && !f.failed[key]
+		f.failed[key] = true
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			f.active--
+			f.mu.Unlock()
+		}()
+		time.Sleep(5 * time.Millisecond) // the request on the wire
+		if fail {
+			return &actors.HTTPError{Status: 500, Message: "internal error"}
+		}
+		var err error
+		resp, err = actors.Reference{}.Propose(ctx, req)
+		return err
+	})
+	f.mu.Lock()
+	f.order = append(f.order, req.CaseID)
+	f.mu.Unlock()
+	return resp, err
+}
+
+// While a run waits to retry after a bare 5xx it gives its slot back:
+// other runs go on meanwhile, and the requests in flight never exceed
+// Concurrency.
+func TestBackoffGivesTheSlotBack(t *testing.T) {
+	cases := stepCounts(t)
+	_, cfgs := loadSuite(t)
+	f := &flaky{retry: actors.Retry{MaxRetries: 3, Base: time.Second, Max: time.Minute}, failed: map[string]bool{}}
+	opts := Options{Cases: cases, Configs: cfgs[:1], Actors: []actors.Actor{f}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	jobs := opts.Jobs()
+	longestFirst(jobs)
+	slow := jobs[0].Case.ID // the run started first
+	f.slow = slow
+	sink := &memSink{}
+	if err := Run(context.Background(), opts, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.recs) != len(jobs) {
+		t.Fatalf("%d records of %d runs", len(sink.recs), len(jobs))
+	}
+	for _, r := range sink.recs {
+		if r.Status == rundir.StatusError {
+			t.Fatalf("%s: %v", r.RunID, *r.Error)
+		}
+	}
+	if f.most > opts.Concurrency {
+		t.Fatalf("%d requests in flight at once; Concurrency is %d", f.most, opts.Concurrency)
+	}
+	// With its one slot held through the backoff, the slow run's first
+	// answer would be the first; given back, the next run answered
+	// first, whatever the jitter made of the wait.
+	if f.order[0] == slow {
+		t.Fatalf("answers in the order %v: the other runs waited for the slow run's backoff", f.order)
 	}
 }
