@@ -8,8 +8,10 @@
 #      medians over PAIRS interleaved pairs, with the median of the paired
 #      ratios; and whether summary.json and the printed tables are
 #      byte-identical;
-#   2. peak RSS at ROUNDS rounds against one round, and `report` on the
-#      ROUNDS-round directory (time and peak RSS);
+#   2. peak RSS at ROUNDS rounds against one round, `report` on the
+#      ROUNDS-round directory (time and peak RSS), and the peak RSS of
+#      `browse` on it after the overview and 20 run pages (the base
+#      build may have no browse: "-");
 #   3. live scheduling against scripts/fakeprovider (fixed 200 ms latency,
 #      usage reported), LIVE_ROUNDS rounds of the suite at C=64 and C=128:
 #      efficiency = requests x latency / C / wall; then with one request in
@@ -73,7 +75,28 @@ row "summary.json and tables byte-identical" - "$identical" "yes" -
 rss1_before=$(col before 3)
 rss1_after=$(col after 3)
 
-# 2. Memory in rounds, and report on the many-round directory.
+# browse_peak BIN DIR: the peak RSS (VmHWM, KB) of `BIN browse DIR` after it
+# served the overview and 20 run pages picked evenly through runs.jsonl;
+# "-" when BIN has no browse command.
+browse_peak() {
+  local bin=$tmp/$1 dir=$2 pid url
+  "$bin" browse --help >/dev/null 2>&1 || { echo -; return; }
+  "$bin" browse "$dir" --addr 127.0.0.1:0 >"$tmp/browse.out" 2>/dev/null &
+  pid=$!
+  until grep -q '^http' "$tmp/browse.out" 2>/dev/null; do
+    kill -0 "$pid" 2>/dev/null || { echo -; return; }
+    sleep 0.05
+  done
+  url=$(head -1 "$tmp/browse.out")
+  curl -s -o /dev/null "$url"
+  awk -v s="$(($(wc -l <"$dir/runs.jsonl") / 20 + 1))" 'NR % s == 1' "$dir/runs.jsonl" | grep -o '"run_id":"[^"]*"' | cut -d'"' -f4 |
+    while read -r id; do curl -s -o /dev/null "${url}run/$id"; done
+  awk '/^VmHWM/ {print $2}' "/proc/$pid/status"
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null || true
+}
+
+# 2. Memory in rounds, and report and browse on the many-round directory.
 if [ -z "${SKIP_ROUNDS:-}" ]; then
   for v in before after; do
     measure "r$rounds-$v" "$v" run --rounds "$rounds" --out "$tmp/r$rounds-$v.dir" --progress 0
@@ -90,6 +113,7 @@ if [ -z "${SKIP_ROUNDS:-}" ]; then
   row "run wall s, $rounds rounds" "$(awk '{print $1}' "$tmp/r$rounds-before.m")" "$(awk '{print $1}' "$tmp/r$rounds-after.m")" "-"
   row "report wall s, $rounds rounds" "$(awk '{print $1}' "$tmp/report-before.m")" "$(awk '{print $1}' "$tmp/report-after.m")" "-"
   row "report peak RSS KB, $rounds rounds" "$(awk '{print $3}' "$tmp/report-before.m")" "$(awk '{print $3}' "$tmp/report-after.m")" "< 102400"
+  row "browse peak RSS KB, $rounds rounds" "$(browse_peak before "$tmp/r$rounds-after.dir")" "$(browse_peak after "$tmp/r$rounds-after.dir")" "< 102400"
   rm -rf "$tmp"/r"$rounds"-*.dir
 fi
 
