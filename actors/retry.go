@@ -16,9 +16,10 @@ import (
 // Base, doubled each attempt up to Max, with full jitter, at most
 // MaxRetries retries; a server's Retry-After wins when it asks for longer.
 // A 5xx without a Retry-After backs off from Base/ServerErrorDivisor
-// instead (100 ms with DefaultRetry), with the same doubling, cap, jitter
-// and number of retries: at most 3.1 s of waiting over 5 retries instead
-// of 31 s, while the run holds its slot. A Retry-After is never cut short.
+// instead (50 ms with DefaultRetry), with the same doubling, cap, jitter
+// and number of retries: at most 1.55 s of waiting over 5 retries instead
+// of 31 s, during which the run's slot serves other runs (Pauser). A
+// Retry-After is never cut short.
 type Retry struct {
 	MaxRetries int
 	Base, Max  time.Duration
@@ -31,9 +32,9 @@ type Retry struct {
 
 // ServerErrorDivisor divides Retry.Base for a 5xx answer without a
 // Retry-After header.
-const ServerErrorDivisor = 10
+const ServerErrorDivisor = 20
 
-// DefaultRetry retries 5 times, from 1 s up to 60 s (from 100 ms after a
+// DefaultRetry retries 5 times, from 1 s up to 60 s (from 50 ms after a
 // 5xx without Retry-After).
 var DefaultRetry = Retry{MaxRetries: 5, Base: time.Second, Max: time.Minute}
 

@@ -16,8 +16,8 @@
 #      usage reported), LIVE_ROUNDS rounds of the suite at C=64 and C=128:
 #      efficiency = requests x latency / C / wall; then with one request in
 #      7 answered HTTP 500 (no Retry-After) at C=64: wall against the
-#      no-failure wall; and the share of steps recording latency_ms > 0
-#      with --no-cache;
+#      no-failure wall of the same trial; and the share of steps recording
+#      latency_ms > 0 with --no-cache; medians of PAIRS trials;
 #   4. the Go benchmarks of the stages of one step (runner/stage_bench_test.go,
 #      copied into the base tree), ns/op, B/op and allocs/op.
 # The machine may be shared: compare ratios, measured in one run.
@@ -142,20 +142,38 @@ steps = sum(len(json.loads(l)["steps"]) for l in open(sys.argv[1]))
 print("%.2f %.2f %.2f" % (wall, n * 0.2 / c / wall, with_latency / max(steps, 1)))
 EOF
 }
-serve
-header "3. live, fixed 200 ms latency, $live_rounds rounds of the suite"
+# Each trial runs, for each build (the order alternating), the no-failure
+# runs at C=64 and C=128, then the run with failures at C=64; figures are
+# medians over the trials, and the failure figure the median of the
+# trials' paired ratios (its tail varies from trial to trial).
 declare -A L
-for c in 64 128; do
-  for v in before after; do L[$v$c]=$(live "live-$v-$c" "$v" "$c"); done
-  row "efficiency at C=$c" "$(echo "${L[before$c]}" | cut -d' ' -f2)" "$(echo "${L[after$c]}" | cut -d' ' -f2)" \
-    "$([ "$c" = 64 ] && echo '>= 0.9' || echo '>= 0.8')"
+for i in $(seq "$pairs"); do
+  order="before after"
+  [ $((i % 2)) -eq 0 ] && order="after before"
+  for v in $order; do
+    serve
+    for c in 64 128; do L[$v$c-$i]=$(live "live-$v-$c" "$v" "$c"); done
+    serve -fail-every 7
+    L[fail$v-$i]=$(live "live-fail-$v" "$v" 64)
+  done
 done
-row "steps with latency_ms > 0 (--no-cache)" "$(echo "${L[before64]}" | cut -d' ' -f3)" "$(echo "${L[after64]}" | cut -d' ' -f3)" "1.00" -
-serve -fail-every 7
-for v in before after; do L[fail$v]=$(live "live-fail-$v" "$v" 64); done
-fb=$(awk -v f="$(echo "${L[failbefore]}" | cut -d' ' -f1)" -v w="$(echo "${L[before64]}" | cut -d' ' -f1)" 'BEGIN {printf "%.2f", f / w}')
-fa=$(awk -v f="$(echo "${L[failafter]}" | cut -d' ' -f1)" -v w="$(echo "${L[after64]}" | cut -d' ' -f1)" 'BEGIN {printf "%.2f", f / w}')
-row "wall with 1 in 7 failing / without, C=64" "$fb" "$fa" "<= 1.25" -
+field() { # field KEY COLUMN: the median over the trials
+  for i in $(seq "$pairs"); do echo "${L[$1-$i]}" | cut -d' ' -f"$2"; done | median
+}
+failratio() { # failratio BUILD: the median of the paired ratios
+  for i in $(seq "$pairs"); do
+    awk -v f="$(echo "${L[fail$1-$i]}" | cut -d' ' -f1)" -v w="$(echo "${L[${1}64-$i]}" | cut -d' ' -f1)" 'BEGIN {printf "%.3f\n", f / w}'
+  done | median
+}
+header "3. live, fixed 200 ms latency, $live_rounds rounds of the suite (medians of $pairs trials)"
+row "efficiency at C=64" "$(field before64 2)" "$(field after64 2)" ">= 0.9"
+row "efficiency at C=128" "$(field before128 2)" "$(field after128 2)" ">= 0.8"
+row "steps with latency_ms > 0 (--no-cache)" "$(field before64 3)" "$(field after64 3)" "1.00" -
+row "wall with 1 in 7 failing / without, C=64" "$(failratio before)" "$(failratio after)" "<= 1.25" -
+for v in before after; do
+  printf '  %s: failure ratios of the trials: %s\n' "$v" "$(for i in $(seq "$pairs"); do
+    awk -v f="$(echo "${L[fail$v-$i]}" | cut -d' ' -f1)" -v w="$(echo "${L[${v}64-$i]}" | cut -d' ' -f1)" 'BEGIN {printf "%.2f ", f / w}'; done)"
+done
 
 # 4. The stages of one step.
 cp runner/stage_bench_test.go "$tmp/base/runner/"
