@@ -1,7 +1,6 @@
 package report_test
 
 import (
-	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
@@ -18,21 +17,13 @@ import (
 // in any order): its means are summed in the order of the runs' jobs.
 func TestSummaryIgnoresRecordOrder(t *testing.T) {
 	cases, problems, err := bench.LoadEmbeddedCases()
-	if err != nil || len(problems) > 0 {
-		t.Fatal(err, problems)
-	}
-	configs, err := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &memSink{}
-	opts := runner.Options{Cases: cases, Configs: configs[:2], Actors: []actors.Actor{actors.Follower{}, actors.Oversharer{}},
-		Rounds: 2, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
-	if err := runner.Run(context.Background(), opts, nil, sink); err != nil {
-		t.Fatal(err)
-	}
+	recs, configs := runCases(t, cases, problems, err, func(o *runner.Options) {
+		o.Configs = o.Configs[:2]
+		o.Actors = []actors.Actor{actors.Follower{}, actors.Oversharer{}}
+		o.Rounds, o.Concurrency = 2, 1
+	})
 	names := []string{"follower", "oversharer"}
-	want, _ := json.Marshal(report.Summarize(sink.recs, configs, names))
+	want, _ := json.Marshal(report.Summarize(recs, configs, names))
 	sum := func(recs []*rundir.Record) (s float64) {
 		for _, r := range recs {
 			if r.Config == configs[0].Name && r.Actor == "follower" {
@@ -41,11 +32,11 @@ func TestSummaryIgnoresRecordOrder(t *testing.T) {
 		}
 		return s
 	}
-	naive := sum(sink.recs)
+	naive := sum(recs)
 	differs := false
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 8 {
-		recs := slices.Clone(sink.recs)
+		recs := slices.Clone(recs)
 		rng.Shuffle(len(recs), func(i, j int) { recs[i], recs[j] = recs[j], recs[i] })
 		differs = differs || sum(recs) != naive
 		got, _ := json.Marshal(report.Summarize(recs, configs, names))

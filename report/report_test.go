@@ -39,6 +39,17 @@ func (m *memSink) Write(r *rundir.Record) error {
 func exampleRun(t *testing.T, rounds int) ([]*rundir.Record, []*bench.Config) {
 	t.Helper()
 	cases, problems, err := bench.LoadCaseDir("../bench/testdata/example")
+	return runCases(t, cases, problems, err, func(o *runner.Options) {
+		o.Actors = []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}}
+		o.Rounds, o.Concurrency, o.Tokenizer = rounds, 2, "o200k_base"
+	})
+}
+
+// runCases runs loaded cases (LoadCaseDir's or LoadEmbeddedCases' results)
+// under the embedded configurations with options set by opts, and returns
+// the records in the order they finished, with the configurations.
+func runCases(t *testing.T, cases []*bench.Case, problems bench.Problems, err error, opts func(*runner.Options)) ([]*rundir.Record, []*bench.Config) {
+	t.Helper()
 	if err != nil || len(problems) > 0 {
 		t.Fatal(err, problems)
 	}
@@ -47,9 +58,9 @@ func exampleRun(t *testing.T, rounds int) ([]*rundir.Record, []*bench.Config) {
 		t.Fatal(err)
 	}
 	sink := &memSink{}
-	opts := runner.Options{Cases: cases, Configs: configs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}},
-		Rounds: rounds, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8, Tokenizer: "o200k_base"}
-	if err := runner.Run(context.Background(), opts, nil, sink); err != nil {
+	o := runner.Options{Cases: cases, Configs: configs, MaxAttempts: 1, PassThreshold: 0.8}
+	opts(&o)
+	if err := runner.Run(context.Background(), o, nil, sink); err != nil {
 		t.Fatal(err)
 	}
 	return sink.recs, configs
