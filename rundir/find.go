@@ -1,11 +1,9 @@
 package rundir
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -46,55 +44,43 @@ func (e *NotFoundError) Error() string {
 }
 
 // Find returns the last record of run id in dir's runs.jsonl as written
-// (its line without surrounding space) and its line number, reading one
-// line at a time and decoding only each line's run_id and case. A line
-// that is not JSON is a *LineError (the last line, cut short by a crash,
+// (its line without surrounding space) and its line number. It indexes the
+// file as Read does (buildIndex: heads only, in parallel chunks, keeping
+// each run's run id and place), then reads the one line. A line that is
+// not a run record is a *LineError (the last line, cut short by a crash,
 // excepted, as every command reads it); a missing run is a
-// *NotFoundError.
+// *NotFoundError naming runs of the same case.
 func Find(dir, id string) (json.RawMessage, int, error) {
 	path := filepath.Join(dir, RunsFile)
-	f, err := os.Open(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		return nil, 0, fmt.Errorf("%s is not a run directory: %w", dir, err)
 	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	var off int64
-	var found json.RawMessage
-	foundAt := 0
-	caseID, _, _ := strings.Cut(id, "/")
-	nf := &NotFoundError{Dir: dir, ID: id, Case: caseID}
-	for line := 1; ; line++ {
-		b, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(b)) > 0 {
-			var head struct {
-				RunID string `json:"run_id"`
-				Case  string `json:"case"`
-			}
-			if jerr := json.Unmarshal(b, &head); jerr != nil {
-				if err == io.EOF && !bytes.HasSuffix(b, []byte("\n")) {
-					break // a last line cut short by a crash
-				}
-				return nil, 0, &LineError{Path: path, Line: line, Offset: off, Err: jerr}
-			}
-			switch {
-			case head.RunID == id:
-				found, foundAt = append(json.RawMessage(nil), bytes.TrimSpace(b)...), line
-			case head.Case == caseID && len(nf.Near) < 30:
-				nf.Near = append(nf.Near, head.RunID)
-			}
-		}
-		off += int64(len(b))
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
+	ix, err := buildIndex(dir, scanOptions{idsOnly: true})
+	if err != nil {
+		return nil, 0, err
 	}
-	if found == nil {
+	i, ok := ix.Lookup(id)
+	if !ok {
+		caseID, _, _ := strings.Cut(id, "/")
+		nf := &NotFoundError{Dir: dir, ID: id, Case: caseID}
+		for _, other := range ix.RunIDs() { // a run id starts with its case id
+			if c, _, _ := strings.Cut(other, "/"); c == caseID {
+				nf.Near = append(nf.Near, other)
+			}
+		}
 		sort.Strings(nf.Near)
+		nf.Near = nf.Near[:min(len(nf.Near), 30)]
 		return nil, 0, nf
 	}
-	return found, foundAt, nil
+	e := ix.Entry(i)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	b := make([]byte, e.Length)
+	if n, err := f.ReadAt(b, e.Offset); n < len(b) {
+		return nil, 0, fmt.Errorf("%s: run %s: %w", path, id, err)
+	}
+	return bytes.TrimSpace(b), e.Line, nil
 }

@@ -257,7 +257,8 @@ func TestFind(t *testing.T) {
 		t.Fatalf("%s %d %v", raw, line, err)
 	}
 	var nf *NotFoundError
-	if _, _, err := Find(dir, "a/z/reference/1"); !errors.As(err, &nf) || len(nf.Near) != 3 {
+	// Near names each run of the case once, however many lines it has.
+	if _, _, err := Find(dir, "a/z/reference/1"); !errors.As(err, &nf) || strings.Join(nf.Near, " ") != "a/x/reference/1 a/y/reference/1" {
 		t.Errorf("a missing run: %v", err)
 	}
 	appendRaw(t, dir, "oops\n")

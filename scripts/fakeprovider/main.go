@@ -41,7 +41,7 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen `address` (port 0: any free port)")
-	mode := flag.String("mode", "big", "what to send: big, quad, usage or ansi")
+	mode := flag.String("mode", "big", "what to send: big, quad, usage, ansi or fixed")
 	size := flag.Int("size", 30<<20, "answer size in `bytes` (big, quad)")
 	answer := flag.String("answer", `{"patch":[],"note":"ok"}`, "the answer `text` (usage, fixed)")
 	latency := flag.Duration("latency", 200*time.Millisecond, "how long each answer takes (fixed)")
