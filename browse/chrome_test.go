@@ -14,6 +14,8 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/patchbench/patchbench/internal/testenv"
 )
 
 // These tests drive a real browser, headless Chromium (Debian's chromium
@@ -36,11 +38,8 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	const msg = "no Chromium on this machine (apt-get install -y chromium, or set PATCHBENCH_CHROMIUM)"
-	if os.Getenv("PATCHBENCH_REQUIRE_BROWSER") != "" {
-		t.Fatal(msg + ", and PATCHBENCH_REQUIRE_BROWSER is set (.ci/run sets it once it has installed Chromium)")
-	}
-	t.Skip(msg + ": the browser tests are skipped")
+	testenv.Missing(t, "PATCHBENCH_REQUIRE_BROWSER", "no Chromium on this machine, so the browser tests are skipped",
+		"apt-get install -y chromium, or set PATCHBENCH_CHROMIUM")
 	return ""
 }
 

@@ -86,8 +86,12 @@ func TestJSONPatchConformance(t *testing.T) {
 		}
 	}
 	t.Logf("RFC 6902 suites: %d/%d records pass", passed, total)
-	if total < 100 {
-		t.Fatalf("only %d records found; the suites hold over 100", total)
+	floor := suiteFloor(t, dir, map[string]int{
+		"github.com/json-patch/json-patch-tests at commit 2a928f9": 101,
+		"npm json-patch-test-suite@1.1.0":                          91,
+	})
+	if total < floor {
+		t.Fatalf("only %d records found; this copy of the suites holds %d", total, floor)
 	}
 }
 
@@ -104,7 +108,8 @@ type pointerSuiteGroup struct {
 // json-pointer format cases against ParsePointer. As with the format
 // keyword, non-strings are outside the format and count as valid.
 func TestJSONPointerSyntaxSuite(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(conformanceDir(t), "json-pointer-format", "json-pointer.json"))
+	dir := filepath.Join(conformanceDir(t), "json-pointer-format")
+	b, err := os.ReadFile(filepath.Join(dir, "json-pointer.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +134,11 @@ func TestJSONPointerSyntaxSuite(t *testing.T) {
 			}
 		}
 	}
-	if n != 40 {
-		t.Fatalf("suite has %d cases, want 40", n)
+	want := suiteFloor(t, dir, map[string]int{
+		"github.com/json-schema-org/JSON-Schema-Test-Suite at commit 44401e0": 40,
+		"Debian json-schema-test-suite 2.0.0":                                 32,
+	})
+	if n < want {
+		t.Fatalf("suite has %d cases, want %d", n, want)
 	}
 }

@@ -5,17 +5,23 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/patchbench/patchbench/internal/testenv"
 )
 
-// conformanceDir finds ../shared/conformance relative to the repository
-// root (the directory holding go.mod), or $PATCHBENCH_CONFORMANCE.
+// conformanceDir finds the RFC 6902 and JSON Pointer suites:
+// $PATCHBENCH_CONFORMANCE, else ../shared/conformance beside the repository
+// root (the directory holding go.mod), else .conformance in the root (which
+// scripts/conformance.sh fills from the suites' public packages). Where
+// none is there the test is skipped with one visible line, unless
+// PATCHBENCH_REQUIRE_CONFORMANCE is set (as .ci/run sets it).
 func conformanceDir(t testing.TB) string {
 	t.Helper()
-	const hint = "the RFC 6902 and JSON Pointer suites; README.md, Requirements, says where they come from"
 	if d := os.Getenv("PATCHBENCH_CONFORMANCE"); d != "" {
 		if _, err := os.Stat(d); err != nil {
-			t.Fatalf("PATCHBENCH_CONFORMANCE=%s: %v (%s)", d, err, hint)
+			t.Fatalf("PATCHBENCH_CONFORMANCE=%s: %v", d, err)
 		}
 		return d
 	}
@@ -33,11 +39,35 @@ func conformanceDir(t testing.TB) string {
 		}
 		dir = parent
 	}
-	c := filepath.Join(dir, "..", "shared", "conformance")
-	if _, err := os.Stat(c); err != nil {
-		t.Fatalf("conformance suites not found at %s (set PATCHBENCH_CONFORMANCE; %s): %v", c, hint, err)
+	for _, c := range []string{filepath.Join(dir, "..", "shared", "conformance"), filepath.Join(dir, ".conformance")} {
+		if _, err := os.Stat(c); err == nil {
+			return c
+		}
 	}
-	return c
+	testenv.Missing(t, "PATCHBENCH_REQUIRE_CONFORMANCE",
+		"the RFC 6902 and JSON Pointer suites are not beside the repository (../shared/conformance) nor in .conformance",
+		"run scripts/conformance.sh, or set PATCHBENCH_CONFORMANCE")
+	return ""
+}
+
+// suiteFloor is how many records a suite folder must hold, by the first
+// line of its SOURCE file: a truncated or emptied copy fails instead of
+// passing on fewer records. An unknown source must hold at least one.
+func suiteFloor(t testing.TB, dir string, floors map[string]int) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "SOURCE"))
+	if err != nil {
+		t.Logf("%s has no SOURCE file: %v", dir, err)
+		return 1
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	for prefix, n := range floors {
+		if strings.HasPrefix(first, prefix) {
+			return n
+		}
+	}
+	t.Logf("%s: unknown source %q", dir, first)
+	return 1
 }
 
 // mustJSON decodes JSON text strictly or fails the test.

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchbench/patchbench/internal/testenv"
 )
 
 // runOK runs patchbench with args and fails the test unless it exits 0.
@@ -260,7 +262,8 @@ func plotSize(t *testing.T, format string, b []byte) (int, int) {
 func TestLaTeXCompiles(t *testing.T) {
 	pdflatex, err := exec.LookPath("pdflatex")
 	if err != nil {
-		t.Skip("pdflatex is not installed, so the LaTeX tables were not compiled (Debian: apt-get install texlive-latex-base texlive-latex-recommended)")
+		testenv.Missing(t, "PATCHBENCH_REQUIRE_LATEX", "pdflatex is not installed, so the LaTeX tables were not compiled",
+			"Debian: apt-get install texlive-latex-base texlive-latex-recommended")
 	}
 	var body strings.Builder
 	for _, g := range []string{"report-latex", "report-latex-ci-columns", "compare-regression-latex"} {

@@ -1,0 +1,42 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestMissingVisible runs a test that calls Missing in a child go test
+// process and checks that its line reaches the go command's output
+// without -v, and that the require variable turns the skip into a failure.
+func TestMissingVisible(t *testing.T) {
+	if os.Getenv("TESTENV_CHILD") != "" {
+		Missing(t, "TESTENV_REQUIRE", "the widget is not installed", "apt-get install widget")
+		return
+	}
+	if _, err := os.Stat("/proc/self/fd/2"); err != nil {
+		t.Skip("no /proc here: the line goes to the test log only")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on the PATH")
+	}
+	run := func(extra ...string) (string, error) {
+		cmd := exec.Command(goBin, "test", "-count=1", "-run", "^TestMissingVisible$", ".")
+		cmd.Env = append(os.Environ(), append([]string{"TESTENV_CHILD=1"}, extra...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run()
+	if err != nil {
+		t.Fatalf("child go test failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "--- SKIP: TestMissingVisible: the widget is not installed (apt-get install widget)") {
+		t.Errorf("the skip line is not in go test's output without -v:\n%s", out)
+	}
+	out, err = run("TESTENV_REQUIRE=1")
+	if err == nil || !strings.Contains(out, "TESTENV_REQUIRE is set") {
+		t.Errorf("with the require variable set the child should fail naming it; err=%v\n%s", err, out)
+	}
+}
