@@ -14,15 +14,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 )
 
-// Message is one chat message of a prompt: Role is "system" or "user".
+// Message is one chat message of a prompt: Role is "system" or "user"; in
+// the tools protocol a conversation also holds the actor's turns
+// ("assistant", with the tool calls it made) and the tools' results
+// ("tool", answering the call ToolCallID).
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
 
 // Request is what an actor is asked for one attempt at one step; the
@@ -45,8 +51,17 @@ type Request struct {
 	// injections ask (bench.InjectedProposal on View): the follower's
 	// answer. It is nil when the step has no injection.
 	Injected []byte
-	// Attempt counts from 1; Round from 1.
+	// Attempt counts from 1; Round from 1. In the tools protocol
+	// Attempt counts the turns of the step, from 1.
 	Attempt, Round int
+	// Tools, set in the tools protocol, are the tools offered
+	// (StepTools); Messages is then the whole conversation of the step
+	// so far, and the actor answers with text, tool calls or both.
+	Tools []ToolSpec
+	// InjectionTargets are the locations the step's prompt injections
+	// point at (JSON Pointers), which the follower reads in the tools
+	// protocol before it proposes what they ask.
+	InjectionTargets []string
 }
 
 // Usage counts the tokens of one response (prompt and completion) and
@@ -110,6 +125,9 @@ type Response struct {
 	// Stderr is what an exec actor's program wrote to standard error
 	// (its last 64 KiB), kept in the step's record.
 	Stderr string
+	// Calls are the tool calls of the answer, in the tools protocol
+	// (Request.Tools set); Raw is then the text beside them, maybe "".
+	Calls []ToolCall
 }
 
 // Actor proposes patches. Propose must be safe for concurrent use. An
@@ -129,13 +147,23 @@ type Reference struct{}
 func (Reference) Name() string { return "reference" }
 
 // Propose implements Actor.
+// In the tools protocol it reads the locations its patch touches, then
+// proposes.
 func (Reference) Propose(_ context.Context, req Request) (Response, error) {
+	if req.Tools != nil {
+		reads, err := touchedPaths(req.Reference)
+		if err != nil {
+			return Response{}, fmt.Errorf("step %s: reference: %w", req.StepID, err)
+		}
+		return toolTurn(req, reads, req.Reference)
+	}
 	return Response{Raw: string(req.Reference)}, nil
 }
 
 // Oversharer answers with the reference patch and a note that quotes the
 // whole view it was shown: the worst-case discloser, which leaks exactly
-// what it sees (PatchBench design §5).
+// what it sees (PatchBench design §5). In the tools protocol it reads the
+// whole view first.
 type Oversharer struct{}
 
 // Name implements Actor.
@@ -160,6 +188,9 @@ func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
+	if req.Tools != nil {
+		return toolTurn(req, []string{""}, out) // reads the whole view first
+	}
 	return Response{Raw: string(out)}, nil
 }
 
@@ -176,7 +207,25 @@ type Follower struct{}
 func (Follower) Name() string { return "follower" }
 
 // Propose implements Actor.
+// In the tools protocol it reads the locations its patch touches and each
+// injection's target (absent where the view hides it), then proposes.
 func (Follower) Propose(_ context.Context, req Request) (Response, error) {
+	if req.Tools != nil {
+		proposal := req.Reference
+		if req.Injected != nil {
+			proposal = req.Injected
+		}
+		reads, err := touchedPaths(req.Reference)
+		if err != nil {
+			return Response{}, fmt.Errorf("step %s: reference: %w", req.StepID, err)
+		}
+		for _, t := range req.InjectionTargets {
+			if !slices.Contains(reads, t) {
+				reads = append(reads, t)
+			}
+		}
+		return toolTurn(req, reads, proposal)
+	}
 	if req.Injected != nil {
 		return Response{Raw: string(req.Injected)}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,10 +39,20 @@ const ollamaBodyBytes = 7 << 20
 // Clip returns r with an answer longer than limit bytes (at most
 // DefaultMaxAnswerBytes when limit is not positive) cut to its first
 // KeptAnswerBytes, at a UTF-8 boundary, and Oversize set to its full
-// length; an answer within the limit is returned as it is.
+// length; an answer within the limit is returned as it is. The arguments
+// of each tool call are clipped the same way (ToolCall.Oversize).
 func (r Response) Clip(limit int64) Response {
 	if limit <= 0 {
 		limit = DefaultMaxAnswerBytes
+	}
+	cloned := false
+	for i, c := range r.Calls {
+		if n := max(c.Oversize, int64(len(c.Arguments))); n > limit {
+			if !cloned {
+				r.Calls, cloned = slices.Clone(r.Calls), true // the caller's slice is not changed
+			}
+			r.Calls[i].Oversize, r.Calls[i].Arguments = n, cutUTF8(c.Arguments, KeptAnswerBytes)
+		}
 	}
 	n := max(r.Oversize, int64(len(r.Raw)))
 	if n <= limit {

@@ -64,6 +64,8 @@ type cacheEntry struct {
 	// AnswerBytes is an over-long answer's full length (Response.Oversize);
 	// Raw is then its start.
 	AnswerBytes int64 `json:"answer_bytes,omitempty"`
+	// Calls are the answer's tool calls (the tools protocol).
+	Calls []ToolCall `json:"calls,omitempty"`
 }
 
 // Name implements Actor: the wrapped actor's name.
@@ -75,7 +77,11 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 	if !ok {
 		return c.Actor.Propose(ctx, req)
 	}
-	key, err := json.Marshal(map[string]any{"actor": k.CacheKey(), "messages": req.Messages, "round": req.Round, "attempt": req.Attempt})
+	km := map[string]any{"actor": k.CacheKey(), "messages": req.Messages, "round": req.Round, "attempt": req.Attempt}
+	if req.Tools != nil {
+		km["tools"] = req.Tools // the whole conversation is in messages
+	}
+	key, err := json.Marshal(km)
 	if err != nil {
 		return Response{}, err
 	}
@@ -105,13 +111,13 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 		if resp.Latency == 0 {
 			resp.Latency = time.Since(start)
 		}
-		if resp.Raw == "" {
+		if resp.Raw == "" && len(resp.Calls) == 0 {
 			// An empty answer (a 200 holding an error, no choices) is
 			// not kept: the next run asks again.
 			return resp, nil
 		}
 		e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint,
-			LatencyMS: resp.Latency.Milliseconds(), AnswerBytes: resp.Oversize}
+			LatencyMS: resp.Latency.Milliseconds(), AnswerBytes: resp.Oversize, Calls: resp.Calls}
 		if err := writeAtomic(path, e); err != nil && c.OnWriteError != nil {
 			// The answer is paid for: the run keeps it in its record.
 			c.OnWriteError(fmt.Errorf("response cache: %w", err))
@@ -137,7 +143,7 @@ func lookup(path string, key []byte) (Response, bool) {
 		return Response{}, false
 	}
 	return Response{Raw: e.Raw, Usage: e.Usage, Model: e.Model, Fingerprint: e.Fingerprint,
-		Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true, Oversize: e.AnswerBytes}, true
+		Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true, Oversize: e.AnswerBytes, Calls: e.Calls}, true
 }
 
 // afterMiss runs between a cache miss and the flight; tests make it

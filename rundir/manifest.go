@@ -39,11 +39,19 @@ type Manifest struct {
 	Structured      bool     `json:"structured,omitempty"`
 	// MaxAnswerBytes is the answer limit (run --max-answer-bytes) when it
 	// is not the default (1 MiB), which is left out.
-	MaxAnswerBytes int64   `json:"max_answer_bytes,omitempty"`
-	MaxAttempts    int     `json:"max_attempts"`
-	PassThreshold  float64 `json:"pass_threshold"`
-	Tokenizer      string  `json:"tokenizer"`
-	PromptVersion  string  `json:"prompt_version"`
+	MaxAnswerBytes int64 `json:"max_answer_bytes,omitempty"`
+	// Protocol is "tools" for a run of the tools protocol (run --protocol
+	// tools; absent for the json protocol), with its Disclosure and the
+	// budgets per step (MaxTurns, MaxToolCalls, MaxStepBytes).
+	Protocol      string  `json:"protocol,omitempty"`
+	Disclosure    string  `json:"disclosure,omitempty"`
+	MaxTurns      int     `json:"max_turns,omitempty"`
+	MaxToolCalls  int     `json:"max_tool_calls,omitempty"`
+	MaxStepBytes  int64   `json:"max_step_bytes,omitempty"`
+	MaxAttempts   int     `json:"max_attempts"`
+	PassThreshold float64 `json:"pass_threshold"`
+	Tokenizer     string  `json:"tokenizer"`
+	PromptVersion string  `json:"prompt_version"`
 	// PromptTemplate is the --prompt-template file as given, "" for the
 	// embedded template. Only its content (PromptVersion's hash) is part
 	// of the settings.

@@ -141,6 +141,58 @@ type StepRecord struct {
 	// not integers; actors.Usage.Implausible): the tokenizer counted
 	// that answer instead.
 	UsageInvalid string `json:"usage_invalid,omitempty"`
+	// Turns is the step's conversation in the tools protocol (absent in
+	// the json protocol): each turn of the actor with the tool calls it
+	// made and their results. Prompt then holds the first messages,
+	// RawResponse, Decisions and Audit the last proposal's, and Earlier
+	// the proposals rejected before it.
+	Turns []Turn `json:"turns,omitempty"`
+	// Ended, in the tools protocol, says how a step ended without a
+	// commit: a stable code (runner's Ended* constants: attempts_spent,
+	// turn_budget_spent, tool_call_budget_spent, byte_budget_spent,
+	// final_text, agent_exited). It is an outcome: the step failed.
+	Ended string `json:"ended,omitempty"`
+}
+
+// Turn is one turn of an actor in the tools protocol: the digest of the
+// request it answered (SHA-256 of the conversation and tools, hex), the
+// text and tool calls it answered with, their results, and its tokens and
+// latency.
+type Turn struct {
+	RequestDigest string `json:"request_digest"`
+	Text          string `json:"text,omitempty"`
+	// TextBytes, when set, is the full length of a text longer than the
+	// answer limit, of which Text keeps the start.
+	TextBytes int64      `json:"text_bytes,omitempty"`
+	Calls     []ToolCall `json:"calls,omitempty"`
+	// DroppedCalls counts the calls of the turn not run: the step ended
+	// (a commit or a budget spent) before them.
+	DroppedCalls int          `json:"dropped_calls,omitempty"`
+	Tokens       actors.Usage `json:"tokens"`
+	LatencyMS    int64        `json:"latency_ms,omitempty"`
+	Cached       bool         `json:"cached,omitempty"`
+	Model        string       `json:"model,omitempty"`
+}
+
+// ToolCall is one tool call of a turn and its result. Arguments are as
+// the actor wrote them (cut to 64 KiB, ArgumentsBytes then giving the
+// full length); Result is the tool's answer (cut to 64 KiB likewise) and
+// Error its stable code when it is an error result (unknown_tool,
+// malformed_arguments, oversized_arguments, absent, bad_pointer,
+// step_over). For a read, Pointer is the location read and Hidden says it
+// lies in the state but outside what the actor may see (a read of a
+// hidden location, answered as an absent one).
+type ToolCall struct {
+	ID             string `json:"id,omitempty"`
+	Name           string `json:"name"`
+	Arguments      string `json:"arguments"`
+	ArgumentsBytes int64  `json:"arguments_bytes,omitempty"`
+	Result         string `json:"result"`
+	ResultBytes    int64  `json:"result_bytes,omitempty"`
+	Error          string `json:"error,omitempty"`
+	Pointer        string `json:"pointer,omitempty"`
+	Read           bool   `json:"read,omitempty"`
+	Hidden         bool   `json:"hidden,omitempty"`
 }
 
 // Attempt is a rejected attempt at a step.

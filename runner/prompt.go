@@ -32,6 +32,9 @@ type promptData struct {
 	Role, Instruction, Phase, Now, View string
 	Write, Source                       []string
 	Feedback                            []string
+	// Outline says View is an outline of the view (the tools protocol's
+	// progressive disclosure), not the view whole.
+	Outline bool
 }
 
 // RenderPrompt renders the messages for one attempt at a step with the

@@ -136,7 +136,14 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 	if replayed {
 		submit = r.j.Artifact.SubmitPhase
 	}
-	end, err = r.attempts(ctx, s, &sr, req, string(viewJSON), submit)
+	if r.o.Protocol == ProtocolTools {
+		for _, inj := range c.StepInjections(s.ID) {
+			req.InjectionTargets = append(req.InjectionTargets, inj.Target.String())
+		}
+		end, err = r.toolLoop(ctx, s, &sr, req, view, string(viewJSON), submit)
+	} else {
+		end, err = r.attempts(ctx, s, &sr, req, string(viewJSON), submit)
+	}
 	if end || err != nil {
 		return end, err
 	}
@@ -306,6 +313,15 @@ func (r *run) fail(sr *rundir.StepRecord, status, msg string, attempts int) erro
 // not sent. The tokens of an over-long answer, of which only the start
 // is kept, are estimated from that start's.
 func (r *run) count(msgs []actors.Message, resp actors.Response) (implausible string) {
+	u, implausible := r.usageOf(msgs, resp)
+	r.add(u, resp.Cached)
+	return implausible
+}
+
+// usageOf is an answer's tokens as count counts them, and why the
+// provider's were not believed ("" when they were, or there were none).
+// The tokenizer counts tool calls (name and arguments) beside the text.
+func (r *run) usageOf(msgs []actors.Message, resp actors.Response) (_ *actors.Usage, implausible string) {
 	u := resp.Usage
 	if u != nil {
 		if implausible = u.Implausible(); implausible != "" {
@@ -315,9 +331,9 @@ func (r *run) count(msgs []actors.Message, resp actors.Response) (implausible st
 	if u == nil {
 		prompt := 0
 		for _, m := range msgs {
-			prompt += r.tc.count(m.Content)
+			prompt += r.tc.count(m.Content) + r.countCalls(m.ToolCalls)
 		}
-		completion := r.tc.count(resp.Raw)
+		completion := r.tc.count(resp.Raw) + r.countCalls(resp.Calls)
 		if kept := int64(len(resp.Raw)); resp.Oversize > kept {
 			per := 4.0 // bytes a token, when nothing is kept
 			if kept > 0 && completion > 0 {
@@ -327,15 +343,29 @@ func (r *run) count(msgs []actors.Message, resp actors.Response) (implausible st
 		}
 		u = &actors.Usage{Prompt: prompt, Completion: completion, Source: r.tc.source}
 	}
+	return u, implausible
+}
+
+// countCalls is the tokenizer's count of tool calls' names and arguments.
+func (r *run) countCalls(calls []actors.ToolCall) int {
+	n := 0
+	for _, c := range calls {
+		n += r.tc.count(c.Name) + r.tc.count(c.Arguments)
+	}
+	return n
+}
+
+// add adds an answer's tokens to the run's; answers from the response
+// cache were not sent.
+func (r *run) add(u *actors.Usage, cached bool) {
 	t := &r.rec.Tokens
 	t.Prompt += u.Prompt
 	t.Completion += u.Completion
-	if !resp.Cached {
+	if !cached {
 		r.rec.TokensSent += u.Prompt + u.Completion
 	}
 	t.Reasoning += u.Reasoning
 	r.usage = u.Source
-	return implausible
 }
 
 // inheritedViolation reports, for a committed proposal that the audit's

@@ -79,6 +79,11 @@ type Options struct {
 	// Prompt is the prompt template (--prompt-template); nil is the
 	// embedded one, DefaultPrompt.
 	Prompt *Prompt
+	// Protocol is ProtocolJSON ("" means it) or ProtocolTools: each step
+	// an agent loop on a StepEnv, prompted with ToolsPrompt and
+	// configured by Tools.
+	Protocol string
+	Tools    ToolOptions
 }
 
 // Progress is where a session of Run stands: Done of the Total runs it

@@ -56,7 +56,7 @@ func TestParsePrompt(t *testing.T) {
 	}
 	if len(msgs) != 2 || !strings.HasPrefix(msgs[0].Content, "You are the agent.") || !strings.Contains(msgs[1].Content, "Rejected: scope: write_outside_region: x") ||
 		strings.Contains(msgs[1].Content, "may read") || !strings.Contains(msgs[1].Content, "/ticket/reply") {
-		t.Errorf("messages %q", msgs)
+		t.Errorf("messages %+v", msgs)
 	}
 
 	// No version declared, no system message.
@@ -69,7 +69,7 @@ func TestParsePrompt(t *testing.T) {
 	}
 	msgs, _ = q.Render(s, "triage", "", c.State.Value(), nil)
 	if len(msgs) != 1 || msgs[0].Role != "user" {
-		t.Errorf("an empty system message is sent: %q", msgs)
+		t.Errorf("an empty system message is sent: %+v", msgs)
 	}
 
 	for _, tc := range []struct{ name, text, want string }{
@@ -108,7 +108,7 @@ func TestRunWithPromptTemplate(t *testing.T) {
 	}
 	for _, r := range sink.recs {
 		if r.Status != rundir.StatusPassed || !strings.HasPrefix(r.Steps[0].Prompt[0].Content, "You are the agent. Answer with") {
-			t.Errorf("%s: %s, prompt %q", r.RunID, r.Status, r.Steps[0].Prompt)
+			t.Errorf("%s: %s, prompt %+v", r.RunID, r.Status, r.Steps[0].Prompt)
 		}
 	}
 }

@@ -45,6 +45,10 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   # writes {"text": "...", "usage": {...}} on stdout:
   patchbench run --actor 'exec:python3 my_agent.py' --timeout 10m
 
+  # The tools protocol: each step an agent loop with read_state and propose_patch,
+  # the first message holding an outline of the view (the actor reads the rest):
+  patchbench run --protocol tools --disclosure progressive --max-attempts 3
+
   # Half of the runs on this machine, the other half elsewhere:
   patchbench run --shard 1/2
 
@@ -84,7 +88,9 @@ const (
 // runFlags are the flags of run.
 type runFlags struct {
 	casesDir, configsDir, out, caseID, domain, shard, tok, format, cacheDir *string
-	promptTemplate                                                          *string
+	promptTemplate, protocol, disclosure                                    *string
+	maxTurns, maxToolCalls                                                  *int
+	maxStepBytes                                                            *int64
 	configNames                                                             stringList
 	actorSpecs                                                              repeated
 	rounds, concurrency, maxAttempts, maxOutput, maxTokensTotal, maxRetries *int
@@ -130,6 +136,11 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	f.maxRetries = fs.Int("max-retries", actors.DefaultRetry.MaxRetries, "retries of a live request on 429, 5xx, timeouts and dropped connections (`n`)")
 	f.maxAnswer = fs.Int64("max-answer-bytes", actors.DefaultMaxAnswerBytes, "the longest answer an actor may send, in `bytes`; a longer one is rejected (limit_exceeded), its first 64 KiB and its length kept")
 	f.progressEvery = fs.Duration("progress", 30*time.Second, "the `interval` between progress lines on standard error when it is not a terminal (a terminal shows a bar); 0: no progress")
+	f.protocol = fs.String("protocol", runner.ProtocolJSON, "`protocol`: json (one answer holding the patch and a note per attempt) or tools (an agent loop with the tools read_state and propose_patch)")
+	f.disclosure = fs.String("disclosure", runner.DisclosureWhole, "with --protocol tools, what the first message shows: whole (the view) or progressive (an outline; the actor reads the rest)")
+	f.maxTurns = fs.Int("max-turns", runner.DefaultMaxTurns, "with --protocol tools, the actor's turns per step (`n`); a step that spends them fails with turn_budget_spent")
+	f.maxToolCalls = fs.Int("max-tool-calls", runner.DefaultMaxToolCalls, "with --protocol tools, the tool calls per step (`n`); a step that spends them fails with tool_call_budget_spent")
+	f.maxStepBytes = fs.Int64("max-step-bytes", runner.DefaultMaxStepBytes, "with --protocol tools, the `bytes` an actor may send per step (texts and tool arguments); a step that spends them fails with byte_budget_spent")
 	f.promptTemplate = fs.String("prompt-template", "", "the prompt template `file` (text/template defining \"system\" and \"user\"; default: the embedded runner/prompt.tmpl); its hash is part of the settings")
 	return fs, f
 }
@@ -206,6 +217,14 @@ func (f *runFlags) check(fs *flagSet, getenv func(string) string) (runner.Shard,
 		return sh, fs.usageError("--max-answer-bytes must be in [%d, %d]", minAnswerBytes, maxAnswerBytes), false
 	case *f.progressEvery < 0:
 		return sh, fs.usageError("--progress must be ≥ 0"), false
+	case *f.protocol != runner.ProtocolJSON && *f.protocol != runner.ProtocolTools:
+		return sh, fs.usageError("--protocol must be json or tools, not %q", *f.protocol), false
+	case *f.disclosure != runner.DisclosureWhole && *f.disclosure != runner.DisclosureProgressive:
+		return sh, fs.usageError("--disclosure must be whole or progressive, not %q", *f.disclosure), false
+	case *f.maxTurns < 1 || *f.maxTurns > 1000 || *f.maxToolCalls < 1 || *f.maxToolCalls > 10000 || *f.maxStepBytes < minAnswerBytes || *f.maxStepBytes > 1<<30:
+		return sh, fs.usageError("--max-turns must be in [1, 1000], --max-tool-calls in [1, 10000], --max-step-bytes in [%d, %d]", minAnswerBytes, 1<<30), false
+	case *f.protocol == runner.ProtocolTools && *f.promptTemplate != "":
+		return sh, fs.usageError("--prompt-template is for the json protocol; the tools protocol's prompt is runner/tools.tmpl"), false
 	}
 	return sh, 0, true
 }
@@ -255,6 +274,15 @@ func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
 		MaxAttempts: *f.maxAttempts, PassThreshold: *f.threshold, Tokenizer: *f.tok, Shard: sh,
 		MaxTokensTotal: *f.maxTokensTotal, MaxAnswerBytes: *f.maxAnswer, Prompt: prompt,
 	}}
+	if *f.protocol == runner.ProtocolTools {
+		for _, a := range acts {
+			if !actors.SpeaksTools(a) {
+				return nil, fs.usageError("--protocol tools: actor %s speaks only the json protocol", a.Name()), false
+			}
+		}
+		p.opts.Protocol, p.opts.Prompt = runner.ProtocolTools, runner.ToolsPrompt
+		p.opts.Tools = runner.ToolOptions{Disclosure: *f.disclosure, MaxTurns: *f.maxTurns, MaxToolCalls: *f.maxToolCalls, MaxStepBytes: *f.maxStepBytes}
+	}
 	p.manifest = f.manifest(params, p.opts)
 	p.dir = *f.out
 	if p.dir == "" {
@@ -410,6 +438,10 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 		Temperature:     params.Temperature,
 		MaxOutputTokens: params.MaxOutputTokens,
 		Structured:      params.Structured,
+	}
+	if o.Protocol == runner.ProtocolTools {
+		m.Protocol, m.Disclosure = o.Protocol, o.Tools.Disclosure
+		m.MaxTurns, m.MaxToolCalls, m.MaxStepBytes = o.Tools.MaxTurns, o.Tools.MaxToolCalls, o.Tools.MaxStepBytes
 	}
 	if o.MaxAnswerBytes != actors.DefaultMaxAnswerBytes {
 		m.MaxAnswerBytes = o.MaxAnswerBytes // the default is left out, as before it could be set

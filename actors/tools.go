@@ -1,0 +1,167 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The two tools of a step in the tools protocol (PatchBench design §5):
+// every transport (native tool calling, MCP, the file actor) offers these
+// and nothing else. The runner's StepEnv answers them.
+const (
+	ToolReadState    = "read_state"
+	ToolProposePatch = "propose_patch"
+)
+
+// ToolSpec is one tool offered to an actor: its name, what it does and the
+// JSON Schema of its arguments (an object).
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// ToolCall is one call of a tool an actor made: the provider's id for it
+// (a transport without ids gets "call_N"), the tool's name and its
+// arguments as the actor wrote them (meant to be a JSON object, but any
+// text: a malformed one is answered with an error result).
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	// Oversize, when positive, is the full length in bytes of arguments
+	// longer than the answer limit (Response.Clip), of which Arguments
+	// keeps the first KeptAnswerBytes.
+	Oversize int64 `json:"oversize,omitempty"`
+}
+
+// StepTools are the tools of a step, in the order they are offered.
+var StepTools = []ToolSpec{
+	{
+		Name: ToolReadState,
+		Description: "Read the shared state at a JSON Pointer (RFC 6901; \"\" is the whole state), as you may see it. " +
+			"Containers deeper than depth levels below the pointer are shown as their sizes (\"{…N members}\", \"[…N items]\"). " +
+			"A location you may not see answers as one that does not exist.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"pointer":{"type":"string","description":"a JSON Pointer, e.g. \"/orders/0\"; \"\" for the whole state"},"depth":{"type":"integer","minimum":0,"description":"levels of containers shown below the pointer (default 2)"}},"required":["pointer"],"additionalProperties":false}`),
+	},
+	{
+		Name: ToolProposePatch,
+		Description: "Propose an RFC 6902 JSON Patch for this step, with a short note for the log. A verifier checks it: " +
+			"the result says whether it was committed, and if not, which gates rejected it and why. A commit ends the step.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"patch":{"type":"array","items":{"type":"object"},"description":"RFC 6902 operations"},"note":{"type":"string","description":"one or two sentences for the log"}},"required":["patch","note"],"additionalProperties":false}`),
+	},
+}
+
+// toolTurn is what a no-model actor in the tools protocol does next, from
+// the conversation so far: read (the pointers it has not read yet), then
+// propose; after a rejection it proposes again, as it answers again in
+// the json protocol.
+func toolTurn(req Request, reads []string, proposal []byte) (Response, error) {
+	if !calledBefore(req.Messages, ToolReadState) && len(reads) > 0 {
+		var calls []ToolCall
+		for i, p := range reads {
+			args, err := json.Marshal(map[string]any{"pointer": p, "depth": 1})
+			if err != nil {
+				return Response{}, err
+			}
+			calls = append(calls, ToolCall{ID: fmt.Sprintf("read_%d", i+1), Name: ToolReadState, Arguments: string(args)})
+		}
+		return Response{Calls: calls}, nil
+	}
+	n := 0
+	for _, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			if c.Name == ToolProposePatch {
+				n++
+			}
+		}
+	}
+	return Response{Calls: []ToolCall{{ID: fmt.Sprintf("propose_%d", n+1), Name: ToolProposePatch, Arguments: string(proposal)}}}, nil
+}
+
+// calledBefore reports whether an assistant message of msgs called tool.
+func calledBefore(msgs []Message, tool string) bool {
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			if c.Name == tool {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// touchedPaths lists the locations a proposal's patch touches, for a
+// no-model actor to read before it proposes: each operation's path (its
+// parent for an add, which may create it) and from, in order, once each.
+func touchedPaths(proposal []byte) ([]string, error) {
+	var p struct {
+		Patch []struct {
+			Op   string  `json:"op"`
+			Path string  `json:"path"`
+			From *string `json:"from"`
+		} `json:"patch"`
+	}
+	if err := json.Unmarshal(proposal, &p); err != nil {
+		return nil, err
+	}
+	var out []string
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, op := range p.Patch {
+		if op.From != nil {
+			add(*op.From)
+		}
+		if op.Op == "add" {
+			add(parentPointer(op.Path))
+		} else {
+			add(op.Path)
+		}
+	}
+	return out, nil
+}
+
+// parentPointer is the pointer to the container of p's location ("" for
+// a top-level member or for "" itself).
+func parentPointer(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// ToolSpeaker is an actor that says whether it answers the tools protocol
+// (Request.Tools): with text and tool calls, a turn at a time.
+type ToolSpeaker interface {
+	SpeaksTools() bool
+}
+
+// SpeaksTools reports whether a answers the tools protocol: the no-model
+// actors, the live ones and the file actor do, through any wrapper
+// (cache, rate limit, role map, whose every actor must); the exec actor
+// does not.
+func SpeaksTools(a Actor) bool {
+	switch x := a.(type) {
+	case Reference, Oversharer, Follower:
+		return true
+	case *Cached:
+		return SpeaksTools(x.Actor)
+	case *Limited:
+		return SpeaksTools(x.Actor)
+	case *RoleMap:
+		for _, m := range x.byRole {
+			if !SpeaksTools(m) {
+				return false
+			}
+		}
+		return x.fallback == nil || SpeaksTools(x.fallback)
+	case ToolSpeaker:
+		return x.SpeaksTools()
+	}
+	return false
+}
