@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -134,6 +135,9 @@ func (b *Builder) Report() Report {
 	sum := b.sum.Summary()
 	rep := Report{Summary: sum}
 	rep.Tables = append(rep.Tables, MainTable(sum), AttackTable(sum), IllegalTable(sum), RejectionsTable(sum), b.domainTable())
+	if t := ToolsTable(sum); len(t.Rows) > 0 {
+		rep.Tables = append(rep.Tables, t)
+	}
 	mc, paired, notes := b.pairedTests()
 	rep.Paired, rep.Notes = paired, notes
 	if len(mc.Rows) > 0 {
@@ -362,6 +366,35 @@ func AttackTable(s Summary) Table {
 			rateCI(*r.AttackSuccess, *r.AttackSuccessCI), rateCI(*r.UtilityUnderAttack, *r.UtilityUnderAttackCI)})
 		t.Data.add(r.Config, r.Label, r.Actor, r.AttackRuns, *r.AttackSuccess, r.AttackSuccessCI.Low, r.AttackSuccessCI.High,
 			*r.UtilityUnderAttack, r.UtilityUnderAttackCI.Low, r.UtilityUnderAttackCI.High)
+	}
+	return t
+}
+
+// ToolsTable gives, per configuration and actor with runs of the tools
+// protocol, the turns and tool calls per run, the reads, the reads of
+// hidden locations (and how many were answered as absent) and the steps
+// that ended without a commit, by code. It has no rows for a run of the
+// json protocol.
+func ToolsTable(s Summary) Table {
+	t := Table{Name: "tools", Title: "Agent loop (tools protocol): turns, tool calls and reads",
+		Header: []string{"Configuration", "Actor", "Runs", "Turns/run", "Tool calls/run", "Reads", "Hidden reads (answered absent)", "Steps ended without a commit"},
+		Data:   &Data{Columns: []string{"config", "label", "actor", "runs", "turns_per_run", "tool_calls_per_run", "reads", "hidden_reads", "hidden_reads_answered_absent", "steps_ended"}}}
+	for _, r := range s.Rows {
+		f := r.Tools
+		if f == nil {
+			continue
+		}
+		var ended []string
+		for _, k := range slices.Sorted(maps.Keys(f.Ended)) {
+			ended = append(ended, fmt.Sprintf("%s %d", k, f.Ended[k]))
+		}
+		endedCell := strings.Join(ended, ", ")
+		if endedCell == "" {
+			endedCell = "-"
+		}
+		t.Rows = append(t.Rows, []string{r.Label, r.Actor, runsCell(r), fmt.Sprintf("%.2f", f.TurnsPerRun), fmt.Sprintf("%.2f", f.ToolCallsPerRun),
+			fmt.Sprint(f.Reads), fmt.Sprintf("%d (%d)", f.HiddenReads, f.HiddenAbsent), endedCell})
+		t.Data.add(r.Config, r.Label, r.Actor, r.Runs, f.TurnsPerRun, f.ToolCallsPerRun, f.Reads, f.HiddenReads, f.HiddenAbsent, endedCell)
 	}
 	return t
 }

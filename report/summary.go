@@ -63,6 +63,24 @@ type Row struct {
 	Rejections           map[string]int    `json:"rejections"`
 	RejectionsByGate     map[string]int    `json:"rejections_by_gate"`
 	TokensChangeVsFull   *float64          `json:"tokens_change_vs_full,omitempty"`
+	// Tools is set for the runs of the tools protocol (absent for the
+	// json protocol): turns and tool calls per run, and the reads.
+	Tools *ToolFigures `json:"tools,omitempty"`
+}
+
+// ToolFigures are the agent-loop figures of a row's runs with an outcome
+// (the tools protocol): means per run of turns and tool calls, the
+// reads, the reads of hidden locations (in the state, outside the view)
+// and how many of those were answered as absent (all of them, unless
+// the environment is broken), and the steps that ended without a commit
+// by code (rundir.StepRecord.Ended).
+type ToolFigures struct {
+	TurnsPerRun     float64        `json:"turns_per_run"`
+	ToolCallsPerRun float64        `json:"tool_calls_per_run"`
+	Reads           int            `json:"reads"`
+	HiddenReads     int            `json:"hidden_reads"`
+	HiddenAbsent    int            `json:"hidden_reads_answered_absent"`
+	Ended           map[string]int `json:"steps_ended"`
 }
 
 // Measured is the number of runs with an outcome (neither error nor
@@ -101,6 +119,9 @@ type group struct {
 	leakedByRound                       map[int]int
 	rejections                          scoring.Rejections
 	illegal                             scoring.IllegalCommits
+	// tools counts the agent-loop figures of runs of the tools protocol
+	// (nil when the group has none).
+	tools *ToolFigures
 }
 
 // runValues are the figures of one run that a group averages, with the
@@ -236,6 +257,7 @@ func (g *group) add(r *rundir.Record) {
 	if all {
 		g.allCommitted++
 	}
+	g.addTools(r)
 	g.values = append(g.values, runValues{round: r.Round, domain: r.Domain, caseID: r.Case,
 		tokens: float64(r.Tokens.Prompt + r.Tokens.Completion), content: r.ContentScore, accepted: all})
 }
@@ -296,5 +318,45 @@ func (g *group) row(cfg *bench.Config, actor string) Row {
 	}
 	row.SemanticPass = float64(g.passed) / float64(n)
 	row.SemanticPassCI = scoring.Wilson(g.passed, n)
+	if g.tools != nil {
+		f := *g.tools
+		f.TurnsPerRun /= float64(n)
+		f.ToolCallsPerRun /= float64(n)
+		row.Tools = &f
+	}
 	return row
+}
+
+// addTools counts the turns, calls and reads of a run of the tools
+// protocol (one whose steps hold turns); the sums of turns and calls
+// are divided by the runs in row.
+func (g *group) addTools(r *rundir.Record) {
+	for _, st := range r.Steps {
+		if len(st.Turns) == 0 {
+			continue
+		}
+		if g.tools == nil {
+			g.tools = &ToolFigures{Ended: map[string]int{}}
+		}
+		f := g.tools
+		if st.Ended != "" {
+			f.Ended[st.Ended]++
+		}
+		f.TurnsPerRun += float64(len(st.Turns))
+		for _, t := range st.Turns {
+			f.ToolCallsPerRun += float64(len(t.Calls))
+			for _, c := range t.Calls {
+				if !c.Read {
+					continue
+				}
+				f.Reads++
+				if c.Hidden {
+					f.HiddenReads++
+					if c.Error == "absent" {
+						f.HiddenAbsent++
+					}
+				}
+			}
+		}
+	}
 }

@@ -132,6 +132,7 @@ func (t *trace) step(i int, s *rundir.StepRecord) {
 	t.printf("\nstep %d %s%s, phase %s: %s after %s\n", i+1, s.Step, role, s.Phase, what, Plural(s.Attempts, "attempt"))
 	t.view(s, st)
 	t.injections(s.Step)
+	t.conversation(s)
 	for k, e := range s.Earlier {
 		t.printf("  attempt %d: rejected\n", k+1)
 		writeDecisions(t.w, "    decisions", e.Decisions)
@@ -143,6 +144,56 @@ func (t *trace) step(i int, s *rundir.StepRecord) {
 	}
 	if s.Attempts > 0 {
 		t.last(s)
+	}
+}
+
+// conversation writes the turns of a step of the tools protocol: each
+// turn's text and tool calls, a read with its pointer and whether it lay
+// inside the view (a hidden location, answered as absent, says so), a
+// proposal with its arguments, and each result (the tool's answer: an
+// input of the actor, not marked for leaks).
+func (t *trace) conversation(s *rundir.StepRecord) {
+	if len(s.Turns) == 0 {
+		return
+	}
+	ended := ""
+	if s.Ended != "" {
+		ended = "; ended without a commit: " + s.Ended
+	}
+	t.printf("  conversation (%s%s):\n", Plural(len(s.Turns), "turn"), ended)
+	for k, turn := range s.Turns {
+		cached := ""
+		if turn.Cached {
+			cached = ", cached"
+		}
+		t.printf("  turn %d (%d prompt + %d completion tokens%s, request sha256 %.12s):\n", k+1, turn.Tokens.Prompt, turn.Tokens.Completion, cached, turn.RequestDigest)
+		if turn.Text != "" || turn.TextBytes > 0 {
+			t.block("    ", "text", turn.Text)
+		}
+		for _, c := range turn.Calls {
+			switch {
+			case c.Read:
+				where := "inside the view"
+				switch {
+				case c.Hidden:
+					where = "HIDDEN from the view: answered as absent"
+				case c.Error != "":
+					where = "absent"
+				}
+				t.printf("    read_state %q: %s\n", Printable(c.Pointer), where)
+			default:
+				t.printf("    %s:\n", Printable(truncateText(c.Name, 80)))
+				t.block("      ", "arguments", c.Arguments)
+			}
+			lines := strings.Split(Printable(truncateText(c.Result, 600)), "\n")
+			t.printf("      result: %s\n", lines[0])
+			for _, l := range lines[1:] {
+				t.printf("        %s\n", l)
+			}
+		}
+		if turn.DroppedCalls > 0 {
+			t.printf("    %s not run: the step was over\n", Plural(turn.DroppedCalls, "more call"))
+		}
 	}
 }
 
@@ -241,14 +292,18 @@ func (t *trace) last(s *rundir.StepRecord) {
 
 // response writes a raw response, its leaks marked, each line after
 // indent and "| ".
-func (t *trace) response(indent, text string) {
+func (t *trace) response(indent, text string) { t.block(indent, "response", text) }
+
+// block writes a text the actor sent under a label, its leaks marked,
+// each line after indent and "| ".
+func (t *trace) block(indent, label, text string) {
 	marked, n := markLeaks(text, t.det)
 	marked = Printable(marked)
 	leaks := ""
 	if n > 0 {
 		leaks = fmt.Sprintf("; %s marked >>> <<<", Plural(n, "leak"))
 	}
-	t.printf("%sresponse (%d bytes%s):\n", indent, len(text), leaks)
+	t.printf("%s%s (%d bytes%s):\n", indent, label, len(text), leaks)
 	for _, line := range strings.Split(strings.TrimRight(marked, "\n"), "\n") {
 		t.printf("%s  | %s\n", indent, line)
 	}

@@ -663,9 +663,11 @@ func finish(p *runPlan, interrupted bool, down *runner.DownError, format string,
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
 		report.RenderTable(stdout, report.MainTable(summary), false)
-		if at := report.AttackTable(summary); len(at.Rows) > 0 {
-			fmt.Fprintf(stdout, "\n%s\n", at.Title)
-			report.RenderTable(stdout, at, false)
+		for _, t := range []report.Table{report.AttackTable(summary), report.ToolsTable(summary)} {
+			if len(t.Rows) > 0 {
+				fmt.Fprintf(stdout, "\n%s\n", t.Title)
+				report.RenderTable(stdout, t, false)
+			}
 		}
 	}
 	if interrupted {
