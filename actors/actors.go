@@ -234,7 +234,7 @@ func (Follower) Propose(_ context.Context, req Request) (Response, error) {
 
 // New returns the actor a spec names: "reference", "oversharer",
 // "follower", "files:DIR" (answers written by a person or another
-// program, see Files), "openai:MODEL" or "ollama:MODEL" (with optional
+// program, see Files), "openai:MODEL", "ollama:MODEL" or "anthropic:MODEL" (with optional
 // ?temperature=&seed=&max_output_tokens=), a live actor configured by p,
 // or "exec:COMMAND", an external program run once per attempt with
 // p.Timeout (see Exec).
@@ -257,6 +257,8 @@ func New(spec string, p Params) (Actor, error) {
 		return NewOpenAI(spec, p)
 	case strings.HasPrefix(spec, "ollama:"):
 		return NewOllama(spec, p.OllamaHost, p)
+	case strings.HasPrefix(spec, "anthropic:"):
+		return NewAnthropic(spec, p)
 	case strings.HasPrefix(spec, "exec:"):
 		return NewExec(spec, p.Timeout)
 	}
@@ -265,7 +267,7 @@ func New(spec string, p Params) (Actor, error) {
 
 // Known lists the actor specs New accepts.
 func Known() []string {
-	k := []string{"reference", "oversharer", "follower", "files:DIR", "openai:MODEL", "ollama:MODEL", "exec:COMMAND"}
+	k := []string{"reference", "oversharer", "follower", "files:DIR", "openai:MODEL", "ollama:MODEL", "anthropic:MODEL", "exec:COMMAND"}
 	sort.Strings(k)
 	return k
 }

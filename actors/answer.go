@@ -130,8 +130,13 @@ func (e *tooLarge) Error() string {
 // limit bytes: the answer itself when it is within the limit after all
 // (its JSON was only long-winded; the usage figures are lost), else its
 // start and length, or, when no answer could be found, the body's length.
-func (e *tooLarge) response(limit int64) Response {
+// In the tools protocol (tools set) the answer is the tool calls as much
+// as the text, and the body's length is the answer's whatever text was
+// found.
+func (e *tooLarge) response(limit int64, tools bool) Response {
 	switch {
+	case tools:
+		return Response{Oversize: e.BodyBytes}
 	case e.Found && e.AnswerBytes <= limit:
 		return Response{Raw: string(e.Answer)}
 	case e.Found:

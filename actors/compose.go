@@ -152,6 +152,8 @@ func Endpoint(a Actor) string {
 		return "openai " + cmp.Or(x.params.OpenAIBaseURL, "https://api.openai.com/v1")
 	case *Ollama:
 		return "ollama " + x.host
+	case *Anthropic:
+		return "anthropic " + cmp.Or(x.params.AnthropicBaseURL, DefaultAnthropicBaseURL)
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -140,10 +141,7 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 	if err := a.check(ctx); err != nil {
 		return Response{}, &ProviderError{Spec: a.spec, Err: err}
 	}
-	msgs := make([]api.Message, len(req.Messages))
-	for i, m := range req.Messages {
-		msgs[i] = api.Message{Role: m.Role, Content: m.Content}
-	}
+	msgs := ollamaMessages(req.Messages)
 	opts := map[string]any{}
 	if a.params.Temperature != nil {
 		opts["temperature"] = *a.params.Temperature
@@ -163,6 +161,15 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		format = ProposalSchema
 	}
 	creq := &api.ChatRequest{Model: a.model, Messages: msgs, Stream: &stream, Format: format, Options: opts}
+	if req.Tools != nil {
+		// The tools protocol: native tool calling, no format.
+		creq.Format = nil
+		tools, err := ollamaTools(req.Tools)
+		if err != nil {
+			return Response{}, &ProviderError{Spec: a.spec, Err: err}
+		}
+		creq.Tools = tools
+	}
 	var out Response
 	call := func(ctx context.Context) error {
 		start := time.Now() // the latency of the request that answers
@@ -170,8 +177,16 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		defer cancel()
 		var content strings.Builder
 		var last api.ChatResponse
+		var calls []ToolCall
 		err := a.client.Chat(cctx, creq, func(r api.ChatResponse) error {
 			content.WriteString(r.Message.Content)
+			for _, c := range r.Message.ToolCalls {
+				args, err := json.Marshal(c.Function.Arguments)
+				if err != nil {
+					args = []byte("{}")
+				}
+				calls = append(calls, ToolCall{ID: cmp.Or(c.ID, fmt.Sprintf("call_%d", len(calls)+1)), Name: c.Function.Name, Arguments: string(args)})
+			}
 			last = r
 			return nil
 		})
@@ -179,7 +194,7 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		var over *tooLarge
 		if errors.As(err, &over) {
 			a.headers.take(cctx)
-			out = over.response(a.tap.answerLimit)
+			out = over.response(a.tap.answerLimit, req.Tools != nil)
 			return nil // an over-long answer, the actor's, not an error
 		}
 		usage := Usage{Prompt: last.PromptEvalCount, Completion: last.EvalCount, Source: "provider"}
@@ -206,13 +221,51 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		digest := a.digest
 		a.mu.Unlock()
 		// The figures go on as sent; the runner judges them (Implausible).
-		out = Response{Raw: content.String(), Model: last.Model, Fingerprint: digest, Usage: &usage, Latency: time.Since(start)}
+		out = Response{Raw: content.String(), Model: last.Model, Fingerprint: digest, Usage: &usage, Latency: time.Since(start), Calls: calls}
 		return nil
 	}
 	if _, err := a.params.Retry.Do(ctx, call); err != nil {
 		return Response{}, &ProviderError{Spec: a.spec, Err: err}
 	}
 	return out.Clip(a.tap.answerLimit), nil
+}
+
+// SpeaksTools implements ToolSpeaker: the tools protocol is Ollama's
+// native tool calling (tools, tool_calls).
+func (a *Ollama) SpeaksTools() bool { return true }
+
+// ollamaMessages are a conversation in Ollama's terms: an assistant's
+// tool calls with their arguments as objects (arguments that are not a
+// JSON object are sent as {}), a tool's result with the name of the tool
+// it answers.
+func ollamaMessages(in []Message) []api.Message {
+	names := map[string]string{}
+	msgs := make([]api.Message, len(in))
+	for i, m := range in {
+		msgs[i] = api.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolName: names[m.ToolCallID]}
+		for _, c := range m.ToolCalls {
+			names[c.ID] = c.Name
+			var args api.ToolCallFunctionArguments
+			if json.Unmarshal([]byte(c.Arguments), &args) != nil {
+				args = api.NewToolCallFunctionArguments()
+			}
+			msgs[i].ToolCalls = append(msgs[i].ToolCalls, api.ToolCall{ID: c.ID, Function: api.ToolCallFunction{Name: c.Name, Arguments: args}})
+		}
+	}
+	return msgs
+}
+
+// ollamaTools are the step's tools in Ollama's terms.
+func ollamaTools(specs []ToolSpec) (api.Tools, error) {
+	var out api.Tools
+	for _, t := range specs {
+		var params api.ToolFunctionParameters
+		if err := json.Unmarshal(t.Parameters, &params); err != nil {
+			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+		out = append(out, api.Tool{Type: "function", Function: api.ToolFunction{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	return out, nil
 }
 
 // lenientAnswer is an Ollama chat answer read leniently (decodeOllama).

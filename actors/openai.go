@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,10 @@ type Params struct {
 	OpenAIKey     string
 	// OllamaHost is the Ollama server (OLLAMA_HOST).
 	OllamaHost string
+	// AnthropicBaseURL (ANTHROPIC_BASE_URL; default
+	// DefaultAnthropicBaseURL) and AnthropicKey (ANTHROPIC_API_KEY) are
+	// the anthropic: actors'.
+	AnthropicBaseURL, AnthropicKey string
 	// Temperature and Seed are sent when set.
 	Temperature *float64
 	Seed        *int
@@ -188,6 +193,10 @@ func reasoningModel(model string) bool {
 	return false
 }
 
+// SpeaksTools implements ToolSpeaker: the tools protocol is native tool
+// calling (tools, tool_calls).
+func (a *OpenAI) SpeaksTools() bool { return true }
+
 // Propose implements Actor: one chat completion, retried on 429, 5xx,
 // timeouts and dropped connections. A 400 whose API error names the
 // temperature as its param is sent once more without it. An answer
@@ -197,13 +206,24 @@ func reasoningModel(model string) bool {
 func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
 	for i, m := range req.Messages {
-		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			msgs[i].ToolCalls = append(msgs[i].ToolCalls, openai.ToolCall{ID: c.ID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
+		}
 	}
 	creq := openai.ChatCompletionRequest{
 		Model: a.model, Messages: msgs, Seed: a.params.RoundSeed(req.Round), MaxCompletionTokens: a.params.MaxOutputTokens,
 		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},
 	}
-	if a.params.Structured {
+	if req.Tools != nil {
+		// The tools protocol: native tool calling, no response format.
+		creq.ResponseFormat = nil
+		for _, t := range req.Tools {
+			creq.Tools = append(creq.Tools, openai.Tool{Type: openai.ToolTypeFunction,
+				Function: &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+		}
+	} else if a.params.Structured {
 		creq.ResponseFormat = &openai.ChatCompletionResponseFormat{
 			Type:       openai.ChatCompletionResponseFormatTypeJSONSchema,
 			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{Name: "proposal", Schema: ProposalSchema},
@@ -237,7 +257,7 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 		return Response{}, &ProviderError{Spec: a.spec, Err: err}
 	}
 	if ans.over != nil {
-		out := ans.over.response(a.tap.answerLimit)
+		out := ans.over.response(a.tap.answerLimit, req.Tools != nil)
 		out.Latency = latency
 		return out, nil
 	}
@@ -254,6 +274,9 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 		return Response{}, &ProviderError{Spec: a.spec, Err: errors.New("the server returned no answer (no choices)")}
 	}
 	out.Raw = resp.Choices[0].Message.Content
+	for i, c := range resp.Choices[0].Message.ToolCalls {
+		out.Calls = append(out.Calls, ToolCall{ID: cmp.Or(c.ID, fmt.Sprintf("call_%d", i+1)), Name: c.Function.Name, Arguments: c.Function.Arguments})
+	}
 	if *out.Usage == (Usage{Source: "provider"}) {
 		out.Usage = nil // none reported: the runner counts with its tokenizer
 	}

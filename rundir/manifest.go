@@ -36,7 +36,10 @@ type Manifest struct {
 	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
 	OpenAIBaseURL   string   `json:"openai_base_url,omitempty"`
 	OllamaHost      string   `json:"ollama_host,omitempty"`
-	Structured      bool     `json:"structured,omitempty"`
+	// AnthropicBaseURL is ANTHROPIC_BASE_URL when an anthropic: actor
+	// runs (absent for the default address).
+	AnthropicBaseURL string `json:"anthropic_base_url,omitempty"`
+	Structured       bool   `json:"structured,omitempty"`
 	// MaxAnswerBytes is the answer limit (run --max-answer-bytes) when it
 	// is not the default (1 MiB), which is left out.
 	MaxAnswerBytes int64 `json:"max_answer_bytes,omitempty"`

@@ -38,6 +38,10 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   # Two models sharing a multi-agent case, by role:
   patchbench run --actor 'release-manager=ollama:mistral,openai:gpt-5-mini' --rps 2
 
+  # A model behind Anthropic's Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL),
+  # as a tool-using agent (native tool use) reading the state progressively:
+  patchbench run --actor anthropic:claude-sonnet-4-5 --protocol tools --disclosure progressive
+
   # A model on an Ollama server (OLLAMA_HOST; ollama pull mistral first):
   patchbench run --actor ollama:mistral --temperature 0
 
@@ -234,6 +238,7 @@ func (f *runFlags) check(fs *flagSet, getenv func(string) string) (runner.Shard,
 func (f *runFlags) params() actors.Params {
 	p := actors.Params{
 		OpenAIBaseURL: os.Getenv("OPENAI_BASE_URL"), OpenAIKey: os.Getenv("OPENAI_API_KEY"), OllamaHost: os.Getenv("OLLAMA_HOST"),
+		AnthropicBaseURL: os.Getenv("ANTHROPIC_BASE_URL"), AnthropicKey: os.Getenv("ANTHROPIC_API_KEY"),
 		MaxOutputTokens: *f.maxOutput, Timeout: *f.timeout,
 		Retry:      actors.Retry{MaxRetries: *f.maxRetries, Base: actors.DefaultRetry.Base, Max: actors.DefaultRetry.Max},
 		Structured: *f.structured, CacheOnly: *f.cacheOnly, MaxAnswerBytes: *f.maxAnswer,
@@ -460,6 +465,9 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 		}
 		if strings.Contains(a.Name(), "ollama:") {
 			m.OllamaHost = redactURL(params.OllamaHost)
+		}
+		if strings.Contains(a.Name(), "anthropic:") {
+			m.AnthropicBaseURL = redactURL(params.AnthropicBaseURL)
 		}
 	}
 	b := readBuildInfo()

@@ -17,6 +17,12 @@
 //	        prompt and 10 completion tokens); with -fail-every N, every
 //	        Nth request is an HTTP 500 without Retry-After (after the same
 //	        latency): the live scheduling test of scripts/bench-harness.sh
+//	agent   a hostile model of the tools protocol (run --protocol tools),
+//	        chosen by -attack: unknown (a tool that does not exist),
+//	        malformed (arguments that are not JSON), calls (1,000 calls in
+//	        one answer), big (-size bytes of arguments), text (the tool
+//	        call written as text), error (a read, then HTTP 500): for
+//	        scripts/hostile-agents.sh (issue 22)
 //
 // GET /stats answers "OK FAILED": the requests answered and failed so far.
 // With -timeline FILE, every fixed-mode request appends a line "START END"
@@ -41,12 +47,13 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen `address` (port 0: any free port)")
-	mode := flag.String("mode", "big", "what to send: big, quad, usage, ansi or fixed")
+	mode := flag.String("mode", "big", "what to send: big, quad, usage, ansi, fixed or agent")
 	size := flag.Int("size", 30<<20, "answer size in `bytes` (big, quad)")
 	answer := flag.String("answer", `{"patch":[],"note":"ok"}`, "the answer `text` (usage, fixed)")
 	latency := flag.Duration("latency", 200*time.Millisecond, "how long each answer takes (fixed)")
 	failEvery := flag.Int("fail-every", 0, "answer every `n`th request with HTTP 500 (fixed; 0: none)")
 	timeline := flag.String("timeline", "", "append \"START END\" Unix nanoseconds per request to `file` (fixed)")
+	attack := flag.String("attack", "unknown", "the `attack` of mode agent: unknown, malformed, calls, big, text or error")
 	flag.Parse()
 	var tl struct {
 		sync.Mutex
@@ -65,9 +72,11 @@ func main() {
 	})
 	head := `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":`
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		switch *mode {
+		case "agent":
+			agentAnswer(w, body, *attack, *size)
 		case "big":
 			io.WriteString(w, head+`"`)
 			chunk := strings.Repeat("x", 1<<20)
@@ -116,4 +125,52 @@ func main() {
 	}
 	fmt.Println(l.Addr())
 	log.Fatal(http.Serve(l, nil))
+}
+
+// agentAnswer writes the answer of a hostile tool-calling model to a chat
+// completions request: the attack's tool calls (or text, or an error).
+func agentAnswer(w http.ResponseWriter, body []byte, attack string, size int) {
+	var req struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	json.Unmarshal(body, &req)
+	turn := 1
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			turn++
+		}
+	}
+	type call struct{ name, args string }
+	var calls []call
+	text := ""
+	switch attack {
+	case "unknown":
+		calls = []call{{"shell", `{"cmd":"cat /etc/passwd"}`}}
+	case "malformed":
+		calls = []call{{"propose_patch", `{"patch": [`}}
+	case "calls":
+		for range 1000 {
+			calls = append(calls, call{"read_state", `{"pointer":""}`})
+		}
+	case "big":
+		calls = []call{{"propose_patch", `{"patch":[],"note":"` + strings.Repeat("a", size) + `"}`}}
+	case "text":
+		text = `{"tool": "propose_patch", "arguments": {"patch": [], "note": "done"}}`
+	case "error":
+		if turn > 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"error":{"message":"internal error","type":"server_error","param":null,"code":null}}`)
+			return
+		}
+		calls = []call{{"read_state", `{"pointer":""}`}}
+	}
+	var tc []map[string]any
+	for i, c := range calls {
+		tc = append(tc, map[string]any{"id": fmt.Sprintf("call_%d_%d", turn, i), "type": "function", "function": map[string]any{"name": c.name, "arguments": c.args}})
+	}
+	json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "model": "m",
+		"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text, "tool_calls": tc}, "finish_reason": "tool_calls"}},
+		"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 10}})
 }

@@ -1,0 +1,207 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/rundir"
+)
+
+// fakeTurn is one scripted answer of a fake provider: a text and tool
+// calls (name and arguments), or an HTTP error status.
+type fakeTurn struct {
+	text   string
+	calls  [][2]string
+	status int
+}
+
+// fakeAgent is a local server speaking the three wire formats of the
+// live actors (OpenAI chat completions, Ollama chat, Anthropic
+// messages); it answers turn n of a step (one more than the assistant
+// messages in the request) with script[n-1], the last one again past the
+// script's end, and keeps every request's body.
+type fakeAgent struct {
+	script   []fakeTurn
+	requests atomic.Int64
+	mu       sync.Mutex
+	bodies   []string
+}
+
+func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/api/show":
+		fmt.Fprint(w, `{}`)
+		return
+	case "/api/tags":
+		fmt.Fprint(w, `{"models": []}`)
+		return
+	}
+	f.requests.Add(1)
+	b, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, string(b))
+	f.mu.Unlock()
+	var req struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	json.Unmarshal(b, &req)
+	turn := 1
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			turn++
+		}
+	}
+	t := f.script[min(turn, len(f.script))-1]
+	if t.status != 0 {
+		w.WriteHeader(t.status)
+		fmt.Fprint(w, `{"error": {"message": "scripted failure", "type": "api_error"}}`)
+		return
+	}
+	var out any
+	switch r.URL.Path {
+	case "/v1/chat/completions":
+		var calls []any
+		for i, c := range t.calls {
+			calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", turn, i), "type": "function", "function": map[string]any{"name": c[0], "arguments": c[1]}})
+		}
+		out = map[string]any{"id": "x", "object": "chat.completion", "model": "fake-1", "choices": []any{map[string]any{"index": 0,
+			"message": map[string]any{"role": "assistant", "content": t.text, "tool_calls": calls}, "finish_reason": "tool_calls"}},
+			"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+	case "/api/chat":
+		var calls []any
+		for _, c := range t.calls {
+			var args any
+			if json.Unmarshal([]byte(c[1]), &args) != nil {
+				args = map[string]any{}
+			}
+			calls = append(calls, map[string]any{"function": map[string]any{"name": c[0], "arguments": args}})
+		}
+		out = map[string]any{"model": "fake-1", "created_at": "2025-01-01T00:00:00Z", "message": map[string]any{"role": "assistant", "content": t.text, "tool_calls": calls},
+			"done": true, "prompt_eval_count": 100, "eval_count": 10}
+	case "/v1/messages":
+		var blocks []any
+		if t.text != "" {
+			blocks = append(blocks, map[string]any{"type": "text", "text": t.text})
+		}
+		for i, c := range t.calls {
+			var input any
+			if json.Unmarshal([]byte(c[1]), &input) != nil {
+				input = map[string]any{}
+			}
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d_%d", turn, i), "name": c[0], "input": input})
+		}
+		out = map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "fake-1", "content": blocks, "stop_reason": "tool_use",
+			"usage": map[string]any{"input_tokens": 100, "output_tokens": 10}}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
+}
+
+// liveActor builds the actor spec (openai:, ollama: or anthropic:)
+// against the fake at url, with a response cache in cacheDir ("" for
+// none) and no retries.
+func liveActor(t testing.TB, spec, url, cacheDir string, cacheOnly bool) actors.Actor {
+	t.Helper()
+	p := actors.Params{OpenAIBaseURL: url + "/v1", OllamaHost: url, AnthropicBaseURL: url, Retry: actors.Retry{MaxRetries: 0}, CacheOnly: cacheOnly}
+	o := actors.BuildOptions{Params: p, NoCache: cacheDir == "", CacheDir: cacheDir}
+	as, err := actors.Build([]string{spec}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as[0]
+}
+
+var liveSpecs = []string{"openai:fake-1", "ollama:fake-1", "anthropic:fake-1"}
+
+// TestToolsLiveScript: through each wire format, the model reads, makes a
+// wrong proposal, reads the feedback and makes the right one: the step
+// commits on the second proposal, the feedback went back to the provider
+// as a tool result, tokens are the provider's summed over turns, and a
+// second run from the cache alone sends nothing and records the same.
+func TestToolsLiveScript(t *testing.T) {
+	wrong := `{"patch": [{"op": "replace", "path": "/order/status", "value": "refunded"}], "note": "x"}`
+	for _, spec := range liveSpecs {
+		t.Run(spec, func(t *testing.T) {
+			f := &fakeAgent{script: []fakeTurn{
+				{text: "Let me look.", calls: [][2]string{{actors.ToolReadState, `{"pointer": "/ticket", "depth": 1}`}}},
+				{calls: [][2]string{{actors.ToolProposePatch, wrong}}},
+				{calls: [][2]string{{actors.ToolReadState, `{"pointer": "/audit"}`}}},
+				{calls: [][2]string{{actors.ToolProposePatch, rightProposal}}},
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			cache := t.TempDir()
+			r := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, cache, false), Options{MaxAttempts: 2})
+			s := r.Steps[0]
+			if r.Status != rundir.StatusPassed || !s.Committed || s.Attempts != 2 || len(s.Turns) != 4 {
+				t.Fatalf("status %s error %v committed %v attempts %d turns %d", r.Status, r.Error, s.Committed, s.Attempts, len(s.Turns))
+			}
+			if r.Tokens.Prompt != 400 || r.Tokens.Completion != 40 || r.Tokens.Source != "provider" || f.requests.Load() != 4 {
+				t.Errorf("tokens %+v after %d requests", r.Tokens, f.requests.Load())
+			}
+			third := f.bodies[2]
+			if !strings.Contains(third, "write_outside_region") || !strings.Contains(third, "Let me look.") {
+				t.Errorf("the third request lacks the feedback or the first turn: %.2000s", third)
+			}
+			if !strings.Contains(f.bodies[0], `"read_state"`) || !strings.Contains(f.bodies[0], `"propose_patch"`) {
+				t.Errorf("the tools were not offered: %.1000s", f.bodies[0])
+			}
+			before := f.requests.Load()
+			again := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, cache, true), Options{MaxAttempts: 2})
+			if f.requests.Load() != before || again.Status != rundir.StatusPassed || len(again.Steps[0].Turns) != 4 || !again.Steps[0].Turns[3].Cached {
+				t.Errorf("--cache-only: %d requests, status %s, turns %d", f.requests.Load()-before, again.Status, len(again.Steps[0].Turns))
+			}
+		})
+	}
+}
+
+// TestToolsLiveHostile: hostile models through each wire format end their
+// step as an outcome with a stable code, or their run as an error run (a
+// provider error mid-loop), never a panic; the figures are in the note.
+func TestToolsLiveHostile(t *testing.T) {
+	many := make([][2]string, 1000)
+	for i := range many {
+		many[i] = [2]string{actors.ToolReadState, `{"pointer": ""}`}
+	}
+	big := `{"patch": [], "note": "` + strings.Repeat("a", 10<<20) + `"}`
+	for _, tc := range []struct {
+		name   string
+		script []fakeTurn
+		ended  string
+		status string
+	}{
+		{"unknown tool", []fakeTurn{{calls: [][2]string{{"shell", `{"cmd": "cat /etc/passwd"}`}}}}, EndedTurns, rundir.StatusFailed},
+		{"malformed arguments", []fakeTurn{{calls: [][2]string{{actors.ToolReadState, `{"pointer": 5, "depth": "deep"}`}}}}, EndedTurns, rundir.StatusFailed},
+		{"1000 calls", []fakeTurn{{calls: many}}, EndedToolCalls, rundir.StatusFailed},
+		{"10 MB arguments", []fakeTurn{{calls: [][2]string{{actors.ToolProposePatch, big}}}}, EndedBytes, rundir.StatusFailed},
+		{"tool call as text", []fakeTurn{{text: `{"tool": "propose_patch", "arguments": ` + rightProposal + `}`}}, EndedFinalText, rundir.StatusFailed},
+		{"provider error mid-loop", []fakeTurn{{calls: [][2]string{{actors.ToolReadState, `{"pointer": ""}`}}}, {status: 500}}, "", rundir.StatusError},
+	} {
+		for _, spec := range liveSpecs {
+			t.Run(tc.name+"/"+spec, func(t *testing.T) {
+				srv := httptest.NewServer(&fakeAgent{script: tc.script})
+				defer srv.Close()
+				r := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, "", false), Options{Tools: ToolOptions{MaxTurns: 4}})
+				if r.Status != tc.status || r.Steps[0].Ended != tc.ended || r.Steps[0].Committed {
+					t.Fatalf("status %s (want %s), ended %q (want %q), error %v", r.Status, tc.status, r.Steps[0].Ended, tc.ended, r.Error)
+				}
+				if b, _ := json.Marshal(r); len(b) > 2<<20 {
+					t.Errorf("the record has %d bytes", len(b))
+				}
+			})
+		}
+	}
+}
