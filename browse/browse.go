@@ -323,14 +323,7 @@ func (b *B) collect() {
 // sortRuns orders the runs by case, configuration (in the comparison's
 // order), actor (likewise) and round.
 func (b *B) sortRuns() {
-	cfgAt := map[string]int{}
-	for i, c := range b.configs {
-		cfgAt[c.Name] = i
-	}
-	actorAt := map[string]int{}
-	for i, a := range b.actors {
-		actorAt[a] = i
-	}
+	cfgAt, actorAt := b.positions()
 	sort.SliceStable(b.runs, func(i, j int) bool {
 		x, y := b.runs[i], b.runs[j]
 		switch {
@@ -343,6 +336,19 @@ func (b *B) sortRuns() {
 		}
 		return x.Round < y.Round
 	})
+}
+
+// positions give each configuration's and actor's place in the
+// comparison's order, by name.
+func (b *B) positions() (configs, actors map[string]int) {
+	configs, actors = map[string]int{}, map[string]int{}
+	for i, c := range b.configs {
+		configs[c.Name] = i
+	}
+	for i, a := range b.actors {
+		actors[a] = i
+	}
+	return configs, actors
 }
 
 // Runs is the number of runs in the comparison.

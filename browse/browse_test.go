@@ -496,38 +496,6 @@ func TestCaseSetMissing(t *testing.T) {
 	}
 }
 
-func TestWriteHTML(t *testing.T) {
-	dir := makeRun(t, testCases, []string{"reference", "oversharer"}, 1)
-	b := openRun(t, dir)
-	var buf strings.Builder
-	if err := b.WriteHTML(&buf); err != nil {
-		t.Fatal(err)
-	}
-	page := buf.String()
-	for _, id := range b.RunIDs() {
-		if !strings.Contains(page, `<main class="run-page" id="run-`+id+`">`) {
-			t.Errorf("no page for run %s", id)
-		}
-		if !strings.Contains(page, `href="#run-`+id+`"`) {
-			t.Errorf("no link to run %s", id)
-		}
-	}
-	for _, s := range canaries(t, testCases...) {
-		if strings.Contains(page, s) || strings.Contains(page, html.EscapeString(s)) {
-			t.Errorf("secret %q is in the file", s)
-		}
-	}
-	// Self-contained: no stylesheet, script or image from anywhere.
-	for _, bad := range []string{"<link", "<script src", "<img", "@import", "?reveal=1"} {
-		if strings.Contains(page, bad) {
-			t.Errorf("the file holds %q", bad)
-		}
-	}
-	if !strings.Contains(page, "<style>") || !strings.Contains(page, "<script>") || !strings.Contains(page, `data-mode="static"`) {
-		t.Error("the file lacks its inline style or script")
-	}
-}
-
 // TestHeadsSummary checks that the summary built from the index's heads
 // is the one built from whole records (rundir.Read), as the index
 // promises.

@@ -44,5 +44,15 @@
 // characters or more that is not also shown somewhere in the view is
 // replaced by a marker. A leaked canary is marked where it was found, with
 // its secret and detector, and its text is withheld like any hidden value.
-// The single file of WriteHTML never holds hidden values.
+// The single file of WriteHTML never holds hidden values; WriteBundle
+// with Reveal puts them in, marked, when asked at build time.
+//
+// The single file (WriteBundle) is the overview as HTML and every run
+// page as data: the pages are built as the server builds them (sharing
+// one pageMemo, so that a state, view, prompt or response that repeats
+// across configurations, actors and rounds is masked once), each piece of
+// them stored once in a table by its SHA-256 digest, the table gzipped
+// and embedded as base64; the file's script decodes it (the browser's
+// DecompressionStream) the first time a run's page is asked for
+// (#run-ID) and draws the page with the DOM, as the run template does.
 package browse

@@ -59,6 +59,13 @@ type masker struct {
 	// unknown says the case is not known: nothing tells hidden values
 	// from others, so every text is withheld unless reveal is set.
 	unknown bool
+	// memo, when set, keeps the segments of each text under key (what
+	// the masker's case, step, state before the step and reveal are;
+	// no text is kept when key is empty) and the canaries found in each
+	// under caseKey.
+	memo    *pageMemo
+	key     string
+	caseKey string
 }
 
 // text splits s into segments: each canary the detector finds (its
@@ -75,7 +82,19 @@ func (m *masker) text(s string) []Seg {
 		}
 		return []Seg{{Kind: SegHidden, Withheld: true, Shape: "text"}}
 	}
+	if m.memo != nil && m.key != "" {
+		return m.memo.text(m.key, s, func() []Seg { return m.leaks(s, 0) })
+	}
 	return m.leaks(s, 0)
+}
+
+// textOnce is text without keeping the segments: for the many short
+// strings of a JSON value, whose whole rendering is kept instead.
+func (m *masker) textOnce(s string) []Seg {
+	key := m.key
+	m.key = ""
+	defer func() { m.key = key }()
+	return m.text(s)
 }
 
 // leaks marks the canaries in s. Spans gives, for each canary, the places
@@ -88,7 +107,7 @@ func (m *masker) leaks(s string, depth int) []Seg {
 	}
 	var spans []scoring.Span
 	if m.det != nil && depth < 4 {
-		spans = m.det.Spans(s)
+		spans = m.memo.spans(m.caseKey, s, m.det)
 	}
 	if len(spans) == 0 {
 		return m.hiddenIn(s)
@@ -322,7 +341,7 @@ func (m *masker) hiddenValue(b *segBuilder, v any, indent string) {
 // strings marked.
 func (m *masker) quoted(b *segBuilder, s string) {
 	b.plain(`"`)
-	for _, seg := range m.text(s) {
+	for _, seg := range m.textOnce(s) {
 		if seg.Text != "" {
 			seg.Text = jsonEscape(seg.Text)
 		}

@@ -152,6 +152,13 @@ type pairView struct {
 // step the state replayed before it, and every text with its canaries and
 // hidden values marked (withheld unless reveal).
 func (b *B) loadRun(ctx context.Context, id string, reveal bool) (*runPage, error) {
+	return b.loadRunMemo(ctx, id, reveal, nil)
+}
+
+// loadRunMemo is loadRun with the masked texts, states and diffs taken
+// from memo when an earlier page of the same case asked for the same
+// (memo may be nil: nothing is kept).
+func (b *B) loadRunMemo(ctx context.Context, id string, reveal bool, memo *pageMemo) (*runPage, error) {
 	e := b.lookup(id)
 	if e == nil {
 		return nil, errNoRun{id: id, near: b.nearIDs(id)}
@@ -193,15 +200,21 @@ func (b *B) loadRun(ctx context.Context, id string, reveal bool) (*runPage, erro
 	}
 	// The run's own texts (its error, its leaks' paths) are masked as
 	// the first step's would be.
-	base := &masker{det: det, reveal: reveal, unknown: c == nil}
+	// caseKey names the case for memo: its id in its case set (two
+	// directories may hold different cases under one id).
+	caseKey := d.casesFrom + "\x00" + rec.Case
+	base := &masker{det: det, reveal: reveal, unknown: c == nil, memo: memo, caseKey: caseKey}
 	if c != nil && len(c.Steps) > 0 {
-		region := c.Steps[0].Contract.ViewRegion()
-		base.hidden = hiddenStrings(c.State.Value(), &region, stepTexts(c.Steps[0])...)
+		base.key = memoKey(reveal, caseKey, "base")
+		base.hidden = memo.hidden(base.key, func() []string {
+			region := c.Steps[0].Contract.ViewRegion()
+			return hiddenStrings(c.State.Value(), &region, stepTexts(c.Steps[0])...)
+		})
 	}
 	if rec.Error != nil {
 		p.Error = base.text(*rec.Error)
 	}
-	if err := b.steps(ctx, p, rec, c, cfg, det); err != nil {
+	if err := b.steps(ctx, p, rec, c, cfg, det, memo, caseKey); err != nil {
 		return nil, err
 	}
 	p.Checks = rec.Checks
@@ -231,8 +244,12 @@ func (b *B) loadRun(ctx context.Context, id string, reveal bool) (*runPage, erro
 
 // steps builds the page's steps, replaying the committed patches from the
 // case's initial state through a runtime.Session.
-func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.Case, cfg *bench.Config, det *scoring.Detector) error {
+func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.Case, cfg *bench.Config, det *scoring.Detector, memo *pageMemo, caseKey string) error {
 	var sess *runtime.Session
+	// prior names the state before a step for memo: the patches
+	// committed before it, in order ("init" once the replay broke and
+	// the initial state stands in).
+	var prior strings.Builder
 	if c != nil {
 		sess = runtime.NewSession(c.State, c.Workflow.PhasePath)
 		p.Replayed = true
@@ -247,19 +264,22 @@ func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.
 		if c != nil {
 			st = c.Step(s.Step)
 		}
-		m := &masker{det: det, reveal: p.Reveal, unknown: st == nil}
+		m := &masker{det: det, reveal: p.Reveal, unknown: st == nil, memo: memo, caseKey: caseKey}
 		var region *runtime.ViewRegion
 		var before *runtime.Document
 		if st != nil {
 			sv.Role, sv.Instruction = st.Role, st.Instruction
 			r := st.Contract.ViewRegion()
 			region = &r
+			stateKey := prior.String()
 			if sess != nil {
 				before = sess.State()
 			} else {
 				before = c.State // the replay broke: mask as the initial state would
+				stateKey = "init"
 			}
-			m.hidden = hiddenStrings(before.Value(), region, stepTexts(st)...)
+			m.key = memoKey(p.Reveal, caseKey, s.Step, stateKey)
+			m.hidden = memo.hidden(m.key, func() []string { return hiddenStrings(before.Value(), region, stepTexts(st)...) })
 			for _, sec := range c.Secrets {
 				where := sec.ID + " at " + sec.Path.String()
 				if region.Visible(sec.Path) {
@@ -280,12 +300,12 @@ func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.
 			}
 		}
 		if sess != nil && st != nil {
-			sv.State = m.json(before.Value(), region, nil)
+			sv.State = memo.segs(m.key, "state", func() []Seg { return m.json(before.Value(), region, nil) })
 			if projected {
 				// What the actor was shown: only canaries are
 				// marked (one an earlier step copied into view).
-				vm := &masker{det: det, reveal: p.Reveal}
-				sv.View = vm.json(st.Contract.View(before), nil, nil)
+				vm := &masker{det: det, reveal: p.Reveal, memo: memo, caseKey: caseKey}
+				sv.View = memo.segs(m.key, "view", func() []Seg { return vm.json(st.Contract.View(before), nil, nil) })
 			}
 		}
 		if s.NotReached {
@@ -332,6 +352,9 @@ func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.
 		if err != nil {
 			return err
 		}
+		diffKey := string(patch)
+		prior.Write(patch)
+		prior.WriteByte(0)
 		if !res.Committed {
 			why := "it does not apply"
 			if g := res.Rejection(); g != nil {
@@ -342,16 +365,20 @@ func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.
 			sess = nil
 			continue
 		}
-		for _, ch := range diff(before.Value(), sess.State().Value()) {
-			dv := diffView{Path: m.text(ch.Path.String()), Kind: ch.Kind}
-			if ch.Kind != "added" {
-				dv.Before = m.json(ch.Before, region, ch.Path)
+		sv.Diff = memo.diff(m.key, diffKey, func() []diffView {
+			var out []diffView
+			for _, ch := range diff(before.Value(), sess.State().Value()) {
+				dv := diffView{Path: m.text(ch.Path.String()), Kind: ch.Kind}
+				if ch.Kind != "added" {
+					dv.Before = m.json(ch.Before, region, ch.Path)
+				}
+				if ch.Kind != "removed" {
+					dv.After = m.json(ch.After, region, ch.Path)
+				}
+				out = append(out, dv)
 			}
-			if ch.Kind != "removed" {
-				dv.After = m.json(ch.After, region, ch.Path)
-			}
-			sv.Diff = append(sv.Diff, dv)
-		}
+			return out
+		})
 		if len(sv.Diff) == 0 {
 			sv.DiffNote = "Committed, with no change to the state."
 		}

@@ -2,7 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -85,8 +89,9 @@ func TestBrowseCommand(t *testing.T) {
 }
 
 // TestReportHTML is the golden test of report --format html: the overview
-// and every run page of a small directory as one file (the directory's
-// path and start time replaced).
+// and the data of every run page of a small directory as one file (the
+// directory's path and start time replaced, the data written decoded, as
+// JSON, so that the golden file can be read).
 func TestReportHTML(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--out", out, "--config", "unconstrained,patchoptic", "--actor", "reference", "--actor", "oversharer"}}); code != 0 {
@@ -98,6 +103,7 @@ func TestReportHTML(t *testing.T) {
 	}
 	got := strings.ReplaceAll(stdout, out, "RUN_DIR")
 	got = regexp.MustCompile(`started \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`).ReplaceAllString(got, "started START")
+	got = decodedBundle(t, got)
 	path := filepath.Join("testdata", "golden", "report-html.html")
 	if *update {
 		os.WriteFile(path, []byte(got), 0o644)
@@ -109,10 +115,43 @@ func TestReportHTML(t *testing.T) {
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("report --format html mismatch (-want +got):\n%s", diff)
 	}
+	revealed, stderr, code := runCLI(t, cliCase{args: []string{"report", out, "--format", "html", "--reveal"}})
+	if code != 0 || !strings.Contains(revealed, `data-reveal="1"`) || !strings.Contains(stderr, "the file holds the hidden values") {
+		t.Errorf("--reveal: exit %d, stderr %s", code, stderr)
+	}
 	checkCLI(t, []cliCase{
 		{name: "html with tables", args: []string{"report", out, "--format", "html", "--table", "main"}, exit: 2, stderr: []string{"--format html writes the browser's pages"}},
+		{name: "reveal without html", args: []string{"report", out, "--reveal"}, exit: 2, stderr: []string{"--reveal goes with --format html"}},
 		{name: "browse, an address without a host", args: []string{"browse", out, "--addr", ":0"}, exit: 2, stderr: []string{"want HOST:PORT with a host"}},
 		{name: "browse, an empty address", args: []string{"browse", out, "--addr", ""}, exit: 2, stderr: []string{"want HOST:PORT with a host"}},
 		{name: "browse, a directory twice", args: []string{"browse", out, out}, exit: 2, stderr: []string{"is given twice"}},
 	})
+}
+
+// decodedBundle replaces the data element of a single file (base64 of
+// gzip of JSON) by its JSON.
+func decodedBundle(t *testing.T, page string) string {
+	t.Helper()
+	re := regexp.MustCompile(`(<script type="application/octet-stream" id="pb-data" data-encoding="gzip\+base64">)([^<]*)(</script>)`)
+	m := re.FindStringSubmatchIndex(page)
+	if m == nil {
+		t.Fatal("the file has no data element")
+	}
+	z, err := base64.StdEncoding.DecodeString(page[m[4]:m[5]])
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, text, "", " "); err != nil {
+		t.Fatal(err)
+	}
+	return page[:m[4]] + "\n<!-- decoded by the test: -->\n" + pretty.String() + "\n" + page[m[5]:]
 }

@@ -31,7 +31,8 @@ const reportExamples = `  # Every table of a run directory, for the terminal:
   # domains, mcnemar, paper):
   patchbench report results/run-1a2b3c4d5e --format csv --table attacks
 
-  # The overview and every run page as one self-contained HTML file:
+  # The overview and every run page as one self-contained HTML file (a few
+  # megabytes; secrets withheld unless --reveal):
   patchbench report results/run-1a2b3c4d5e --format html > report.html
 
   # Figures for a paper (PNG, SVG or PDF; one-column or two-column):
@@ -44,7 +45,7 @@ var reportFormats = append(slices.Clone(report.Formats), "html")
 // runReport prints the tables of one or more run directories, read as
 // one comparison and recomputed from their records as they are read.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--ci-columns] [--paper] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
+	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--ci-columns] [--paper] [--reveal] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
 	format := fs.String("format", "text", "output `format`: text, markdown, csv, latex, json or html")
 	var tables stringList
 	fs.Var(&tables, "table", "only the tables with these `names` (repeatable or comma list; csv takes one, main by default)")
@@ -54,6 +55,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	plots := fs.String("plots", "", "also write the charts (leak rate, illegal commits, semantic pass, tokens per configuration) into this `dir`")
 	plotFormat := fs.String("plot-format", "png", "the charts' `format`: png, svg or pdf")
 	plotSize := fs.String("plot-size", "one-column", "the charts' `size`: one-column (3.5 in wide) or two-column (7 in)")
+	reveal := fs.Bool("reveal", false, "with --format html, put the hidden values and the secrets in the file (its run pages show them, marked); without it the file holds none")
 	casesDir := fs.String("cases", "", "with --format html or --paper, the case set `dir` of the runs, when the manifest's cannot be loaded from here")
 	pos, code, ok := fs.parseWithArgs(args, 1<<20)
 	if !ok {
@@ -74,7 +76,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if len(tables) > 0 || *ciColumns || *paper || *plots != "" {
 			return fs.usageError("--format html writes the browser's pages; --table, --ci-columns, --paper and --plots go with the other formats")
 		}
-		return reportHTML(pos, *casesDir, *baseline, stdout, stderr)
+		return reportHTML(pos, *casesDir, *baseline, *reveal, stdout, stderr)
+	}
+	if *reveal {
+		return fs.usageError("--reveal goes with --format html")
 	}
 	set, err := rundir.ReadSet(pos)
 	if err != nil {

@@ -9,8 +9,9 @@ import (
 )
 
 // reportHTML writes the browser's overview and every run page as one
-// self-contained HTML file on standard output (browse.B.WriteHTML).
-func reportHTML(dirs []string, casesDir, baseline string, stdout, stderr io.Writer) int {
+// self-contained HTML file on standard output (browse.B.WriteBundle),
+// with the hidden values in it when reveal is set.
+func reportHTML(dirs []string, casesDir, baseline string, reveal bool, stdout, stderr io.Writer) int {
 	b, err := browse.Open(dirs, browse.Options{CasesDir: casesDir, Baseline: baseline, Warn: func(msg string) {
 		fmt.Fprintf(stderr, "patchbench report: %s\n", msg)
 	}})
@@ -18,9 +19,12 @@ func reportHTML(dirs []string, casesDir, baseline string, stdout, stderr io.Writ
 		return failf(stderr, "report", "%v", err)
 	}
 	if n := b.Runs(); n > largeHTML {
-		fmt.Fprintf(stderr, "patchbench report: the file holds the pages of %d runs, tens of kilobytes each; \"patchbench browse %s\" serves them from disk instead\n", n, strings.Join(dirs, " "))
+		fmt.Fprintf(stderr, "patchbench report: the file holds the data of %d runs; \"patchbench browse %s\" serves them from disk instead\n", n, strings.Join(dirs, " "))
 	}
-	if err := b.WriteHTML(stdout); err != nil {
+	if reveal {
+		fmt.Fprintln(stderr, "patchbench report: --reveal: the file holds the hidden values and the secrets of every case; share it as you would the run directory")
+	}
+	if err := b.WriteBundle(stdout, browse.BundleOptions{Reveal: reveal}); err != nil {
 		return failf(stderr, "report", "%v", err)
 	}
 	return exitOK
@@ -28,4 +32,4 @@ func reportHTML(dirs []string, casesDir, baseline string, stdout, stderr io.Writ
 
 // largeHTML is the number of runs past which report --format html says
 // that browse suits the directory better.
-const largeHTML = 2000
+const largeHTML = 20000
