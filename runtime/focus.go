@@ -391,14 +391,14 @@ func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document,
 	}
 	d.Footprint = &fp
 	if int64(size) > c.limits.MaxDocumentBytes {
-		d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch has %d bytes; the limit is %d", size, c.limits.MaxDocumentBytes))
+		d.fail(GateApply, CodeLimitExceeded, "", c.sizeLimitMessage(ops))
 		return pathFootprint, nil
 	}
 	for _, fc := range foci {
 		fc.got = fc.pre
 		if fc.lib && !bytes.Equal(fc.newText, fc.oldText) {
 			if fc.got, err = decodeFast(fc.newText); err != nil {
-				d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch nests deeper than %d levels", c.limits.MaxDepth))
+				d.fail(GateApply, CodeLimitExceeded, "", c.depthLimitMessage(ops))
 				return pathFootprint, nil
 			}
 		}
@@ -416,7 +416,7 @@ func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document,
 		}
 	}
 	if tooDeep {
-		d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch nests deeper than %d levels", c.limits.MaxDepth))
+		d.fail(GateApply, CodeLimitExceeded, "", c.depthLimitMessage(ops))
 		return pathFootprint, nil
 	}
 	d.pass(GateApply)

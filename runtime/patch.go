@@ -17,6 +17,10 @@ type applyError struct {
 	ptr  Pointer
 	code string
 	msg  string
+	// whole is set when the failure belongs to the patch as a whole, not
+	// to operation op: which copy crosses the copy-size limit depends on
+	// the sizes of its sources, which may lie outside the view.
+	whole bool
 }
 
 func (e *applyError) Error() string {
@@ -144,7 +148,7 @@ func simulateOn(ctx context.Context, doc simDoc, ops []Operation, maxCopy int64)
 			if op.Op == OpCopy {
 				n, ok := sizeUpTo(v, maxCopy-copied)
 				if !ok {
-					err = &applyError{op: i, ptr: op.From, code: CodeLimitExceeded, msg: fmt.Sprintf("copies add more than %d bytes", maxCopy)}
+					err = &applyError{op: i, ptr: op.From, code: CodeLimitExceeded, msg: copyLimitMessage(maxCopy), whole: true}
 					break
 				}
 				copied += n

@@ -239,7 +239,7 @@ func (c *Contract) verifyWhole(parent, ctx context.Context, state *Document, ops
 	raw, err := applyLibrary(state.Bytes(), ops, t.roots, c.limits)
 	if err != nil {
 		if isCopyLimit(err) {
-			d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("copies add more than %d bytes", c.limits.MaxCopyBytes))
+			d.fail(GateApply, CodeLimitExceeded, "", copyLimitMessage(c.limits.MaxCopyBytes))
 		} else {
 			// The reference semantics accepted the patch; the library
 			// did not. Its message may quote the state, so it is not
@@ -250,17 +250,17 @@ func (c *Contract) verifyWhole(parent, ctx context.Context, state *Document, ops
 		return d, nil
 	}
 	if int64(len(raw)) > c.limits.MaxDocumentBytes {
-		d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch has %d bytes; the limit is %d", len(raw), c.limits.MaxDocumentBytes))
+		d.fail(GateApply, CodeLimitExceeded, "", c.sizeLimitMessage(ops))
 		return d, nil
 	}
 	got, err := decodeFast(raw)
 	if err != nil {
 		// encoding/json refuses nesting past 10000 levels.
-		d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch nests deeper than %d levels", c.limits.MaxDepth))
+		d.fail(GateApply, CodeLimitExceeded, "", c.depthLimitMessage(ops))
 		return d, nil
 	}
 	if at, ok, tooDeep := crossCheck(post, got, c.limits.MaxDepth); tooDeep {
-		d.fail(GateApply, CodeLimitExceeded, "", fmt.Sprintf("the state after the patch nests deeper than %d levels", c.limits.MaxDepth))
+		d.fail(GateApply, CodeLimitExceeded, "", c.depthLimitMessage(ops))
 		return d, nil
 	} else if !ok {
 		d.fail(GateApply, CodeApplyMismatch, c.shown(at, pre, ops, t), "the apply library and RFC 6902 disagree on the result; not committed")
@@ -304,8 +304,78 @@ func (c *Contract) applyFailed(parent context.Context, d *Decision, ops []Operat
 	if !ok {
 		return err
 	}
+	if ae.whole {
+		d.fail(GateApply, ae.code, "", ae.msg)
+		return nil
+	}
 	d.fail(GateApply, ae.code, ae.ptr.String(), fmt.Sprintf("operation %d (%s): %s", ae.op, ops[ae.op].Op, ae.msg))
 	return nil
+}
+
+// The messages of the limits on the state after the patch (issue 20, item
+// 6). The state's size and depth count data outside the view, so a
+// message never gives them: it names the limit, and a measure of the
+// patch's own values only when those alone break it.
+
+// copyLimitMessage is the message of the copy-size limit. The bytes the
+// copies add are their sources' sizes, which may be hidden.
+func copyLimitMessage(limit int64) string {
+	return fmt.Sprintf("the patch's copies add more than the copy-size limit of %d bytes", limit)
+}
+
+// sizeLimitMessage is the message of the document-size limit: the encoded
+// size of the values the patch writes (add and replace) when it alone is
+// over the limit, else no size.
+func (c *Contract) sizeLimitMessage(ops []Operation) string {
+	limit := c.limits.MaxDocumentBytes
+	var written int64
+	for _, op := range ops {
+		if op.Op == OpAdd || op.Op == OpReplace {
+			if b, err := encodeJSON(op.Value); err == nil {
+				written += int64(len(b))
+			}
+		}
+	}
+	if written > limit {
+		return fmt.Sprintf("the values the patch writes have %d bytes, %d more than the document-size limit of %d bytes", written, written-limit, limit)
+	}
+	return fmt.Sprintf("the state after the patch would be over the document-size limit of %d bytes", limit)
+}
+
+// depthLimitMessage is the message of the depth limit: how deep the
+// deepest value the patch writes (add and replace) nests at its location,
+// counting the containers above it, when that alone is over the limit,
+// else no depth.
+func (c *Contract) depthLimitMessage(ops []Operation) string {
+	deepest := 0
+	for _, op := range ops {
+		if op.Op == OpAdd || op.Op == OpReplace {
+			deepest = max(deepest, len(op.Path)+containerDepth(op.Value))
+		}
+	}
+	if deepest > c.limits.MaxDepth {
+		return fmt.Sprintf("the values the patch writes nest %d levels deep at their locations; the depth limit is %d levels", deepest, c.limits.MaxDepth)
+	}
+	return fmt.Sprintf("the state after the patch would nest deeper than the depth limit of %d levels", c.limits.MaxDepth)
+}
+
+// containerDepth is the number of nested containers of v: 0 for a
+// scalar, 1 for a container of scalars.
+func containerDepth(v any) int {
+	n := 0
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			n = max(n, containerDepth(e))
+		}
+	case map[string]any:
+		for _, e := range x {
+			n = max(n, containerDepth(e))
+		}
+	default:
+		return 0
+	}
+	return n + 1
 }
 
 func (d *Decision) add(r GateResult) { d.Gates = append(d.Gates, r) }

@@ -209,7 +209,7 @@ func TestGates(t *testing.T) {
 		{name: "document too large", gates: GateSet{}, mod: func(s *ContractSpec) { s.Limits.MaxDocumentBytes = 600 },
 			patch: `[{"op":"replace","path":"/report/summary","value":"` + strings.Repeat("x", 300) + `"}]`, gate: GateApply, code: CodeLimitExceeded},
 		{name: "copies too large", gates: GateSet{}, mod: func(s *ContractSpec) { s.Limits.MaxCopyBytes = 200 },
-			patch: `[{"op":"copy","from":"/accounts","path":"/c1"},{"op":"copy","from":"/accounts","path":"/c2"}]`, gate: GateApply, code: CodeLimitExceeded, pointer: "/accounts"},
+			patch: `[{"op":"copy","from":"/accounts","path":"/c1"},{"op":"copy","from":"/accounts","path":"/c2"}]`, gate: GateApply, code: CodeLimitExceeded, pointer: ""},
 	})
 }
 
