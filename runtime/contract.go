@@ -42,6 +42,10 @@ const (
 	CodeInvariantViolated = "invariant_violated"
 	CodeInvariantError    = "invariant_error"
 	CodeInvariantNotBool  = "invariant_not_boolean"
+	// CodeInexactNumber: an invariant read a number that no CEL int,
+	// uint or double holds exactly (its float64 round trip changes it),
+	// so the rule could only have judged a rounded value (invariants.go).
+	CodeInexactNumber = "inexact_number"
 )
 
 // GateSet is the set of optional gates a configuration runs (PatchBench

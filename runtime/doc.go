@@ -77,5 +77,8 @@
 // targets, empty member names inside a path), and checks the library's
 // result at every written location (every focus) before anything is
 // committed. Numbers keep their exact text throughout; test compares
-// numbers by value.
+// numbers by value, the schema gate by exact decimal value, and an
+// invariant sees a number only as a CEL value that holds it exactly,
+// else the rule is rejected with CodeInexactNumber: no float64 rounding
+// decides a gate.
 package runtime

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"sync"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/interpreter"
@@ -28,16 +31,77 @@ var (
 
 // invariantEnv is the CEL environment of every invariant: pre and post
 // (the state before and after the patch, as dynamic JSON values) and phase
-// (the current phase, a string).
+// (the current phase, a string). The conversions to double that CEL
+// defines on int, uint and string are redefined to be exact: a value no
+// double holds exactly is an inexactError, not a rounded double.
 func invariantEnv() (*cel.Env, error) {
 	celEnvOnce.Do(func() {
 		celEnv, celEnvErr = cel.NewEnv(
 			cel.Variable("pre", cel.DynType),
 			cel.Variable("post", cel.DynType),
 			cel.Variable("phase", cel.StringType),
+			cel.Function(overloads.TypeConvertDouble,
+				cel.Overload(overloads.IntToDouble, []*cel.Type{cel.IntType}, cel.DoubleType,
+					cel.UnaryBinding(func(v ref.Val) ref.Val { return exactIntToDouble(v) })),
+				cel.Overload(overloads.UintToDouble, []*cel.Type{cel.UintType}, cel.DoubleType,
+					cel.UnaryBinding(func(v ref.Val) ref.Val { return exactIntToDouble(v) })),
+				cel.Overload(overloads.StringToDouble, []*cel.Type{cel.StringType}, cel.DoubleType,
+					cel.UnaryBinding(exactStringToDouble)),
+			),
 		)
 	})
 	return celEnv, celEnvErr
+}
+
+// inexactError is a number that no CEL value holds exactly; text is the
+// number (operator-only detail: it may be hidden data).
+type inexactError struct{ text string }
+
+func (e *inexactError) Error() string {
+	return fmt.Sprintf("the number %.60s has no exact CEL int, uint or double (its float64 round trip changes it)", e.text)
+}
+
+// exactIntToDouble is double() of an int or uint: the double when it
+// holds the integer exactly, else an inexactError (a double holds every
+// integer up to 2^53 in magnitude, and beyond only some).
+func exactIntToDouble(v ref.Val) ref.Val {
+	switch x := v.(type) {
+	case types.Int:
+		f := float64(x)
+		if f < 0x1p63 && int64(f) == int64(x) {
+			return types.Double(f)
+		}
+		return types.WrapErr(&inexactError{strconv.FormatInt(int64(x), 10)})
+	case types.Uint:
+		f := float64(x)
+		if f < 0x1p64 && uint64(f) == uint64(x) {
+			return types.Double(f)
+		}
+		return types.WrapErr(&inexactError{strconv.FormatUint(uint64(x), 10)})
+	}
+	return types.MaybeNoSuchOverloadErr(v)
+}
+
+// exactStringToDouble is double() of a string: a string in JSON number
+// syntax must be held exactly (as exactNumber decides); any other text is
+// parsed as CEL's own conversion does.
+func exactStringToDouble(v ref.Val) ref.Val {
+	s, ok := v.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(v)
+	}
+	if _, isNumber := normalizeNumber(string(s)); isNumber {
+		f, ok := exactDouble(string(s))
+		if !ok {
+			return types.WrapErr(&inexactError{string(s)})
+		}
+		return types.Double(f)
+	}
+	f, err := strconv.ParseFloat(string(s), 64)
+	if err != nil {
+		return types.WrapErr(err)
+	}
+	return types.Double(f)
 }
 
 // invariants compiles a contract's rules: each must have a unique,
@@ -95,13 +159,27 @@ func (cc *Compiler) invariants(specs []InvariantSpec, lim Limits) ([]invariant, 
 // evalInvariant evaluates one rule; it returns the stable code, a message
 // that names the rule but never a value, and CEL's own error text as the
 // operator-only detail (it can quote data, so it stays out of msg).
+//
+// A rule that read a number no CEL value holds exactly (exactNumber),
+// from the state or through double(), gives inexact_number whatever its
+// result: CEL swallows an error inside the equality of two lists or maps
+// and under || and &&, and a rule must not pass by not looking.
 func evalInvariant(ctx context.Context, inv invariant, pre, post any, phase string) (code, msg, detail string) {
+	reads := &numberReads{}
+	a := jsonTypeAdapter{reads: reads}
 	act := map[string]any{
-		"pre":   jsonAdapter.NativeToValue(pre),
-		"post":  jsonAdapter.NativeToValue(post),
+		"pre":   a.NativeToValue(pre),
+		"post":  a.NativeToValue(post),
 		"phase": phase,
 	}
 	out, _, err := inv.prg.ContextEval(ctx, act)
+	var inexact *inexactError
+	if reads.inexact != nil || errors.As(err, &inexact) {
+		if inexact == nil {
+			inexact = reads.inexact
+		}
+		return CodeInexactNumber, fmt.Sprintf("invariant %q reads a number that no CEL int, uint or double holds exactly (its float64 round trip changes it); it is not judged by a rounded value", inv.name), inexact.Error()
+	}
 	if err != nil {
 		detail = err.Error()
 		var cancelled interpreter.EvalCancelledError
@@ -125,39 +203,33 @@ func evalInvariant(ctx context.Context, inv invariant, pre, post any, phase stri
 
 // jsonAdapter presents decoded JSON to CEL lazily: objects and arrays are
 // wrapped, not converted, and so are the overlays of a committed state
-// (overlay.go), which read as the containers they stand for. A number becomes an int when its text is an
-// integer that fits in int64, a uint when it fits only in uint64, and a
-// double otherwise; an integer beyond uint64, or a number beyond the
-// range of a double (overflow or underflow), becomes a CEL error, so a
-// rule that reads it fails with invariant_error instead of comparing an
-// approximation.
+// (overlay.go), which read as the containers they stand for. A number
+// becomes the CEL value that holds it exactly (exactNumber), or, when none
+// does, an error; an evaluation's own adapter (evalInvariant) also notes
+// the first such number it was asked for.
 var jsonAdapter types.Adapter = jsonTypeAdapter{}
 
-type jsonTypeAdapter struct{}
+type jsonTypeAdapter struct {
+	reads *numberReads // nil: nothing is noted
+}
+
+// numberReads is what one evaluation's adapter saw: the first number no
+// CEL value holds exactly. One evaluation runs on one goroutine.
+type numberReads struct {
+	inexact *inexactError
+}
 
 func (a jsonTypeAdapter) NativeToValue(v any) ref.Val {
 	switch x := v.(type) {
 	case json.Number:
-		s := string(x)
-		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return types.Int(i)
+		if n, ok := exactNumber(string(x)); ok {
+			return n
 		}
-		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
-			return types.Uint(u)
+		e := &inexactError{string(x)}
+		if a.reads != nil && a.reads.inexact == nil {
+			a.reads.inexact = e
 		}
-		if !strings.ContainsAny(s, ".eE") {
-			return types.NewErr("the integer %s is beyond CEL's int and uint range", s)
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return types.NewErr("the number %s is beyond the range of a CEL double", s)
-		}
-		if f == 0 {
-			if d, ok := normalizeNumber(s); ok && d.digits != "" {
-				return types.NewErr("the number %s is beyond the range of a CEL double", s)
-			}
-		}
-		return types.Double(f)
+		return types.WrapErr(e)
 	case map[string]any:
 		return types.NewStringInterfaceMap(a, x)
 	case []any:
@@ -166,4 +238,93 @@ func (a jsonTypeAdapter) NativeToValue(v any) ref.Val {
 		return newOverlayVal(a, x)
 	}
 	return types.DefaultTypeAdapter.NativeToValue(v)
+}
+
+// exactNumber is the CEL value that holds the JSON number s exactly
+// (PatchBench design §6: no float64 rounding decides a gate):
+//
+//   - an int when s is an integer in int64's range, a uint in uint64's,
+//     however it is spelled (9007199254740993, 9.007199254740993e15 and
+//     9007199254740993.0 are all the int 9007199254740993) when its
+//     magnitude is 2^53 or more, where doubles no longer hold every
+//     integer; below 2^53 a number with a point or an exponent stays a
+//     double, as it always was;
+//   - a double when the double nearest s converts back (as its shortest
+//     text, strconv 'g' -1) to the same value: 42.50 and 0.1 are
+//     doubles, 42.500000000000000000000000000001, 1e400 and 1e-400 are
+//     not; at 2^53 and above only integers beyond uint64 qualify, and only
+//     those a double puts past every int and uint (beyond 2^64 or below
+//     -2^63), so that CEL's comparisons of a double with an int or a uint,
+//     which convert the integer to a double, never meet a rounded one.
+//
+// ok is false when no CEL value holds s exactly. Any two values it gives
+// compare (==, <, <=) as their texts' exact values do: distinct doubles it
+// accepts are the nearest doubles of distinct values, and an int or uint
+// beside a double is either below 2^53 (converted exactly) or beyond
+// every double it could be equal to.
+func exactNumber(s string) (ref.Val, bool) {
+	if !strings.ContainsAny(s, ".eE") {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return types.Int(i), true
+		}
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return types.Uint(u), true
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil, false // beyond a double's range, or not a number
+	}
+	if math.Abs(f) < 0x1p53 {
+		if !roundTrips(s, f) {
+			return nil, false
+		}
+		return types.Double(f), true
+	}
+	d, ok := normalizeNumber(s)
+	if !ok || !d.exp.IsInt64() || d.exp.Int64() < int64(len(d.digits)) {
+		return nil, false // not an integer: no double at 2^53 or more holds it
+	}
+	if d.exp.Int64() <= 20 { // at most 20 digits: it may fit 64 bits
+		n, _ := new(big.Int).SetString(d.digits+strings.Repeat("0", int(d.exp.Int64())-len(d.digits)), 10)
+		if d.neg {
+			n.Neg(n)
+		}
+		if n.IsInt64() {
+			return types.Int(n.Int64()), true
+		}
+		if n.IsUint64() {
+			return types.Uint(n.Uint64()), true
+		}
+	}
+	if (f > 0x1p64 || f < -0x1p63) && roundTrips(s, f) {
+		return types.Double(f), true
+	}
+	return nil, false
+}
+
+// exactDouble is exactNumber restricted to doubles: the double that holds
+// the JSON number s exactly, if one does.
+func exactDouble(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !roundTrips(s, f) {
+		return 0, false
+	}
+	return f, true
+}
+
+// roundTrips reports whether f, the double nearest the JSON number s,
+// converts back to a text of the same value as s.
+func roundTrips(s string, f float64) bool {
+	if !strings.ContainsAny(s, "eE") {
+		// Plain text: compare with f's shortest plain text, s's fraction
+		// stripped of trailing zeros (both are then canonical).
+		t := s
+		if strings.Contains(t, ".") {
+			t = strings.TrimRight(t, "0")
+			t = strings.TrimSuffix(t, ".")
+		}
+		return t == strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return numbersEqual(json.Number(s), json.Number(strconv.FormatFloat(f, 'g', -1, 64)))
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -163,13 +164,13 @@ func describeKind(k jsonschema.ErrorKind) string {
 	case *kind.MaxProperties:
 		return fmt.Sprintf("must have at most %d members", k.Want)
 	case *kind.Minimum:
-		return "must be at least " + k.Want.FloatString(6)
+		return "must be at least " + exactDecimal(k.Want)
 	case *kind.Maximum:
-		return "must be at most " + k.Want.FloatString(6)
+		return "must be at most " + exactDecimal(k.Want)
 	case *kind.ExclusiveMinimum:
-		return "must be greater than " + k.Want.FloatString(6)
+		return "must be greater than " + exactDecimal(k.Want)
 	case *kind.ExclusiveMaximum:
-		return "must be less than " + k.Want.FloatString(6)
+		return "must be less than " + exactDecimal(k.Want)
 	case *kind.AdditionalProperties:
 		return "has members the schema does not allow"
 	case *kind.UniqueItems:
@@ -178,4 +179,32 @@ func describeKind(k jsonschema.ErrorKind) string {
 		return "is not allowed here"
 	}
 	return fmt.Sprintf("fails the schema keyword %q", strings.Join(k.KeywordPath(), "/"))
+}
+
+// exactDecimal writes r, a bound read from a JSON number, as plain
+// decimal text with its exact value: a number a schema judges exactly is
+// never reported rounded. A rational whose decimal expansion does not end
+// (which no JSON number is) is written as a fraction.
+func exactDecimal(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	// r = n / (2^a 5^b) has max(a, b) decimals.
+	d := new(big.Int).Set(r.Denom())
+	places := [2]int{}
+	for i, p := range []int64{2, 5} {
+		q, m, bp := new(big.Int), new(big.Int), big.NewInt(p)
+		for {
+			q.QuoRem(d, bp, m)
+			if m.Sign() != 0 {
+				break
+			}
+			d.Set(q)
+			places[i]++
+		}
+	}
+	if d.Cmp(big.NewInt(1)) != 0 {
+		return r.RatString()
+	}
+	return r.FloatString(max(places[0], places[1]))
 }

@@ -752,11 +752,11 @@ func TestAdversarialRegressions(t *testing.T) {
 		c := MustCompile(ContractSpec{View: all, Write: []string{"/id", "/c"}, Invariants: []InvariantSpec{
 			{Name: "id kept", Rule: "post.id == pre.id"}, {Name: "no refund", Rule: "post.c == 0"}}})
 		d, _ := c.Verify(context.Background(), mustDoc(t, `{"id":98765432109876543210987,"c":0}`), []byte(`[{"op":"replace","path":"/id","value":98765432109876543210000}]`), VerifyOptions{Gates: DefaultGates})
-		if d.Committed || d.Rejection().Code != CodeInvariantError {
+		if d.Committed || d.Rejection().Code != CodeInexactNumber {
 			t.Errorf("big id: %+v", d.Gates)
 		}
 		d, _ = c.Verify(context.Background(), mustDoc(t, `{"id":1,"c":0}`), []byte(`[{"op":"replace","path":"/c","value":1e-400}]`), VerifyOptions{Gates: DefaultGates})
-		if d.Committed || d.Rejection().Code != CodeInvariantError {
+		if d.Committed || d.Rejection().Code != CodeInexactNumber {
 			t.Errorf("underflow: %+v", d.Gates)
 		}
 		d, _ = c.Verify(context.Background(), mustDoc(t, `{"id":1,"c":0}`), []byte(`[{"op":"replace","path":"/c","value":0.0}]`), VerifyOptions{Gates: DefaultGates})
