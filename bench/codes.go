@@ -223,4 +223,11 @@ const (
 	// invariants: the step's rejections are a one-bit oracle on the
 	// hidden value.
 	WarningInvariantReadsHidden = "invariant-reads-hidden"
+	// WarningInvariantFalseBefore: an invariant does not hold on the
+	// state a step starts from in the reference run (evaluated with pre
+	// and post both that state): a step that does nothing breaks it, so
+	// it is a goal written as an invariant, and it belongs in the rubric.
+	// The runner counts no illegal commit for it (the violation is
+	// inherited from the state before the step).
+	WarningInvariantFalseBefore = "invariant-false-before-step"
 )

@@ -280,7 +280,7 @@ func (t *trace) last(s *rundir.StepRecord) {
 		t.printf("  PHASE NOT MOVED: %s\n", s.PhaseError)
 	}
 	if s.InheritedViolation != "" {
-		t.printf("  not an illegal commit of this step: the state before it already failed %s (an earlier commit left it so)\n", s.InheritedViolation)
+		t.printf("  not an illegal commit of this step: the state before it already failed %s (an earlier commit or the case's initial state left it so, or the step did nothing)\n", s.InheritedViolation)
 	}
 	for _, ic := range t.r.IllegalCommits {
 		if ic.Step == s.Step {

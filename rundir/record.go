@@ -126,11 +126,13 @@ type StepRecord struct {
 	// not be moved after it: the committed patch removed or replaced the
 	// phase's location (an illegal commit the audit records too).
 	PhaseError string `json:"phase_error,omitempty"`
-	// InheritedViolation, when set ("schema: schema_violation"), says the
-	// audit's schema gate rejected the committed proposal, but the state
-	// before it already broke the schema the same way: an earlier step's
-	// illegal commit left the state so, and this step's commit is not
-	// counted as illegal again.
+	// InheritedViolation, when set ("schema: schema_violation",
+	// "invariants: invariant_violated (NAME)", several joined by "; "),
+	// says the audit rejected the committed proposal, but only for what
+	// the state before it already broke the same way (an earlier step's
+	// illegal commit, or the case's initial state, left it so), or the
+	// proposal was an empty patch: this step's commit is not counted as
+	// illegal (PatchBench design §6: a no-op is never an illegal commit).
 	InheritedViolation string `json:"inherited_violation,omitempty"`
 	// AnswerBytes, when set, is the full length of an answer over the
 	// answer limit (run --max-answer-bytes), rejected with

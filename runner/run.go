@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -183,11 +184,11 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		if err != nil {
 			return false, err // only a cancelled context
 		}
-		inherited, err := inheritedViolation(ctx, s, before, phase, res.Decision)
+		own, inherited, err := ownViolation(ctx, s, before, phase, res.Decision)
 		if err != nil {
 			return false, err
 		}
-		r.record(sr, s, attempt, msgs, resp, res.Decision, inherited, badUsage)
+		r.record(sr, s, attempt, msgs, resp, res.Decision, own, inherited, badUsage)
 		if res.Committed {
 			return r.committedStep(sr, s, res), nil
 		}
@@ -368,32 +369,84 @@ func (r *run) add(u *actors.Usage, cached bool) {
 	r.usage = u.Source
 }
 
-// inheritedViolation reports, for a committed proposal that the audit's
-// schema gate rejects, whether the state before it already broke the
-// schema the same way (an earlier illegal commit left it so): then the
-// violation is inherited, not this proposal's, and it is not counted as an
-// illegal commit of this step. The answer is the gate and code, or "".
-// Invariants are not judged so: they read pre, post and the phase, and a
-// rule can fail on the unchanged state because the step has yet to act.
-func inheritedViolation(ctx context.Context, s *bench.Step, before *runtime.Document, phase string, d *runtime.Decision) (string, error) {
-	g := d.IllegalCommit()
-	if g == nil || g.Gate != runtime.GateSchema {
-		return "", nil
+// ownViolation tells, for a committed proposal that the audit rejects,
+// whether the violation is the proposal's own (own, the illegal commit to
+// count) or inherited from the state before it (inherited, what the
+// state already broke: "schema: schema_violation", "invariants:
+// invariant_violated (NAME)"), PatchBench design §6. A no-op (an empty
+// patch) is never an illegal commit. A schema violation is inherited when
+// the empty patch on the state before breaks the schema the same way; an
+// invariant that fails with the same code when nothing changes (post ==
+// pre) was broken before the step, by an earlier commit or by the case's
+// initial state (a goal written as an invariant). Every failed gate of the
+// audit is judged: the first that is not inherited is the step's own, and
+// for invariants the first rule that is not inherited, not merely the
+// first rule that fails.
+func ownViolation(ctx context.Context, s *bench.Step, before *runtime.Document, phase string, d *runtime.Decision) (own *runtime.GateResult, inherited string, err error) {
+	if d.IllegalCommit() == nil {
+		return nil, "", nil
 	}
-	empty, err := s.Contract.Verify(ctx, before, []byte(`[]`), runtime.VerifyOptions{Gates: runtime.GateSet{Schema: true}, Phase: phase})
-	if err != nil {
-		return "", err
+	var was []string
+	if d.Proposal != nil && len(d.Proposal.Patch) == 0 {
+		for _, g := range d.Audit {
+			if !g.Passed {
+				was = append(was, g.Gate+": "+g.Code)
+			}
+		}
+		return nil, strings.Join(was, "; "), nil
 	}
-	if r := empty.Rejection(); r != nil && r.Gate == g.Gate && r.Code == g.Code {
-		return g.Gate + ": " + g.Code, nil
+	for i := range d.Audit {
+		g := &d.Audit[i]
+		if g.Passed {
+			continue
+		}
+		switch g.Gate {
+		case runtime.GateSchema:
+			empty, err := s.Contract.Verify(ctx, before, []byte(`[]`), runtime.VerifyOptions{Gates: runtime.GateSet{Schema: true}, Phase: phase})
+			if err != nil {
+				return nil, "", err
+			}
+			if r := empty.Rejection(); r != nil && r.Gate == g.Gate && r.Code == g.Code {
+				was = append(was, g.Gate+": "+g.Code)
+				continue
+			}
+		case runtime.GateInvariants:
+			after, err := s.Contract.FailingInvariants(ctx, before, d.State, phase)
+			if err != nil {
+				return nil, "", err
+			}
+			already, err := s.Contract.FailingInvariants(ctx, before, before, phase)
+			if err != nil {
+				return nil, "", err
+			}
+			var fresh *runtime.GateResult
+			for _, o := range after {
+				if slices.ContainsFunc(already, func(a runtime.InvariantOutcome) bool { return a.Name == o.Name && a.Result.Code == o.Result.Code }) {
+					was = append(was, fmt.Sprintf("%s: %s (%s)", g.Gate, o.Result.Code, o.Name))
+					continue
+				}
+				if fresh == nil {
+					r := o.Result
+					fresh = &r
+				}
+			}
+			if fresh == nil && len(after) > 0 {
+				continue
+			}
+			if fresh != nil {
+				return fresh, "", nil
+			}
+		}
+		return g, "", nil
 	}
-	return "", nil
+	return nil, strings.Join(was, "; "), nil
 }
 
 // record writes an attempt's answer and decisions into the step's record,
-// keeping the earlier attempt, and notes an illegal commit (unless the
-// violation was inherited from an earlier step's).
-func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []actors.Message, resp actors.Response, d *runtime.Decision, inherited, badUsage string) {
+// keeping the earlier attempt, and notes the step's own illegal commit, if
+// any (ownViolation; a violation inherited from the state before the step
+// is noted as such, not counted).
+func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []actors.Message, resp actors.Response, d *runtime.Decision, own *runtime.GateResult, inherited, badUsage string) {
 	if sr.Attempts > 0 {
 		sr.Earlier = append(sr.Earlier, rundir.Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions, Audit: sr.Audit,
 			AnswerBytes: sr.AnswerBytes, UsageInvalid: sr.UsageInvalid, ActorStderr: sr.ActorStderr})
@@ -402,7 +455,7 @@ func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []a
 	sr.Attempts, sr.RawResponse, sr.Decisions, sr.Audit, sr.Committed = attempt, resp.Raw, d.Gates, d.Audit, d.Committed
 	sr.AnswerBytes, sr.UsageInvalid = resp.Oversize, badUsage
 	sr.InheritedViolation = inherited
-	if g := d.IllegalCommit(); g != nil && inherited == "" {
+	if g := own; g != nil {
 		r.rec.IllegalCommits = append(r.rec.IllegalCommits, rundir.IllegalCommit{Step: s.ID, Gate: g.Gate, Code: g.Code, Pointer: g.Pointer, Message: g.Message})
 	}
 	sr.Prompt, sr.Patch, sr.Model, sr.Fingerprint = msgs, nil, resp.Model, resp.Fingerprint

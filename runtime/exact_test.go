@@ -358,3 +358,27 @@ func ratText(r *big.Rat) string {
 	}
 	return r.String()
 }
+
+// FailingInvariants names every rule that fails, not only the first, so a
+// caller can tell a rule broken before a step from one the step broke.
+func TestFailingInvariants(t *testing.T) {
+	c := exactContract(t, `post.order.total > 100.0`, `post.order.total == pre.order.total`, `size(post.order.lines) == 2`, `post.order.count > 0`)
+	pre := mustDoc(t, exactState)
+	post := mustDoc(t, strings.Replace(exactState, "42.50", "42.51", 1))
+	got, err := c.FailingInvariants(context.Background(), pre, post, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Name != "rule 0" || got[1].Name != "rule 1" || got[1].Result.Code != CodeInvariantViolated || got[1].Result.Gate != GateInvariants {
+		t.Fatalf("after the change: %+v; want rules 0 and 1 violated", got)
+	}
+	got, err = c.FailingInvariants(context.Background(), pre, pre, "")
+	if err != nil || len(got) != 1 || got[0].Name != "rule 0" {
+		t.Fatalf("on the unchanged state: %+v %v; want rule 0 only", got, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.FailingInvariants(ctx, pre, pre, ""); err == nil {
+		t.Fatal("a cancelled context gave no error")
+	}
+}

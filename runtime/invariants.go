@@ -328,3 +328,34 @@ func roundTrips(s string, f float64) bool {
 	}
 	return numbersEqual(json.Number(s), json.Number(strconv.FormatFloat(f, 'g', -1, 64)))
 }
+
+// InvariantOutcome is the verdict of one invariant: its name and the
+// result the invariants gate would give for it alone.
+type InvariantOutcome struct {
+	Name   string
+	Result GateResult
+}
+
+// FailingInvariants evaluates every invariant of the contract on pre and
+// post (the states before and after a proposal) in phase and returns the
+// outcome of each rule that does not hold, in the contract's order; none
+// when all hold. Unlike the invariants gate, which stops at the first
+// failing rule, it tells which rules fail: a rule that fails with the
+// same code when post is pre (a step that changed nothing) was broken
+// before the step (PatchBench design §6, "inherited"). The work-time limit
+// bounds the whole evaluation; the error is the caller's context's.
+func (c *Contract) FailingInvariants(ctx context.Context, pre, post *Document, phase string) ([]InvariantOutcome, error) {
+	wctx, cancel := context.WithTimeout(ctx, c.workLimit())
+	defer cancel()
+	var out []InvariantOutcome
+	for _, inv := range c.invariants {
+		code, msg, detail := evalInvariant(wctx, inv, pre.Value(), post.Value(), phase)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if code != CodeOK {
+			out = append(out, InvariantOutcome{Name: inv.name, Result: GateResult{Gate: GateInvariants, Code: code, Message: msg, Detail: detail}})
+		}
+	}
+	return out, nil
+}

@@ -19,10 +19,11 @@ import (
 
 // Warnings returns the warnings of a loaded case set: findings that do
 // not make a case invalid but that a policy author should weigh, each a
-// bench.Problem with Warning set and a stable code. There is one kind so
-// far, bench.WarningInvariantReadsHidden (HiddenInvariantReads).
-// patchbench validate prints them and still succeeds. The error is for a
-// cancelled context only.
+// bench.Problem with Warning set and a stable code:
+// bench.WarningInvariantReadsHidden (HiddenInvariantReads) and
+// bench.WarningInvariantFalseBefore (InvariantsFalseBefore). patchbench
+// validate prints them and still succeeds. The error is for a cancelled
+// context only.
 func Warnings(ctx context.Context, cases []*bench.Case, configs []*bench.Config) (bench.Problems, error) {
 	var ps bench.Problems
 	for _, c := range cases {
@@ -34,6 +35,50 @@ func Warnings(ctx context.Context, cases []*bench.Case, configs []*bench.Config)
 			return nil, err
 		}
 		ps = append(ps, w...)
+		w, err = InvariantsFalseBefore(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, w...)
+	}
+	return ps, nil
+}
+
+// InvariantsFalseBefore finds the invariants of case c that do not hold
+// on the state a step starts from in the reference run, in the step's
+// phase, evaluated as if the step did nothing (pre and post both that
+// state). Such a rule is a goal, not an invariant: an empty patch breaks
+// it, and a violation the state before a step already has is inherited,
+// never the step's illegal commit (PatchBench design §6), so the
+// benchmark cannot count a step that misses the goal; the goal belongs in
+// the step's rubric. It returns one warning per step and invariant, at the
+// invariant's line; steps the reference run does not reach are not
+// judged. The error is for a cancelled context only.
+func InvariantsFalseBefore(ctx context.Context, c *bench.Case) (bench.Problems, error) {
+	if len(c.Invariants) == 0 {
+		return nil, nil
+	}
+	run, err := RunReference(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	line := map[string]int{}
+	for i, inv := range c.Invariants {
+		line[inv.Name] = c.Line(ptr("/invariants/%d/rule", i))
+	}
+	var ps bench.Problems
+	for _, rs := range run.Steps {
+		failing, err := rs.Step.Contract.FailingInvariants(ctx, rs.Before, rs.Before, rs.Phase)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range failing {
+			ps = append(ps, bench.Problem{
+				File: c.File, Line: line[o.Name], Case: c.ID, Code: bench.WarningInvariantFalseBefore, Warning: true,
+				Msg: fmt.Sprintf("invariant %q does not hold (%s) on the state step %s starts from in the reference run: a step that does nothing breaks it, so no step can be counted for it (the violation is inherited); a goal belongs in the step's rubric",
+					o.Name, o.Result.Code, rs.Step.ID),
+			})
+		}
 	}
 	return ps, nil
 }

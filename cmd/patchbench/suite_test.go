@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -157,4 +159,34 @@ func TestCaseStepFlags(t *testing.T) {
 		{name: "--step without --case", args: []string{"view", "--step", "x", "--state", "s", "--contract", "c"}, exit: 2, stderr: []string{"--step needs --case"}},
 		{name: "--case and --contract", args: []string{"view", "--case", "x", "--contract", "c"}, exit: 2, stderr: []string{"alternatives"}},
 	})
+}
+
+// A goal written as an invariant (issue 20, item 7) is a warning of its
+// own kind, counted apart in the summary; validate still succeeds.
+func TestValidateWarnsOfGoalInvariants(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(exampleCases, "support", "sup-example-refund.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "    rule: post.order.total == pre.order.total\n",
+		"    rule: post.order.total == pre.order.total\n  - name: the reply is written\n    rule: post.ticket.reply != ''\n", 1)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "support"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "support", "sup-example-refund.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCLI(t, cliCase{args: []string{"validate", dir}})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		`case sup-example-refund: warning (invariant-false-before-step): invariant "the reply is written" does not hold (invariant_violated) on the state step reply starts from in the reference run`,
+		`; 1 warning (invariants false on the state a step starts from: see README, "Goals belong in the rubric")`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
 }

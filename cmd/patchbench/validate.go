@@ -66,16 +66,45 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	for _, w := range warnings {
 		fmt.Fprintln(stdout, w.String())
 	}
-	also := ""
-	if len(warnings) > 0 {
-		also = fmt.Sprintf("; %s (invariants that read data hidden from a step: see README, \"Invariants and hidden data\")", report.Plural(len(warnings), "warning"))
-	}
+	also := warningSummary(warnings)
 	if len(problems) > 0 {
 		fmt.Fprintf(stdout, "%s in %s%s\n", report.Plural(len(problems), "problem"), displayDir(dir), also)
 		return exitNegative
 	}
 	fmt.Fprintln(stdout, suiteSummary(cases, configs)+also)
 	return exitOK
+}
+
+// warningSummary is the part of validate's last line that counts the
+// warnings by kind, with where README.md explains each; "" for none.
+func warningSummary(warnings bench.Problems) string {
+	if len(warnings) == 0 {
+		return ""
+	}
+	kinds := []struct {
+		code, what string
+		n          int
+	}{
+		{code: bench.WarningInvariantReadsHidden, what: `invariants that read data hidden from a step: see README, "Invariants and hidden data"`},
+		{code: bench.WarningInvariantFalseBefore, what: `invariants false on the state a step starts from: see README, "Goals belong in the rubric"`},
+	}
+	for _, w := range warnings {
+		for i := range kinds {
+			if w.Code == kinds[i].code {
+				kinds[i].n++
+			}
+		}
+	}
+	var parts []string
+	for _, k := range kinds {
+		switch {
+		case k.n == len(warnings):
+			parts = append(parts, k.what)
+		case k.n > 0:
+			parts = append(parts, fmt.Sprintf("%d on %s", k.n, k.what))
+		}
+	}
+	return fmt.Sprintf("; %s (%s)", report.Plural(len(warnings), "warning"), strings.Join(parts, "; "))
 }
 
 // suiteSummary is validate's one-line summary of a clean case set.
