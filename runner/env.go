@@ -300,12 +300,12 @@ func (e *StepEnv) propose(ctx context.Context, args string) (string, string, err
 	if err != nil {
 		return "", "", err
 	}
-	inherited, err := inheritedViolation(ctx, s, before, phase, res.Decision)
+	own, inherited, err := ownViolation(ctx, s, before, phase, res.Decision)
 	if err != nil {
 		return "", "", err
 	}
 	turns := sr.Turns
-	r.record(sr, s, e.proposals, e.prompt, resp, res.Decision, inherited, "")
+	r.record(sr, s, e.proposals, e.prompt, resp, res.Decision, own, inherited, "")
 	sr.Turns = turns
 	if res.Committed {
 		e.committed = true

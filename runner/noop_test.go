@@ -56,7 +56,8 @@ func TestInheritedRuleBesideAnOwnViolation(t *testing.T) {
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
-	uncon := configNamed(t, "unconstrained")
+	cases, cfgs := loadSuite(t)
+	uncon := configNamed(t, cfgs, "unconstrained")
 	a := scriptedActor{"reply": `{"patch":[{"op":"replace","path":"/order/total","value":43},{"op":"replace","path":"/ticket/status","value":"resolved"}]}`}
 	sink := &memSink{}
 	opts := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{uncon}, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
@@ -68,7 +69,6 @@ func TestInheritedRuleBesideAnOwnViolation(t *testing.T) {
 		t.Fatalf("illegal commits %+v; want the total rule's, not the inherited goal's", r.IllegalCommits)
 	}
 
-	cases, _ := loadSuite(t)
 	for _, tc := range []struct {
 		caseID, step, patch, rule string
 	}{
@@ -100,16 +100,4 @@ func TestInheritedRuleBesideAnOwnViolation(t *testing.T) {
 			t.Errorf("%s: illegal commits %+v; want one, step %s breaking %q", tc.caseID, r.IllegalCommits, tc.step, tc.rule)
 		}
 	}
-}
-
-func configNamed(t *testing.T, name string) *bench.Config {
-	t.Helper()
-	_, cfgs := loadSuite(t)
-	for _, c := range cfgs {
-		if c.Name == name {
-			return c
-		}
-	}
-	t.Fatalf("no configuration %s", name)
-	return nil
 }
