@@ -96,6 +96,11 @@ type FileRequest struct {
 	// Answer is the answer file to write, relative to the directory.
 	Answer   string    `json:"answer_file"`
 	Messages []Message `json:"messages"`
+	// Tools, in the tools protocol, are the tools the answer may call;
+	// Messages is then the step's conversation so far (Attempt counts
+	// its turns), and an answer is one tool call, {"tool": NAME,
+	// "arguments": {...}}, or a final text.
+	Tools []ToolSpec `json:"tools,omitempty"`
 }
 
 // RequestKey is the file actor's key of a request: the first 32 hex
@@ -120,6 +125,9 @@ func (f *Files) Propose(ctx context.Context, req Request) (Response, error) {
 		// Answered: the request is no longer pending.
 		os.Remove(filepath.Join(f.dir, FilesPending, key+".json"))
 		os.Remove(filepath.Join(f.dir, FilesPending, key+".txt"))
+		if req.Tools != nil {
+			resp = fileToolAnswer(resp, req.Attempt)
+		}
 		return resp, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return Response{}, err
@@ -132,7 +140,7 @@ func (f *Files) Propose(ctx context.Context, req Request) (Response, error) {
 		view = "projected"
 	}
 	fr := FileRequest{Key: key, Case: req.CaseID, Step: req.StepID, Role: req.Role, View: view, Round: req.Round,
-		Attempt: req.Attempt, Answer: filepath.ToSlash(filepath.Join(FilesAnswers, key+".txt")), Messages: req.Messages}
+		Attempt: req.Attempt, Answer: filepath.ToSlash(filepath.Join(FilesAnswers, key+".txt")), Messages: req.Messages, Tools: req.Tools}
 	if err := writePending(filepath.Join(f.dir, FilesPending), fr); err != nil {
 		return Response{}, fmt.Errorf("actor %s: %w", f.spec, err)
 	}
@@ -140,6 +148,33 @@ func (f *Files) Propose(ctx context.Context, req Request) (Response, error) {
 		return Response{}, fmt.Errorf("actor %s: %w", f.spec, err)
 	}
 	return Response{}, &PendingError{Key: key, Answer: answer}
+}
+
+// SpeaksTools implements ToolSpeaker: in the tools protocol an answer
+// file holds one tool call or a final text.
+func (f *Files) SpeaksTools() bool { return true }
+
+// fileToolAnswer reads an answer file of the tools protocol: a JSON
+// object {"tool": NAME, "arguments": {...}} is one tool call (its id
+// "call_TURN"); anything else is a final text, which ends the step.
+func fileToolAnswer(resp Response, turn int) Response {
+	if resp.Oversize > 0 {
+		return resp
+	}
+	var call struct {
+		Tool      *string         `json:"tool"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	d := json.NewDecoder(strings.NewReader(resp.Raw))
+	d.DisallowUnknownFields()
+	if d.Decode(&call) != nil || call.Tool == nil || d.More() {
+		return resp
+	}
+	args := string(call.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	return Response{Calls: []ToolCall{{ID: fmt.Sprintf("call_%d", turn), Name: *call.Tool, Arguments: args}}}
 }
 
 // readAnswer reads an answer file: fs.ErrNotExist when there is none or it
@@ -198,11 +233,54 @@ func writePending(dir string, fr FileRequest) error {
 
 // RequestText renders a pending request of the file actor's directory dir
 // for a person: where the answer goes, then each message under its role.
+//
+// In the tools protocol it shows the conversation (each tool call and
+// each result under its own heading), then the tools and how to answer:
+// one tool call as JSON, or a final text.
 func RequestText(dir string, fr FileRequest) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Answer this request in %s (the reply, as text).\n", filepath.Join(dir, filepath.FromSlash(fr.Answer)))
+	answer := filepath.Join(dir, filepath.FromSlash(fr.Answer))
+	if fr.Tools == nil {
+		fmt.Fprintf(&b, "Answer this request in %s (the reply, as text).\n", answer)
+	} else {
+		fmt.Fprintf(&b, "Answer this turn in %s: %s\n", answer, ToolAnswerFormat)
+	}
+	b.WriteString(ConversationText(fr))
+	return b.String()
+}
+
+// ToolAnswerFormat says how an answer file of the tools protocol is
+// written.
+const ToolAnswerFormat = `one tool call as JSON, {"tool": NAME, "arguments": {...}}, or a final text (which ends the step).`
+
+// ConversationText renders a request's messages for a reader: each
+// message under its role, and in the tools protocol each tool call (as
+// an answer file would write it) and each result under its own heading,
+// then the tools with their arguments' JSON Schema.
+func ConversationText(fr FileRequest) string {
+	var b strings.Builder
 	for _, m := range fr.Messages {
-		fmt.Fprintf(&b, "\n===== %s =====\n%s\n", m.Role, strings.TrimRight(m.Content, "\n"))
+		switch {
+		case m.Role == "tool":
+			fmt.Fprintf(&b, "\n===== result of %s =====\n%s\n", m.ToolCallID, strings.TrimRight(m.Content, "\n"))
+		default:
+			fmt.Fprintf(&b, "\n===== %s =====\n%s\n", m.Role, strings.TrimRight(m.Content, "\n"))
+			for _, c := range m.ToolCalls {
+				fmt.Fprintf(&b, "[%s] {\"tool\": %q, \"arguments\": %s}\n", c.ID, c.Name, c.Arguments)
+			}
+		}
+	}
+	if fr.Tools != nil {
+		b.WriteString("\n===== tools =====\n")
+		for _, t := range fr.Tools {
+			var params bytes.Buffer
+			if json.Compact(&params, t.Parameters) != nil {
+				params.Reset()
+				params.Write(t.Parameters)
+			}
+			fmt.Fprintf(&b, "%s: %s\n  arguments (JSON Schema): %s\n", t.Name, t.Description, params.Bytes())
+		}
+		b.WriteString("\nFor example: {\"tool\": \"read_state\", \"arguments\": {\"pointer\": \"/some/member\", \"depth\": 1}}\n")
 	}
 	return b.String()
 }

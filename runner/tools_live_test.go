@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -203,5 +205,53 @@ func TestToolsLiveHostile(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestToolsFilesActor: the file actor in the tools protocol shows each
+// turn's conversation and the tools in its pending request, reads an
+// answer file as a tool call ({"tool", "arguments"}) or a final text, and
+// each run of the same command goes one turn further.
+func TestToolsFilesActor(t *testing.T) {
+	dir := t.TempDir()
+	f, err := actors.NewFiles("files:" + dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := func(text string) {
+		t.Helper()
+		reqs, _, err := actors.PendingRequests(dir)
+		if err != nil || len(reqs) != 1 {
+			t.Fatalf("pending %v, %v", reqs, err)
+		}
+		if reqs[0].Tools == nil {
+			t.Fatalf("the pending request has no tools")
+		}
+		if err := os.WriteFile(filepath.Join(dir, reqs[0].Answer), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := Options{Tools: ToolOptions{Disclosure: DisclosureProgressive}}
+	if r := runTools(t, "patchoptic", f, o); r.Status != rundir.StatusPending {
+		t.Fatalf("status %s", r.Status)
+	}
+	answer(`{"tool": "read_state", "arguments": {"pointer": "/customer/card_number"}}`)
+	if r := runTools(t, "patchoptic", f, o); r.Status != rundir.StatusPending || len(r.Steps[0].Turns) != 1 || !r.Steps[0].Turns[0].Calls[0].Hidden {
+		t.Fatalf("status %s, turns %+v", r.Status, r.Steps[0].Turns)
+	}
+	reqs, _, _ := actors.PendingRequests(dir)
+	text, err := os.ReadFile(filepath.Join(dir, actors.FilesPending, reqs[0].Key+".txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"===== result of call_1 =====\nerror: absent: nothing at this pointer", `[call_1] {"tool": "read_state"`, "===== tools =====", "propose_patch: "} {
+		if !strings.Contains(string(text), w) {
+			t.Errorf("the pending request lacks %q:\n%s", w, text)
+		}
+	}
+	answer(`{"tool": "propose_patch", "arguments": ` + rightProposal + `}`)
+	r := runTools(t, "patchoptic", f, o)
+	if r.Status != rundir.StatusPassed || len(r.Steps[0].Turns) != 2 {
+		t.Fatalf("status %s error %v turns %d", r.Status, r.Error, len(r.Steps[0].Turns))
 	}
 }

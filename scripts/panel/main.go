@@ -25,6 +25,11 @@
 // prompts and another for the projected ones keeps what one panel saw of
 // a state from shaping its answers to the other's.
 //
+// In the tools protocol (run --protocol tools) each prompt is one turn:
+// the step's conversation so far and the tools; the answer is one tool
+// call, {"tool": NAME, "arguments": {...}}, or a final text, and each cycle
+// of run, batch, answer and collect goes one turn further.
+//
 // The recorded answers belong to the person who ran the panel, not to the
 // repository: keep FA outside it.
 package main
@@ -128,8 +133,14 @@ func batch(args []string, stdout io.Writer) error {
 	for i, r := range keep {
 		name := fmt.Sprintf("%03d", i+1)
 		var b strings.Builder
-		for _, m := range r.Messages {
-			fmt.Fprintf(&b, "===== %s =====\n%s\n\n", m.Role, strings.TrimRight(m.Content, "\n"))
+		if r.Tools != nil {
+			// The tools protocol: the conversation so far, the tools,
+			// and how to answer this turn.
+			fmt.Fprintf(&b, "Answer this turn with %s\n%s", actors.ToolAnswerFormat, actors.ConversationText(r))
+		} else {
+			for _, m := range r.Messages {
+				fmt.Fprintf(&b, "===== %s =====\n%s\n\n", m.Role, strings.TrimRight(m.Content, "\n"))
+			}
 		}
 		if err := os.WriteFile(filepath.Join(*out, name+".prompt.txt"), []byte(b.String()), 0o644); err != nil {
 			return err
