@@ -28,6 +28,13 @@ const (
 // proposal with in every configuration (PatchBench design §6).
 var AllGates = runtime.DefaultGates
 
+// GateOrder lists the gates an artifact's caught_by may name, in the
+// verifier's pipeline order.
+var GateOrder = []string{
+	runtime.GateParse, runtime.GateScope, runtime.GateACL, runtime.GatePhase,
+	runtime.GateApply, runtime.GateSchema, runtime.GateInvariants,
+}
+
 // Config is one benchmark configuration (PatchBench design §3): what the
 // actor sees and which gates the verifier runs. Parsing the proposal and
 // applying the patch are checked in every configuration.

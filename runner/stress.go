@@ -15,7 +15,10 @@ import (
 // gates (PatchBench design §1, the no-model stress test), on the state and
 // in the phase the case's reference run reaches before the artifact's
 // step (or its submit_phase), each in a session of its own
-// (check.Submit), and tallies the decisions (scoring.StressTally).
+// (check.Submit), and tallies the decisions (scoring.StressTally). Each
+// artifact is also submitted to every gate on its own (check.GatesAlone):
+// a gate its caught_by names that does not catch it is a mismatch even
+// when another gate rejects it in every configuration.
 func Stress(ctx context.Context, cases []*bench.Case, configs []*bench.Config) (*scoring.StressResult, error) {
 	tally := scoring.NewStressTally(configs)
 	for _, c := range cases {
@@ -32,6 +35,11 @@ func Stress(ctx context.Context, cases []*bench.Case, configs []*bench.Config) (
 			if a.SubmitPhase != "" {
 				phase = a.SubmitPhase
 			}
+			alone, err := check.GatesAlone(ctx, rs.Step, rs.Before, a.Proposal, phase)
+			if err != nil {
+				return nil, err
+			}
+			tally.AddAlone(c, a, alone)
 			for _, cfg := range configs {
 				d, err := check.Submit(ctx, rs.Step, rs.Before, a.Proposal, cfg.GateSet, phase)
 				if err != nil {

@@ -2,6 +2,8 @@ package scoring
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runtime"
@@ -24,16 +26,22 @@ type StressSet struct {
 	Total    int    `json:"total"`
 }
 
-// Mismatch is an artifact whose decision in a configuration differs from
-// what its caught_by predicts.
+// Mismatch is an artifact that is not caught as its caught_by says, in
+// words (Reason) and as data. Three kinds: in a configuration (Config),
+// the decision differs from what caught_by predicts (Committed against
+// Expected); in a configuration, it is rejected by a gate (Gate, Code)
+// that caught_by does not name; with no configuration, a gate (Gate) on
+// its own accepts it though caught_by names it, or rejects it (Code)
+// though caught_by does not name it.
 type Mismatch struct {
 	Case      string `json:"case"`
 	Artifact  string `json:"artifact"`
-	Config    string `json:"config"`
+	Config    string `json:"config,omitempty"`
 	Committed bool   `json:"committed"`
 	Expected  bool   `json:"expected_committed"`
 	Gate      string `json:"gate,omitempty"`
 	Code      string `json:"code,omitempty"`
+	Reason    string `json:"reason"`
 }
 
 // StressResult is the no-model stress test's figures (PatchBench design
@@ -94,14 +102,43 @@ func (t *StressTally) Add(c *bench.Case, a *bench.Artifact, cfg *bench.Config, d
 			expected = false
 		}
 	}
-	if d.Committed != expected {
-		m := Mismatch{Case: c.ID, Artifact: a.ID, Config: cfg.Name, Committed: d.Committed, Expected: expected}
-		if r := d.Rejection(); r != nil {
-			m.Gate, m.Code = r.Gate, r.Code
+	m := Mismatch{Case: c.ID, Artifact: a.ID, Config: cfg.Name, Committed: d.Committed, Expected: expected}
+	if r := d.Rejection(); r != nil {
+		m.Gate, m.Code = r.Gate, r.Code
+	}
+	switch {
+	case d.Committed != expected:
+		m.Reason = fmt.Sprintf("in %s: committed %v, caught_by says %v", cfg.Name, d.Committed, expected)
+	case !d.Committed && !slices.ContainsFunc(d.Gates, func(g runtime.GateResult) bool { return !g.Passed && slices.Contains(a.CaughtBy, g.Gate) }):
+		m.Reason = fmt.Sprintf("in %s: rejected by %s (%s), a gate caught_by [%s] does not name", cfg.Name, m.Gate, m.Code, strings.Join(a.CaughtBy, ", "))
+	default:
+		return nil
+	}
+	t.res.Mismatches = append(t.res.Mismatches, m)
+	return nil
+}
+
+// AddAlone checks artifact a of case c against what each gate decides on
+// its own (alone: gate name to rejection code, as check.GatesAlone
+// returns it): a gate caught_by names must reject it, and a gate it does
+// not name must not. Each gate that does otherwise is a mismatch with no
+// configuration. It is what catches a gate that stopped working while
+// another gate of caught_by still rejects the artifact in every
+// configuration.
+func (t *StressTally) AddAlone(c *bench.Case, a *bench.Artifact, alone map[string]string) {
+	listed := strings.Join(a.CaughtBy, ", ")
+	for _, g := range bench.GateOrder {
+		m := Mismatch{Case: c.ID, Artifact: a.ID, Gate: g, Code: alone[g]}
+		switch named := slices.Contains(a.CaughtBy, g); {
+		case named && alone[g] == "":
+			m.Reason = fmt.Sprintf("gate %s on its own accepts it, though caught_by [%s] names it", g, listed)
+		case !named && alone[g] != "":
+			m.Reason = fmt.Sprintf("gate %s on its own rejects it (%s), though caught_by [%s] does not name it", g, alone[g], listed)
+		default:
+			continue
 		}
 		t.res.Mismatches = append(t.res.Mismatches, m)
 	}
-	return nil
 }
 
 // Result returns the figures counted so far.

@@ -163,12 +163,12 @@ func (p *problems) artifact(ctx context.Context, i int, a *bench.Artifact, run *
 // gates that reject it on their own, and, when it is, that every
 // configuration decides as caught_by predicts.
 func (p *problems) caughtBy(ctx context.Context, at runtime.Pointer, a *bench.Artifact, rs *ReferenceStep, phase string, configs []*bench.Config) error {
-	alone, err := gatesAlone(ctx, rs.Step, rs.Before, a.Proposal, phase)
+	alone, err := GatesAlone(ctx, rs.Step, rs.Before, a.Proposal, phase)
 	if err != nil {
 		return err
 	}
 	perGate := len(p.ps)
-	for _, g := range gateOrder {
+	for _, g := range bench.GateOrder {
 		listed := slices.Contains(a.CaughtBy, g)
 		switch {
 		case alone[g] != "" && !listed:
@@ -200,17 +200,14 @@ func (p *problems) caughtBy(ctx context.Context, at runtime.Pointer, a *bench.Ar
 	return nil
 }
 
-// gateOrder lists the gates caught_by may name, in pipeline order.
-var gateOrder = []string{
-	runtime.GateParse, runtime.GateScope, runtime.GateACL, runtime.GatePhase,
-	runtime.GateApply, runtime.GateSchema, runtime.GateInvariants,
-}
-
-// gatesAlone verifies a proposal once with no optional gate and once with
-// each optional gate on its own, and returns, for each gate that rejects
-// it, the rejection code. Parse and apply are judged from the run with no
-// optional gate.
-func gatesAlone(ctx context.Context, s *bench.Step, state *runtime.Document, proposal []byte, phase string) (map[string]string, error) {
+// GatesAlone verifies a proposal to step s on state in phase once with
+// no optional gate and once with each optional gate on its own, and
+// returns, for each gate that rejects it, the rejection code (gate name to
+// code; a gate that accepts it is absent). Parse and apply are judged from
+// the run with no optional gate. An artifact's caught_by is exactly the
+// gates it returns (validate checks it on the case set; patchbench stress
+// checks it again on the verifier it runs).
+func GatesAlone(ctx context.Context, s *bench.Step, state *runtime.Document, proposal []byte, phase string) (map[string]string, error) {
 	out := map[string]string{}
 	none, err := Submit(ctx, s, state, proposal, runtime.GateSet{}, phase)
 	if err != nil {

@@ -53,6 +53,10 @@ func TestStressCommand(t *testing.T) {
 		{name: "embedded suite json", args: []string{"stress", "--format", "json"}, golden: "stress-json"},
 		{name: "broken caught_by", args: []string{"stress", "--cases", "testdata/cases-stress-mismatch"}, exit: 1,
 			stderr: []string{"mismatch: case sup-mismatch artifact copy-card in verify-only: committed false, caught_by says true"}},
+		// Every configuration decides as caught_by predicts (the schema gate
+		// rejects), but scope, which caught_by names, does not catch it.
+		{name: "a gate caught_by names does not catch it", args: []string{"stress", "--cases", "testdata/cases-stress-uncaught"}, exit: 1,
+			stderr: []string{"mismatch: case sup-uncaught artifact bad-status: gate scope on its own accepts it, though caught_by [scope, schema] names it"}},
 	})
 }
 

@@ -19,7 +19,9 @@ const stressExamples = `  # Every artifact of the embedded suite against every c
 
 // runStress runs the no-model stress test and prints accepted/total per
 // category and configuration, and the paper's hidden-source set. Exit 1
-// when a decision differs from an artifact's caught_by.
+// when an artifact is not caught as its caught_by says: a configuration's
+// decision differs from it, a gate it does not name rejects it, or a gate
+// it names does not catch it on its own.
 func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("stress", "patchbench stress [--format text|json] [--cases DIR] [--configs DIR]", stressExamples, stdout, stderr)
 	format := fs.String("format", "text", "output `format`: text or json")
@@ -54,7 +56,11 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if len(res.Mismatches) > 0 {
 		for _, m := range res.Mismatches {
-			fmt.Fprintf(stderr, "mismatch: case %s artifact %s in %s: committed %v, caught_by says %v\n", m.Case, m.Artifact, m.Config, m.Committed, m.Expected)
+			sep := ": "
+			if m.Config != "" {
+				sep = " "
+			}
+			fmt.Fprintf(stderr, "mismatch: case %s artifact %s%s%s\n", m.Case, m.Artifact, sep, m.Reason)
 		}
 		return exitNegative
 	}
