@@ -222,61 +222,6 @@ func TestBaselineMissing(t *testing.T) {
 }
 
 // rec is a record for the comparison tests.
-func rec(caseID, config string, round int, passed, leaked bool) *rundir.Record {
-	status := rundir.StatusFailed
-	if passed {
-		status = rundir.StatusPassed
-	}
-	return &rundir.Record{RunID: caseID + "/" + config + "/a/" + strconv.Itoa(round), Case: caseID, Config: config, Actor: "a", Round: round,
-		Status: status, SemanticPass: passed, LegalPass: passed, Leaked: leaked}
-}
-
-func TestComparer(t *testing.T) {
-	configs := []*bench.Config{{Name: "x", Label: "X"}, {Name: "y", Label: "Y"}}
-	c := report.NewComparer(configs, []string{"a"})
-	// Ten runs of x in A, all passing; in B the first four fail and leak,
-	// the last is missing. One run of y only in B.
-	for i := 1; i <= 10; i++ {
-		c.Add(report.SideA, rec("c", "x", i, true, false))
-		if i <= 4 {
-			c.Add(report.SideB, rec("c", "x", i, false, true))
-		} else if i < 10 {
-			c.Add(report.SideB, rec("c", "x", i, true, false))
-		}
-	}
-	c.Add(report.SideB, rec("c", "y", 1, true, false))
-	errRun := rec("c", "x", 11, false, false)
-	errRun.Status = rundir.StatusError
-	c.Add(report.SideA, errRun)
-	c.Add(report.SideB, errRun)
-
-	got := c.Compare(false)
-	if got.Paired != 10 || got.OnlyA != 1 || got.OnlyB != 1 || len(got.Regressions) != 5 || got.Regressions[4].StatusB != "missing" || got.Regressions[4].RunID != "c/x/a/10" {
-		t.Fatalf("%+v", got)
-	}
-	leak := got.Deltas[0]
-	if leak.Metric != "leak_rate" || leak.RunsA != 10 || leak.RunsB != 9 || leak.Pairs != 9 || *leak.RateA != 0 || math.Abs(*leak.RateB-4.0/9) > 1e-12 ||
-		leak.Test.B != 0 || leak.Test.C != 4 || math.Abs(leak.Test.P-0.125) > 1e-12 {
-		t.Errorf("leak rate: %+v", leak)
-	}
-	if y := got.Deltas[4]; y.Config != "y" || y.RateA != nil || y.Change != nil || y.Pairs != 0 || y.RunsB != 1 {
-		t.Errorf("a configuration only B has: %+v", y)
-	}
-	// Only the shared runs: the missing run is no regression, and the
-	// rates are over the pairs.
-	shared := c.Compare(true)
-	if len(shared.Regressions) != 4 || shared.Deltas[0].RunsA != 9 || len(shared.Deltas) != 4 {
-		t.Errorf("shared only: %d regressions, %+v", len(shared.Regressions), shared.Deltas)
-	}
-	tb := report.DeltaTable(got)
-	if len(tb.Rows) != 2 || tb.Rows[0][5] != "0.000 → 0.444 (+0.444, p = 0.125)" || tb.Rows[1][5] != "- → 0.000" {
-		t.Errorf("rows %q", tb.Rows)
-	}
-	if len(tb.Data.Rows) != 8 || tb.Data.Rows[4][len(tb.Data.Columns)-1] != nil {
-		t.Errorf("data %v", tb.Data.Rows)
-	}
-}
-
 // TestPaperTable: a figure of a model is measured per live actor with
 // what produced it, "not measured" without a live model; the stress
 // figure comes from the stress test.

@@ -56,6 +56,58 @@ func CheckSettings(paths []string, ms []*Manifest) error {
 	return nil
 }
 
+// Kinds of Difference between the two sides of a comparison: what the
+// difference changes (and so which of compare's --allow-…-change flags
+// allows it).
+const (
+	ChangeCases     = "case" // the case set: its digest or its ids
+	ChangePrompt    = "prompt"
+	ChangeThreshold = "threshold"
+	ChangeConfig    = "config" // a configuration's view or gates
+)
+
+// Difference is one way the two sides of a comparison (patchbench
+// compare BASE NEW) differ in what they measure: its Kind (ChangeCases…)
+// and the difference in words, A's then B's.
+type Difference struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// SideDifferences names the ways side b differs from side a in what they
+// measure: the case set (case_digest, case_ids), the prompt template and
+// the pass threshold of their first manifests (ReadSet has checked that
+// each side agrees with itself), and every configuration both define
+// with another view or other gates. The rounds, the actors and which
+// configurations each ran may differ: those are not differences.
+func SideDifferences(a, b *Combined) []Difference {
+	var out []Difference
+	ma, mb := a.Manifests[0], b.Manifests[0]
+	diff := setDifferences(ma, mb)
+	var cases []string
+	for _, k := range diff {
+		switch k {
+		case "case_digest", "case_ids":
+			cases = append(cases, k)
+		case "prompt_version":
+			out = append(out, Difference{ChangePrompt, describe(ma, mb, []string{k})})
+		case "pass_threshold":
+			out = append(out, Difference{ChangeThreshold, describe(ma, mb, []string{k})})
+		}
+	}
+	if len(cases) > 0 {
+		out = append([]Difference{{ChangeCases, describe(ma, mb, cases)}}, out...)
+	}
+	for _, cb := range b.Configs {
+		for _, ca := range a.Configs {
+			if ca.Name == cb.Name && !sameConfig(ca, cb) {
+				out = append(out, Difference{ChangeConfig, fmt.Sprintf("configuration %s: %s in A; %s in B", ca.Name, configText(ca), configText(cb))})
+			}
+		}
+	}
+	return out
+}
+
 // Combine checks that the directories at paths, with their manifests and
 // runs (each directory's Holder, in the same order), can be read as one
 // comparison, and names their actors in it. It refuses directories whose

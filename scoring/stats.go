@@ -25,7 +25,7 @@ func Wilson(successes, n int) Interval {
 	den := 1 + z*z/nf
 	centre := (p + z*z/(2*nf)) / den
 	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
-	return Interval{Low: round(math.Max(0, centre-half)), High: round(math.Min(1, centre+half))}
+	return Interval{Low: Round(math.Max(0, centre-half)), High: Round(math.Min(1, centre+half))}
 }
 
 // MeanCI returns the mean of xs and its 95 % t interval (Student's t with
@@ -40,7 +40,7 @@ func MeanCI(xs []float64) (float64, Interval) {
 	}
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
 	half := t * sd / math.Sqrt(float64(len(xs)))
-	return mean, Interval{Low: round(mean - half), High: round(mean + half)}
+	return mean, Interval{Low: Round(mean - half), High: Round(mean + half)}
 }
 
 // McNemar is the exact (binomial) McNemar test of paired outcomes: b
@@ -65,9 +65,9 @@ func ExactMcNemar(b, c int) McNemar {
 	return McNemar{B: b, C: c, P: math.Min(1, p)}
 }
 
-// round rounds to 12 decimal places, so that floating-point noise
+// Round rounds to 12 decimal places, so that floating-point noise
 // (0.9999999999999999) does not reach reports.
-func round(x float64) float64 { return math.Round(x*1e12) / 1e12 }
+func Round(x float64) float64 { return math.Round(x*1e12) / 1e12 }
 
 // Mean is the arithmetic mean of xs (gonum's stat.Mean); NaN when xs is
 // empty.

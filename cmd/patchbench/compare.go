@@ -13,17 +13,23 @@ import (
 	"github.com/patchbench/patchbench/rundir"
 )
 
-const compareExamples = `  # Runs that passed before a verifier change and fail after it, and the
-  # rates of both with their paired tests:
-  patchbench compare results/before results/after
+const compareExamples = `  # The regression gate: exit 1 when a figure of a configuration and actor
+  # moved the bad way (README: "Regression-test your verifier"):
+  patchbench compare results/base results/new
+
+  # A verifier whose configuration was changed on purpose (another gate set):
+  patchbench compare results/base results/new --allow-config-change
 
   # Only the runs both directories hold (B ran one round, or PatchOptic only):
   patchbench compare results/before results/after-patchoptic --shared-only
 
+  # A stricter gate for a live model: changes of 5 points at a family-wise 1 %:
+  patchbench compare results/gpt results/gpt-new --min-delta 0.05 --alpha 0.01
+
   # Several directories on a side (a comma list), read as one as report reads them:
   patchbench compare results/gpt,results/mistral results/gpt-new,results/mistral-new
 
-  # The rates for pandas, or as JSON:
+  # The figures for pandas, or as JSON:
   patchbench compare results/before results/after --format csv
   patchbench compare results/before results/after --format json
 `
@@ -31,35 +37,91 @@ const compareExamples = `  # Runs that passed before a verifier change and fail 
 // compareFormats are compare's formats.
 var compareFormats = []string{"text", "markdown", "csv", "latex", "json"}
 
-// runCompare pairs the runs of two sides (A before, B after) by their key
-// (case, configuration, actor, round), lists those that passed in A and do
-// not in B, and compares every rate with its paired test. Exit 1 if a run
-// regressed, 2 if the sides share no run.
+// allowFlags are compare's flags that allow a difference between the
+// sides' settings, by the rundir.Difference kind they allow.
+var allowFlags = map[string]string{
+	rundir.ChangeConfig:    "allow-config-change",
+	rundir.ChangeCases:     "allow-case-change",
+	rundir.ChangePrompt:    "allow-prompt-change",
+	rundir.ChangeThreshold: "allow-threshold-change",
+}
+
+// runCompare is the regression gate: it pairs the runs of BASE (A) and
+// NEW (B) by their key (case, configuration, actor, round) and judges
+// every figure of every configuration and actor (report.Comparer). Exit 1
+// when a figure regressed or B lacks runs of A (unless --shared-only), 2
+// when the sides differ in what they measure (unless allowed) or share no
+// run.
 func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("compare", "patchbench compare A B [--shared-only] [--format text|markdown|csv|latex|json]", compareExamples, stdout, stderr)
-	format := fs.String("format", "text", "output `format`: text, markdown, csv (the rates), latex or json")
-	sharedOnly := fs.Bool("shared-only", false, "compare only the runs both sides hold: a run missing from B is no regression, and rates are over the pairs")
+	fs := newFlags("compare", "patchbench compare BASE NEW [--alpha P] [--min-delta D] [--exact ACTORS] [--shared-only] [--allow-config-change] [--allow-case-change] [--allow-prompt-change] [--allow-threshold-change] [--format text|markdown|csv|latex|json]", compareExamples, stdout, stderr)
+	format := fs.String("format", "text", "output `format`: text, markdown, csv (the figures), latex or json")
+	sharedOnly := fs.Bool("shared-only", false, "compare only the runs both sides hold: runs of A missing from B do not fail the gate")
+	alpha := fs.Float64("alpha", report.DefaultAlpha, "the family-wise error `rate` of the tests of sampled actors: a figure regresses only with a Holm-adjusted exact p at most this")
+	minDelta := fs.Float64("min-delta", report.DefaultMinDelta, "the smallest `change` for the worse (in rate or mean score, B − A over the pairs) that is a regression")
+	exact := fs.String("exact", strings.Join(report.DefaultExact, ","), "the `actors` (comma list; \"\" for none) whose answers do not sample: any change of theirs of at least --min-delta is a regression, whatever its p")
+	allowed := map[string]*bool{}
+	for _, kind := range []string{rundir.ChangeConfig, rundir.ChangeCases, rundir.ChangePrompt, rundir.ChangeThreshold} {
+		what := map[string]string{rundir.ChangeConfig: "a configuration both sides define with another view or other gates",
+			rundir.ChangeCases: "another case set (digest or ids): cases both hold are paired", rundir.ChangePrompt: "another prompt template",
+			rundir.ChangeThreshold: "another pass threshold"}[kind]
+		allowed[kind] = fs.Bool(allowFlags[kind], false, "compare sides that differ in "+what+" (the change is the point)")
+	}
 	pos, code, ok := fs.parseWithArgs(args, 2)
 	if !ok {
 		return code
 	}
-	if len(pos) != 2 {
-		return fs.usageError("give two run directories (each side may be a comma list of directories)")
-	}
-	if !slices.Contains(compareFormats, *format) {
+	switch {
+	case len(pos) != 2:
+		return fs.usageError("give two run directories, BASE and NEW (each side may be a comma list of directories)")
+	case !slices.Contains(compareFormats, *format):
 		return fs.usageError("--format must be text, markdown, csv, latex or json, not %q", *format)
+	case !(*alpha > 0 && *alpha <= 1):
+		return fs.usageError("--alpha must be in (0, 1], not %v", *alpha)
+	case !(*minDelta >= 0 && *minDelta <= 1):
+		return fs.usageError("--min-delta must be in [0, 1], not %v", *minDelta)
 	}
-	cmp, err := compareSides(sideDirs(pos[0]), sideDirs(pos[1]), *sharedOnly)
+	var exactActors []string
+	for _, a := range strings.Split(*exact, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			exactActors = append(exactActors, a)
+		}
+	}
+	a, err := rundir.ReadSet(sideDirs(pos[0]))
 	if err != nil {
 		return failf(stderr, "compare", "%v", err)
 	}
+	b, err := rundir.ReadSet(sideDirs(pos[1]))
+	if err != nil {
+		return failf(stderr, "compare", "%v", err)
+	}
+	var refused, allowedText []string
+	for _, d := range rundir.SideDifferences(a.Combined, b.Combined) {
+		if *allowed[d.Kind] {
+			allowedText = append(allowedText, d.Text+" (--"+allowFlags[d.Kind]+")")
+		} else {
+			refused = append(refused, d.Text+" (--"+allowFlags[d.Kind]+" if the change is the point)")
+		}
+	}
+	if len(refused) > 0 {
+		return failf(stderr, "compare", "%s and %s do not measure the same thing:\n  %s", pos[0], pos[1], strings.Join(refused, "\n  "))
+	}
+	configs, actorNames := report.CompareNames(a.Configs, b.Configs, a.Actors, b.Actors)
+	c := report.NewComparer(configs, actorNames)
+	for side, set := range []*rundir.Set{a, b} {
+		if err := set.EachHead(func(_ int, r *rundir.Record) error { c.Add(side, r); return nil }); err != nil {
+			return failf(stderr, "compare", "%v", err)
+		}
+	}
+	cmp := c.Compare(report.GateOptions{Alpha: *alpha, MinDelta: *minDelta, SharedOnly: *sharedOnly,
+		Exact: func(actor string) bool { return slices.Contains(exactActors, actor) }})
+	cmp.Allowed = append(cmp.Allowed, allowedText...)
 	if cmp.Paired == 0 {
 		return failf(stderr, "compare", "%s and %s share no run: nothing to compare", pos[0], pos[1])
 	}
 	if err := writeComparison(stdout, cmp, *format); err != nil {
 		return failf(stderr, "compare", "%v", err)
 	}
-	if len(cmp.Regressions) > 0 {
+	if cmp.Failed() {
 		return exitNegative
 	}
 	return exitOK
@@ -80,34 +142,9 @@ func sideDirs(arg string) []string {
 	return out
 }
 
-// compareSides reads each side as one comparison (rundir.ReadSet), refuses
-// sides whose case sets or prompt templates differ (rundir.CheckSettings),
-// and pairs the runs of A with those of B, streaming both.
-func compareSides(dirsA, dirsB []string, sharedOnly bool) (report.Comparison, error) {
-	a, err := rundir.ReadSet(dirsA)
-	if err != nil {
-		return report.Comparison{}, err
-	}
-	b, err := rundir.ReadSet(dirsB)
-	if err != nil {
-		return report.Comparison{}, err
-	}
-	if err := rundir.CheckSettings([]string{a.Paths[0], b.Paths[0]}, []*rundir.Manifest{a.Manifests[0], b.Manifests[0]}); err != nil {
-		return report.Comparison{}, err
-	}
-	configs, actorNames := report.CompareNames(a.Configs, b.Configs, a.Actors, b.Actors)
-	c := report.NewComparer(configs, actorNames)
-	for side, set := range []*rundir.Set{a, b} {
-		if err := set.EachHead(func(_ int, r *rundir.Record) error { c.Add(side, r); return nil }); err != nil {
-			return report.Comparison{}, err
-		}
-	}
-	return c.Compare(sharedOnly), nil
-}
-
 // writeComparison writes a comparison: JSON as it is; CSV and LaTeX the
-// rates' table; text and Markdown the regressions, the table and a line
-// of counts.
+// figures' table; text and Markdown the changes allowed, the regressions
+// with the runs that moved, the runs B lacks, the table and the verdict.
 func writeComparison(w io.Writer, cmp report.Comparison, format string) error {
 	t := report.DeltaTable(cmp)
 	switch format {
@@ -124,31 +161,53 @@ func writeComparison(w io.Writer, cmp report.Comparison, format string) error {
 		report.RenderLaTeX(w, t)
 		return nil
 	}
-	for _, r := range cmp.Regressions {
-		leak := ""
-		if r.LeakedB {
-			leak = " (leaked)"
-		}
-		if format == "markdown" {
-			fmt.Fprintf(w, "- regression: `%s`: %s in A, %s in B%s\n", r.RunID, r.StatusA, r.StatusB, leak)
+	md := format == "markdown"
+	item := func(s string) {
+		if md {
+			fmt.Fprintf(w, "- %s\n", s)
 		} else {
-			fmt.Fprintf(w, "regression: %s: %s in A, %s in B%s\n", r.RunID, r.StatusA, r.StatusB, leak)
+			fmt.Fprintf(w, "%s\n", s)
 		}
 	}
-	if len(cmp.Regressions) > 0 {
+	for _, s := range cmp.Allowed {
+		item("allowed: " + s)
+	}
+	for _, d := range cmp.Regressions {
+		item("REGRESSION: " + report.Finding(d))
+		if d.Worse > 0 {
+			item("  worse in B: " + report.RunList(d.WorseRuns, d.Worse, 5))
+		}
+	}
+	if cmp.OnlyA > 0 {
+		s := fmt.Sprintf("%s of A missing from B: %s", report.Plural(cmp.OnlyA, "run"), report.RunList(cmp.MissingB, cmp.OnlyA, 5))
+		if cmp.SharedOnly {
+			s += " (left out: --shared-only)"
+		} else {
+			s = "INCOMPLETE: " + s + " (rerun B to completion, or --shared-only to compare the runs both hold)"
+		}
+		item(s)
+	}
+	if len(cmp.Allowed)+len(cmp.Regressions) > 0 || cmp.OnlyA > 0 {
 		fmt.Fprintln(w)
 	}
-	if format == "markdown" {
+	if md {
 		fmt.Fprintf(w, "### %s\n\n", t.Title)
 	} else {
 		fmt.Fprintln(w, t.Title)
 	}
-	report.RenderTable(w, t, format == "markdown")
-	line := fmt.Sprintf("%d paired runs: %d passed in A and not in B, %d the other way; %d runs only in A, %d only in B",
-		cmp.Paired, len(cmp.Regressions), cmp.Fixed, cmp.OnlyA, cmp.OnlyB)
-	if cmp.SharedOnly && cmp.OnlyA+cmp.OnlyB > 0 {
-		line += " (left out: --shared-only)"
+	report.RenderTable(w, t, md)
+	exact := "none"
+	if len(cmp.Exact) > 0 {
+		exact = strings.Join(cmp.Exact, ", ")
 	}
-	_, err := fmt.Fprintf(w, "\n%s\n", line)
+	verdict := "no regression: exit 0"
+	if cmp.Failed() {
+		verdict = fmt.Sprintf("%s: exit 1", report.PluralOf(len(cmp.Regressions), "regression", "regressions"))
+		if !cmp.SharedOnly && cmp.OnlyA > 0 {
+			verdict = fmt.Sprintf("%s, %s missing from B: exit 1", report.PluralOf(len(cmp.Regressions), "regression", "regressions"), report.Plural(cmp.OnlyA, "run"))
+		}
+	}
+	_, err := fmt.Fprintf(w, "\n%d paired runs (%d only in A, %d only in B); --min-delta %g, --alpha %g (Holm over %s), exact actors: %s; %s\n",
+		cmp.Paired, cmp.OnlyA, cmp.OnlyB, cmp.MinDelta, cmp.Alpha, report.Plural(cmp.Tested, "test"), exact, verdict)
 	return err
 }

@@ -150,7 +150,9 @@ func TestCompareFormats(t *testing.T) {
 	cases := []cliCase{
 		{name: "shards as one side", args: []string{"compare", s0 + "," + s1, full}, golden: "compare-shards"},
 		{name: "only the shared runs", args: []string{"compare", full, broken, "--shared-only"}, exit: 1, golden: "compare-shared-only"},
-		{name: "another prompt template", args: []string{"compare", full, prompt}, exit: 2, stderr: []string{"prompt_version differ"}},
+		{name: "another prompt template", args: []string{"compare", full, prompt}, exit: 2,
+			stderr: []string{"do not measure the same thing", "prompt template patchbench-prompt/2", "against patchbench-prompt/3", "--allow-prompt-change if the change is the point"}},
+		{name: "another prompt template, allowed", args: []string{"compare", full, prompt, "--allow-prompt-change"}},
 		{name: "a bad format", args: []string{"compare", full, broken, "--format", "yaml"}, exit: 2, stderr: []string{"--format must be text, markdown, csv, latex or json"}},
 		{name: "a side that is not a run directory", args: []string{"compare", full, filepath.Join(tmp, "nope") + "," + s0}, exit: 2, stderr: []string{"is not a run directory"}},
 	}

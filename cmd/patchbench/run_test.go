@@ -122,12 +122,16 @@ func TestShardsMergeAndCompare(t *testing.T) {
 	for _, l := range strings.Split(strings.TrimSpace(string(runs)), "\n") {
 		if strings.Contains(l, `"run_id":"sup-example-refund/patchoptic/reference/1"`) {
 			l = strings.Replace(l, `"status":"passed"`, `"status":"failed"`, 1)
+			l = strings.Replace(strings.Replace(l, `"semantic_pass":true`, `"semantic_pass":false`, 1), `"legal_pass":true`, `"legal_pass":false`, 1)
 		}
 		lines = append(lines, l)
 	}
 	os.WriteFile(filepath.Join(broken, "runs.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 	checkCLI(t, []cliCase{
 		{name: "a regression", args: []string{"compare", full, broken}, exit: 1, golden: "compare-regression"},
+		// reference is an exact actor: its one run of one case is a change
+		// of 1.0; judged as a sampled actor, one pair is no evidence (p = 1).
+		{name: "a sampled actor's one run is no regression", args: []string{"compare", full, broken, "--exact", ""}},
 	})
 }
 
@@ -225,7 +229,7 @@ func TestRunDirectoryIntegrity(t *testing.T) {
 		{name: "the same directory twice", args: []string{"merge", "--out", filepath.Join(tmp, "m"), out, out}, exit: 2, stderr: []string{"two unsharded directories"}},
 	})
 	stdout, _, _ := runCLI(t, cliCase{args: []string{"compare", out, short}})
-	if !strings.Contains(stdout, "passed in A, missing in B") {
+	if !strings.Contains(stdout, "INCOMPLETE: 17 runs of A missing from B") {
 		t.Errorf("compare: %s", stdout)
 	}
 }
