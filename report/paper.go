@@ -52,6 +52,94 @@ type PaperInput struct {
 	// StressConfigs are the configurations of the stress test, for their
 	// labels.
 	StressConfigs []*bench.Config
+	// Map names, per paper model (a PaperModels Key), the actors whose
+	// runs fill its rows (patchbench report --paper-map row=label), in
+	// place of the actors found to be runs of that model.
+	Map map[string][]string
+}
+
+// PaperModel is a model the paper reports: its Key (for --paper-map), its
+// Name as the paper prints it, and which model names are that model.
+type PaperModel struct {
+	Key, Name string
+	is        func(base, tag string) bool
+}
+
+// PaperModels are the paper's two models. A model name is read as a
+// provider's or a server's (case ignored): an organisation prefix
+// ("mistralai/") dropped, an Ollama tag (":7b", ":latest") apart, and
+// its letters and digits alone compared ("GPT-5-mini-2025-08-07" →
+// "gpt5mini20250807"). GPT-5-mini: a name that starts with gpt5mini.
+// Mistral 7B: Ollama's mistral (every tag of it is the 7B model) or a
+// name that starts with mistral7b ("Mistral-7B-Instruct-v0.3"); not
+// mistral-nemo, mistral-small or mistral-large.
+var PaperModels = []PaperModel{
+	{Key: "gpt-5-mini", Name: "GPT-5-mini", is: func(base, _ string) bool { return strings.HasPrefix(compact(base), "gpt5mini") }},
+	{Key: "mistral-7b", Name: "Mistral 7B", is: func(base, _ string) bool {
+		return strings.ToLower(base) == "mistral" || strings.HasPrefix(compact(base), "mistral7b")
+	}},
+}
+
+// PaperModelOf returns the paper model whose Key or Name is key (case,
+// spaces and punctuation ignored: "Mistral 7B" is mistral-7b).
+func PaperModelOf(key string) (PaperModel, bool) {
+	for _, m := range PaperModels {
+		if compact(key) == compact(m.Key) {
+			return m, true
+		}
+	}
+	return PaperModel{}, false
+}
+
+// compact is s in lower case with only its letters and digits.
+func compact(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return -1
+	}, s)
+}
+
+// IsModel reports whether a model name (a provider's, or the model part
+// of an actor spec) is the paper model m.
+func (m PaperModel) IsModel(name string) bool {
+	name = strings.TrimSpace(name)
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	base, tag, _ := strings.Cut(name, ":")
+	return base != "" && m.is(base, tag)
+}
+
+// RunOf reports whether actor p's runs are runs of model m: every model
+// its provider said answered is m, or, when none was recorded, the model
+// its spec names ("openai:gpt-5-mini", "ollama:mistral?num_ctx=8192") is.
+// A role map (several specs) and an actor whose spec names no model
+// (files:, exec:) without recorded models are runs of no paper model:
+// --paper-map names them.
+func (m PaperModel) RunOf(p Producer) bool {
+	if len(p.Models) > 0 {
+		for _, name := range p.Models {
+			if !m.IsModel(name) {
+				return false
+			}
+		}
+		return true
+	}
+	spec := p.Actor
+	if i := strings.Index(spec, "@"); i >= 0 {
+		spec = spec[:i] // actor@dir, as Combine names it
+	}
+	spec, _, _ = strings.Cut(spec, "?") // the spec's parameters
+	provider, model, ok := strings.Cut(spec, ":")
+	if !ok || strings.Contains(spec, "=") || provider == "files" || provider == "exec" {
+		return false
+	}
+	return m.IsModel(model)
 }
 
 // PaperFigures are every figure of the paper (PatchBench design §1), in
@@ -169,13 +257,41 @@ func semanticRank(in PaperInput, actor string) (string, bool) {
 	if po == nil {
 		return "", false
 	}
-	rank := 1
+	above, tied := 0, 0
 	for _, r := range all {
-		if r.SemanticPass > po.SemanticPass {
-			rank++
+		switch {
+		case r.SemanticPass > po.SemanticPass:
+			above++
+		case r.SemanticPass == po.SemanticPass:
+			tied++ // PatchOptic among them
 		}
 	}
-	return fmt.Sprintf("%.3f, rank %d of %d", po.SemanticPass, rank, len(all)), true
+	return fmt.Sprintf("%.3f, %s of %d", po.SemanticPass, Rank(above+1, above+tied), len(all)), true
+}
+
+// Rank writes a rank from first to last: "1st" when they are the same,
+// "tied 1st–6th" when several share it.
+func Rank(first, last int) string {
+	if first == last {
+		return Ordinal(first)
+	}
+	return "tied " + Ordinal(first) + "–" + Ordinal(last)
+}
+
+// Ordinal writes n as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func Ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // stressFigure is the paper set's accepted/total of PatchOptic, Verify
@@ -289,9 +405,10 @@ func (p Producer) String() string {
 }
 
 // PaperTable puts every figure of the paper (PaperFigures) beside this
-// run's: a figure of a model once per live actor, with the model, rounds
-// and settings that produced it, or "not measured" when the run has no
-// live model; the stress and violation figures once. producers holds each
+// run's: a figure of a model once per actor whose runs are runs of that
+// model (PaperModel.RunOf, or the actors in.Map names for it), with the
+// model, rounds and settings that produced it, or "not measured" when no
+// actor is; the stress and violation figures once. producers holds each
 // actor of the summary (a missing one is described by its name).
 func PaperTable(in PaperInput, producers map[string]Producer) Table {
 	t := Table{Name: "paper", Title: "The paper's figures beside this run's",
@@ -321,11 +438,27 @@ func PaperTable(in PaperInput, producers map[string]Producer) Table {
 		t.Data.add(f.Result, f.Paper, model, cell, actor, by)
 	}
 	for _, f := range PaperFigures {
+		var of []string
+		if f.Live {
+			m, _ := PaperModelOf(f.Model)
+			if mapped, ok := in.Map[m.Key]; ok {
+				of = mapped
+			} else {
+				for _, a := range live {
+					if m.RunOf(producer(a)) {
+						of = append(of, a)
+					}
+				}
+			}
+		}
 		switch {
-		case f.Live && len(live) == 0:
+		case f.Live && len(of) == 0 && len(live) == 0:
 			add(f, "not measured", "", "no live model in this run (actors: "+strings.Join(actors, ", ")+")")
+		case f.Live && len(of) == 0:
+			m, _ := PaperModelOf(f.Model)
+			add(f, "not measured", "", fmt.Sprintf("no run of %s (actors: %s; --paper-map %s=ACTOR names one)", m.Name, strings.Join(actors, ", "), m.Key))
 		case f.Live:
-			for _, a := range live {
+			for _, a := range of {
 				cell, ok := f.Measure(in, a)
 				if !ok {
 					cell = "not measured"

@@ -24,6 +24,9 @@ const reportExamples = `  # Every table of a run directory, for the terminal:
   # Markdown for a paper draft, with every figure of the paper beside ours:
   patchbench report results/run-1a2b3c4d5e --format markdown --paper
 
+  # The paper's Mistral 7B rows from a stand-in panel answered through files:
+  patchbench report results/panel --paper --paper-map mistral-7b=files:panel
+
   # LaTeX tables (booktabs, caption, label), intervals in their own columns:
   patchbench report results/run-1a2b3c4d5e --format latex --ci-columns
 
@@ -45,12 +48,14 @@ var reportFormats = append(slices.Clone(report.Formats), "html")
 // runReport prints the tables of one or more run directories, read as
 // one comparison and recomputed from their records as they are read.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--ci-columns] [--paper] [--reveal] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
+	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--ci-columns] [--paper] [--paper-map ROW=ACTOR]... [--reveal] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
 	format := fs.String("format", "text", "output `format`: text, markdown, csv, latex, json or html")
 	var tables stringList
 	fs.Var(&tables, "table", "only the tables with these `names` (repeatable or comma list; csv takes one, main by default)")
 	ciColumns := fs.Bool("ci-columns", false, "put each 95% interval in a column of its own (text, markdown, latex)")
-	paper := fs.Bool("paper", false, "add every figure of the paper beside ours, with the model, rounds and settings that produced ours")
+	paper := fs.Bool("paper", false, "add every figure of the paper beside ours, with the model, rounds and settings that produced ours; a row of a model from a run of that model only")
+	var paperMap stringList
+	fs.Var(&paperMap, "paper-map", "with --paper, fill a paper model's rows from this actor's runs: `row=actor` (row gpt-5-mini or mistral-7b; repeatable or comma list), in place of the runs found to be of that model")
 	baseline := fs.String("baseline", "", "the configuration (`name` or label) the paired tests compare the others against (default patchoptic, when present; without it they are skipped)")
 	plots := fs.String("plots", "", "also write the charts (leak rate, illegal commits, semantic pass, tokens per configuration) into this `dir`")
 	plotFormat := fs.String("plot-format", "png", "the charts' `format`: png, svg or pdf")
@@ -99,11 +104,15 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !rep.Summary.Complete {
 		warnIncomplete(strings.Join(pos, ", "), rep.Summary.RunsExpected, b.Summarizer(), stderr)
 	}
-	if slices.Contains(tables, "paper") {
-		*paper = true // the paper table, asked for by name
+	if slices.Contains(tables, "paper") || len(paperMap) > 0 {
+		*paper = true // the paper table, asked for by name or by a map
 	}
 	if *paper {
-		rep.Tables = append(rep.Tables, paperTable(ctx, set, b, rep.Summary, *casesDir, stderr))
+		mapped, err := parsePaperMap(paperMap, set.Actors)
+		if err != nil {
+			return fs.usageError("--paper-map: %v", err)
+		}
+		rep.Tables = append(rep.Tables, paperTable(ctx, set, b, rep.Summary, *casesDir, mapped, stderr))
 	}
 	if len(tables) == 0 && *format == "csv" {
 		tables = stringList{"main"}
@@ -152,10 +161,43 @@ func chooseBaseline(fs *flagSet, configs []*bench.Config, name, dirs string) (st
 	return "", 0, true
 }
 
+// parsePaperMap reads --paper-map's row=actor pairs into the paper
+// model's key → actors: the row a paper model (report.PaperModels, by key
+// or name), the actor one of actors (the report's names).
+func parsePaperMap(pairs []string, actors []string) (map[string][]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	out := map[string][]string{}
+	for _, p := range pairs {
+		row, actor, ok := strings.Cut(p, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q is not row=actor", p)
+		}
+		m, ok := report.PaperModelOf(row)
+		if !ok {
+			var keys []string
+			for _, m := range report.PaperModels {
+				keys = append(keys, m.Key)
+			}
+			return nil, fmt.Errorf("no paper row %q (rows: %s)", row, strings.Join(keys, ", "))
+		}
+		if !slices.Contains(actors, actor) {
+			return nil, fmt.Errorf("no actor %q in this report (actors: %s)", actor, strings.Join(actors, ", "))
+		}
+		if !slices.Contains(out[m.Key], actor) {
+			out[m.Key] = append(out[m.Key], actor)
+		}
+	}
+	return out, nil
+}
+
 // paperTable runs the no-model stress test on the run's case set (for the
-// stress figure) and puts every figure of the paper beside the run's.
-func paperTable(ctx context.Context, set *rundir.Set, b *report.Builder, sum report.Summary, casesDir string, stderr io.Writer) report.Table {
-	in := report.PaperInput{Summary: sum, StressConfigs: set.Configs}
+// stress figure) and puts every figure of the paper beside the run's,
+// each model's rows from the actors mapped to it (--paper-map) or found
+// to be runs of it.
+func paperTable(ctx context.Context, set *rundir.Set, b *report.Builder, sum report.Summary, casesDir string, mapped map[string][]string, stderr io.Writer) report.Table {
+	in := report.PaperInput{Summary: sum, StressConfigs: set.Configs, Map: mapped}
 	m := set.Manifests[0]
 	dir := casesDir
 	if dir == "" && m.CaseSet != displayDir("") {

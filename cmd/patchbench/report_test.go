@@ -95,7 +95,28 @@ func TestReportPaperLive(t *testing.T) {
 	live := copyRunDir(t, out, filepath.Join(tmp, "gpt"), "oversharer", "openai:gpt-5-mini")
 	checkCLI(t, []cliCase{
 		{name: "the paper's figures beside a live model's", args: []string{"report", live, "--table", "paper"}, golden: "report-paper-live"},
+		{name: "an unknown paper row", args: []string{"report", live, "--paper-map", "llama=openai:gpt-5-mini"}, exit: 2,
+			stderr: []string{`--paper-map: no paper row "llama" (rows: gpt-5-mini, mistral-7b)`}},
+		{name: "an actor not in the report", args: []string{"report", live, "--paper-map", "mistral-7b=ollama:mistral"}, exit: 2,
+			stderr: []string{`--paper-map: no actor "ollama:mistral" in this report (actors: openai:gpt-5-mini)`}},
 	})
+	// A GPT-5-mini run fills no Mistral 7B row; --paper-map (which implies
+	// --paper) says which run does. The oversharer passes in the two
+	// projected configurations only: PatchOptic ties View Only.
+	squeezed := regexp.MustCompile(` +`)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", live, "--table", "paper", "--format", "markdown"},
+			"| semantic pass, PatchOptic (rank of six) | 0.690, the best of the six | Mistral 7B | not measured | no run of Mistral 7B (actors: openai:gpt-5-mini; --paper-map mistral-7b=ACTOR names one) |"},
+		{[]string{"report", live, "--table", "paper", "--format", "markdown", "--paper-map", "Mistral 7B=openai:gpt-5-mini"},
+			"| semantic pass, PatchOptic (rank of six) | 0.690, the best of the six | Mistral 7B | 1.000, tied 1st–2nd of 6 | openai:gpt-5-mini,"},
+	} {
+		if got := squeezed.ReplaceAllString(runOK(t, c.args...), " "); !strings.Contains(got, c.want) {
+			t.Errorf("%v: no %q in:\n%s", c.args, c.want, got)
+		}
+	}
 
 	// The stress figure: the stress test on the run's case set, with the
 	// configurations' gates as the manifest recorded them, or, in a
