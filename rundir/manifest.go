@@ -86,6 +86,12 @@ type Build struct {
 	Go          string `json:"go"`
 	VCSTime     string `json:"vcs_time,omitempty"`
 	VCSModified bool   `json:"vcs_modified,omitempty"`
+	// RevisionSource says where the manifest's git_revision came from:
+	// "go" (Go's VCS stamp), "ldflags" (set at link time), or
+	// "checkout:DIR" (the HEAD of the git checkout at DIR, read because
+	// the build records none: the binary may not have been built from
+	// it); empty when there is none.
+	RevisionSource string `json:"revision_source,omitempty"`
 }
 
 // Key is what makes two manifests the same run, as JSON: every setting,

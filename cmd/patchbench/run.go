@@ -178,6 +178,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	// Provenance first: a run whose manifest cannot say what built it
+	// should be known before it is spent.
+	if w := readBuildInfo().warning(); w != "" {
+		fmt.Fprintf(stderr, "patchbench run: warning: %s\n", w)
+	}
 	p, code, ok := f.plan(fs, sh)
 	if !ok {
 		return code

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/patchbench/patchbench/rundir"
 )
@@ -17,6 +20,9 @@ const versionExamples = `  # The module version and the VCS revision this binary
 
   # As JSON, for a paper's artifact description:
   patchbench version --format json
+
+  # A build that knows its revision with VCS stamping off (GOFLAGS=-buildvcs=false):
+  go build -buildvcs=false -ldflags "-X main.vcsRevision=$(git rev-parse HEAD)" ./cmd/patchbench
 `
 
 // buildInfo is what the binary knows of its build (runtime/debug's
@@ -24,42 +30,230 @@ const versionExamples = `  # The module version and the VCS revision this binary
 // pseudo-version such as v0.0.0-20261201044416-7e6a852812f6+dirty since
 // Go 1.24 stamps one from the VCS), the VCS revision, its commit time and
 // whether the working tree had uncommitted changes, and the Go toolchain.
-// Fields the build does not know are empty: a test binary, or a build
-// with -buildvcs=false, knows no revision.
+// RevisionSource says where the revision came from (resolveBuild): "go"
+// (Go's own VCS stamp), "ldflags" (-ldflags -X main.vcsRevision=...), or
+// "checkout:DIR" (read from the git checkout of the module at DIR, the
+// working directory's, when the build records none: a go run or go test
+// with -buildvcs=false). Fields nothing tells are empty.
 type buildInfo struct {
-	Module   string `json:"module"`
-	Version  string `json:"version"`
-	Revision string `json:"vcs_revision"`
-	Time     string `json:"vcs_time"`
-	Modified bool   `json:"vcs_modified"`
-	Go       string `json:"go"`
-	Platform string `json:"platform"`
+	Module         string `json:"module"`
+	Version        string `json:"version"`
+	Revision       string `json:"vcs_revision"`
+	RevisionSource string `json:"vcs_revision_source,omitempty"`
+	Time           string `json:"vcs_time"`
+	Modified       bool   `json:"vcs_modified"`
+	Go             string `json:"go"`
+	Platform       string `json:"platform"`
 }
+
+// Set at link time by a build that knows its revision when Go's VCS
+// stamping is off (README.md, "patchbench version"):
+//
+//	go build -buildvcs=false -ldflags "-X main.vcsRevision=$(git rev-parse HEAD) \
+//	  -X main.vcsTime=$(git log -1 --format=%cI) \
+//	  -X main.vcsModified=$(git diff --quiet HEAD && echo false || echo true)" ./cmd/patchbench
+var vcsRevision, vcsTime, vcsModified string
+
+// ldStamp is what -ldflags -X set.
+type ldStamp struct{ revision, time, modified string }
 
 // readBuildInfo reads the binary's build information.
 func readBuildInfo() buildInfo {
+	info, _ := debug.ReadBuildInfo()
+	wd, _ := os.Getwd()
+	return resolveBuild(info, ldStamp{vcsRevision, vcsTime, vcsModified}, wd)
+}
+
+// ownModule is this module's path, for a binary built without module
+// information.
+const ownModule = "github.com/patchbench/patchbench"
+
+// resolveBuild is the build of a binary with build information info (nil
+// when it has none), link-time stamp ld, run in directory wd: Go's VCS
+// stamp when it has one, else the stamp, else the revision of the git
+// checkout of the module that wd lies in.
+func resolveBuild(info *debug.BuildInfo, ld ldStamp, wd string) buildInfo {
 	b := buildInfo{Go: goruntime.Version(), Platform: goruntime.GOOS + "/" + goruntime.GOARCH}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
+	if info != nil {
+		b.Module, b.Version, b.Go = info.Main.Path, info.Main.Version, info.GoVersion
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				b.Revision, b.RevisionSource = s.Value, "go"
+			case "vcs.time":
+				b.Time = s.Value
+			case "vcs.modified":
+				b.Modified = s.Value == "true"
+			}
+		}
+	}
+	if b.Revision != "" {
 		return b
 	}
-	b.Module, b.Version, b.Go = info.Main.Path, info.Main.Version, info.GoVersion
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.Revision = s.Value
-		case "vcs.time":
-			b.Time = s.Value
-		case "vcs.modified":
-			b.Modified = s.Value == "true"
-		}
+	if ld.revision != "" {
+		b.Revision, b.RevisionSource, b.Time, b.Modified = ld.revision, "ldflags", ld.time, ld.modified == "true"
+		return b
+	}
+	module := b.Module
+	if module == "" {
+		module = ownModule
+	}
+	if rev, dir := checkoutRevision(wd, module); rev != "" {
+		b.Revision, b.RevisionSource = rev, "checkout:"+dir
 	}
 	return b
 }
 
+// checkoutRevision returns the commit the git checkout of module is at,
+// and the module's root directory: the nearest directory at or above dir
+// whose go.mod declares module, and the nearest .git at or above it, read
+// as git resolves HEAD (without running git): .git is a directory, or a
+// file "gitdir: PATH" (a worktree, whose commondir file names the
+// directory that holds the refs); HEAD holds a commit or "ref: NAME"; a
+// ref is a file under the git directory or the common directory, or a
+// line of packed-refs. Anything else (no checkout, another module, a
+// branch without a commit, a HEAD that names none) gives "".
+func checkoutRevision(dir, module string) (revision, root string) {
+	root = dir
+	for {
+		if b, err := os.ReadFile(filepath.Join(root, "go.mod")); err == nil {
+			if goModModule(b) != module {
+				return "", ""
+			}
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			return "", ""
+		}
+		root = parent
+	}
+	gitDir := ""
+	for at := root; ; {
+		p := filepath.Join(at, ".git")
+		if fi, err := os.Stat(p); err == nil {
+			gitDir = p
+			if !fi.IsDir() {
+				b, err := os.ReadFile(p)
+				line := strings.TrimSpace(string(b))
+				if err != nil || !strings.HasPrefix(line, "gitdir:") {
+					return "", ""
+				}
+				gitDir = strings.TrimSpace(strings.TrimPrefix(line, "gitdir:"))
+				if !filepath.IsAbs(gitDir) {
+					gitDir = filepath.Join(at, gitDir)
+				}
+			}
+			break
+		}
+		parent := filepath.Dir(at)
+		if parent == at {
+			return "", ""
+		}
+		at = parent
+	}
+	common := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		common = strings.TrimSpace(string(b))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
+		}
+	}
+	ref := "HEAD"
+	for range 10 { // symbolic refs, at most this deep
+		text, ok := readRef(gitDir, common, ref)
+		if !ok {
+			return "", ""
+		}
+		if name, sym := strings.CutPrefix(text, "ref:"); sym {
+			ref = strings.TrimSpace(name)
+			continue
+		}
+		if !isCommitID(text) {
+			return "", ""
+		}
+		return text, root
+	}
+	return "", ""
+}
+
+// goModModule is the module path a go.mod declares: its module directive,
+// quoted or not, "" when there is none.
+func goModModule(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		line, _, _ = strings.Cut(line, "//")
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], "\"`")
+		}
+	}
+	return ""
+}
+
+// readRef reads a ref: its own file in the git directory (HEAD, a
+// worktree's own refs) or the common directory, else its line in the
+// common directory's packed-refs.
+func readRef(gitDir, common, ref string) (string, bool) {
+	if strings.Contains(ref, "..") {
+		return "", false
+	}
+	for _, d := range []string{gitDir, common} {
+		if b, err := os.ReadFile(filepath.Join(d, filepath.FromSlash(ref))); err == nil {
+			return strings.TrimSpace(string(b)), true
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(common, "packed-refs"))
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if id, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == ref && !strings.HasPrefix(id, "#") && !strings.HasPrefix(id, "^") {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// isCommitID reports whether s is a full commit id: 40 (SHA-1) or 64
+// (SHA-256) lowercase hex digits.
+func isCommitID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// warning is what run says on standard error when the build cannot say
+// what it is: no revision at all, or one read from the checkout the
+// binary runs in rather than recorded by the build; "" when the build
+// records its revision.
+func (b buildInfo) warning() string {
+	switch {
+	case b.Revision == "":
+		return "this build cannot say what it is: it records no revision (built with -buildvcs=false or outside a git checkout), and the working directory is in no checkout of the module; the manifest records version " +
+			orUnknown(b.Version) + " and no git_revision. Build with -ldflags \"-X main.vcsRevision=$(git rev-parse HEAD)\" (README, \"patchbench version\") or run from the checkout"
+	case strings.HasPrefix(b.RevisionSource, "checkout:"):
+		return fmt.Sprintf("this build does not record its revision (built with -buildvcs=false?); the manifest records %s, the HEAD of the git checkout at %s, which the binary may not have been built from, and whether it had changes not committed is not known",
+			b.Revision, strings.TrimPrefix(b.RevisionSource, "checkout:"))
+	}
+	return ""
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
 // manifest is the manifest's build member.
 func (b buildInfo) manifest() *rundir.Build {
-	return &rundir.Build{Go: b.Go, VCSTime: b.Time, VCSModified: b.Modified}
+	return &rundir.Build{Go: b.Go, VCSTime: b.Time, VCSModified: b.Modified, RevisionSource: b.RevisionSource}
 }
 
 // runVersion prints the module version and the VCS revision of the
@@ -97,7 +291,9 @@ func (b buildInfo) text() string {
 	s := fmt.Sprintf("patchbench %s (%s)\n", version, module)
 	switch {
 	case b.Revision == "":
-		s += "revision: unknown (not built from a VCS checkout, or built with -buildvcs=false)\n"
+		s += "revision: unknown (not built from a VCS checkout, or built with -buildvcs=false, and not run inside a checkout of the module)\n"
+	case strings.HasPrefix(b.RevisionSource, "checkout:"):
+		s += "revision: " + b.Revision + " (not recorded by the build: the HEAD of the git checkout at " + strings.TrimPrefix(b.RevisionSource, "checkout:") + "; changes not committed unknown)\n"
 	default:
 		s += "revision: " + b.Revision
 		if b.Time != "" {
@@ -105,6 +301,9 @@ func (b buildInfo) text() string {
 		}
 		if b.Modified {
 			s += ", with changes not committed"
+		}
+		if b.RevisionSource == "ldflags" {
+			s += ", stamped with -ldflags"
 		}
 		s += "\n"
 	}
