@@ -61,10 +61,10 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	exact := fs.String("exact", strings.Join(report.DefaultExact, ","), "the `actors` (comma list; \"\" for none) whose answers do not sample: any change of theirs of at least --min-delta is a regression, whatever its p")
 	allowed := map[string]*bool{}
 	for _, kind := range []string{rundir.ChangeConfig, rundir.ChangeCases, rundir.ChangePrompt, rundir.ChangeThreshold} {
-		what := map[string]string{rundir.ChangeConfig: "a configuration both sides define with another view or other gates",
-			rundir.ChangeCases: "another case set (digest or ids): cases both hold are paired", rundir.ChangePrompt: "another prompt template",
-			rundir.ChangeThreshold: "another pass threshold"}[kind]
-		allowed[kind] = fs.Bool(allowFlags[kind], false, "compare sides that differ in "+what+" (the change is the point)")
+		what := map[string]string{rundir.ChangeConfig: "definition of a configuration both ran (view or gates)",
+			rundir.ChangeCases: "case set (digest or ids; the cases both hold are paired)", rundir.ChangePrompt: "prompt template",
+			rundir.ChangeThreshold: "pass threshold"}[kind]
+		allowed[kind] = fs.Bool(allowFlags[kind], false, "compare sides whose "+what+" differs: the change is the point")
 	}
 	pos, code, ok := fs.parseWithArgs(args, 2)
 	if !ok {
@@ -175,7 +175,8 @@ func writeComparison(w io.Writer, cmp report.Comparison, format string) error {
 	for _, d := range cmp.Regressions {
 		item("REGRESSION: " + report.Finding(d))
 		if d.Worse > 0 {
-			item("  worse in B: " + report.RunList(d.WorseRuns, d.Worse, 5))
+			// Under its regression: indented text, a nested Markdown item.
+			fmt.Fprintf(w, "  %sworse in B: %s\n", map[bool]string{true: "- "}[md], report.RunList(d.WorseRuns, d.Worse, 5))
 		}
 	}
 	if cmp.OnlyA > 0 {

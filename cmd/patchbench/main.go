@@ -64,7 +64,7 @@ var commands = map[string]command{
 	"stress":    {"the no-model stress test: every artifact against every configuration", runStress},
 	"report":    {"tables of a run directory: text, markdown, csv, latex, json", runReport},
 	"browse":    {"the runs of run directories in the web browser (a local server)", runBrowse},
-	"compare":   {"paired comparison of two run directories; regressions listed", runCompare},
+	"compare":   {"the regression gate: every figure of two run directories, paired; exit 1 when one got worse", runCompare},
 	"merge":     {"merge the shard directories of one run", runMerge},
 	"show":      {"one run of a run directory as a readable trace", runShow},
 	"pending":   {"the requests of a file actor that wait for an answer", runPending},
