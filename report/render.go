@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -29,7 +30,20 @@ type RenderOptions struct {
 	// its figure, instead of "x [lo, hi]" in one cell (text, Markdown,
 	// LaTeX; CSV always has lo and hi columns).
 	CIColumns bool
+	// Width, when positive, is the most columns (characters) a text
+	// table may take: a wider one is narrowed by FitText, and a line
+	// under it says what was left out. 0 writes every table whole (the
+	// wide form, --wide). Markdown, CSV, LaTeX and JSON are never
+	// narrowed.
+	Width int
+	// Intervals keeps the 95 % intervals of a text table that is
+	// narrowed.
+	Intervals bool
 }
+
+// TextWidth is the width text tables fit by default (patchbench report
+// and run without --wide).
+const TextWidth = 120
 
 // Render writes a report in one of Formats: text (each table under its
 // title, boxed by tablewriter), markdown (each under a ### heading), csv
@@ -68,7 +82,7 @@ func RenderWith(w io.Writer, rep Report, o RenderOptions) error {
 		switch o.Format {
 		case "text":
 			fmt.Fprintln(w, t.Title)
-			RenderTable(w, t, false)
+			RenderText(w, t, o)
 		case "markdown":
 			fmt.Fprintf(w, "### %s\n\n", t.Title)
 			RenderTable(w, t, true)
@@ -192,6 +206,244 @@ func SplitIntervals(t Table) Table {
 		out.Rows = append(out.Rows, row)
 	}
 	return out
+}
+
+// RenderText renders a table's header and rows (not its title) boxed for
+// the terminal, narrowed to o.Width when it is positive (FitText), with a
+// line under it that says what the narrowing left out.
+func RenderText(w io.Writer, t Table, o RenderOptions) {
+	note := ""
+	if o.Width > 0 {
+		t, note = FitText(t, o.Width, o.Intervals)
+	}
+	RenderTable(w, t, false)
+	if note != "" {
+		fmt.Fprintln(w, note)
+	}
+}
+
+// FitText narrows a table whose text rendering is wider than width
+// characters, in steps, until it fits: it leaves out the 95 % intervals
+// (unless intervals is set), then breaks the headers of several words
+// into two lines, then leaves out the table's Optional columns, in their
+// order, then breaks long texts into lines (the widest column first).
+// Every figure it keeps is the wide table's, as written there. It
+// returns the table and a sentence naming what was left out ("" when the
+// table fit as it was); a table that cannot be narrowed enough is
+// returned as narrow as it gets.
+func FitText(t Table, width int, intervals bool) (Table, string) {
+	if TextTableWidth(t) <= width {
+		return t, ""
+	}
+	var left []string
+	if !intervals && hasIntervals(t) {
+		t = dropIntervals(t)
+		left = append(left, "the 95% intervals")
+	}
+	if TextTableWidth(t) > width {
+		t = wrapHeaders(t)
+	}
+	var cols []string
+	for _, name := range t.Optional {
+		if TextTableWidth(t) <= width {
+			break
+		}
+		if i := columnIndex(t, name); i >= 0 {
+			t = dropColumn(t, i)
+			cols = append(cols, name)
+		}
+	}
+	t = wrapCells(t, width)
+	switch len(cols) {
+	case 0:
+	case 1:
+		left = append(left, "the column "+cols[0])
+	default:
+		left = append(left, "the columns "+strings.Join(cols, ", "))
+	}
+	if len(left) == 0 {
+		return t, ""
+	}
+	return t, fmt.Sprintf("(narrowed to %d columns, without %s: patchbench report --wide shows them)", width, strings.Join(left, " and "))
+}
+
+// TextTableWidth is the width of a table's text rendering, in
+// characters (runes: the box drawing and the figures are one column
+// each).
+func TextTableWidth(t Table) int {
+	var buf bytes.Buffer
+	RenderTable(&buf, t, false)
+	n := 0
+	for _, line := range strings.Split(buf.String(), "\n") {
+		n = max(n, utf8.RuneCountInString(line))
+	}
+	return n
+}
+
+func hasIntervals(t Table) bool {
+	for _, h := range t.Header {
+		if strings.HasSuffix(h, ciHeader) {
+			return true
+		}
+	}
+	return false
+}
+
+// dropIntervals leaves out the interval of each "X [95% CI]" column: its
+// header becomes X and its cells "x [lo, hi]" become x.
+func dropIntervals(t Table) Table {
+	out := Table{Name: t.Name, Title: t.Title, Data: t.Data, Optional: t.Optional, Header: slices.Clone(t.Header)}
+	ci := make([]bool, len(t.Header))
+	for i, h := range t.Header {
+		if strings.HasSuffix(h, ciHeader) {
+			ci[i], out.Header[i] = true, strings.TrimSuffix(h, ciHeader)
+		}
+	}
+	for _, r := range t.Rows {
+		row := slices.Clone(r)
+		for i, c := range row {
+			if i < len(ci) && ci[i] {
+				row[i], _, _ = strings.Cut(c, " [")
+			}
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out
+}
+
+// wrapHeaders breaks each header of several words into two lines, at the
+// space (dropped) or after the slash (kept) that makes the longer line
+// shortest.
+func wrapHeaders(t Table) Table {
+	t.Header = slices.Clone(t.Header)
+	for i, h := range t.Header {
+		best, cut := utf8.RuneCountInString(h), ""
+		for k := 0; k < len(h); k++ {
+			first, rest := "", ""
+			switch h[k] {
+			case ' ':
+				first, rest = h[:k], h[k+1:]
+			case '/':
+				first, rest = h[:k+1], h[k+1:]
+			default:
+				continue
+			}
+			if first == "" || rest == "" {
+				continue
+			}
+			if w := max(utf8.RuneCountInString(first), utf8.RuneCountInString(rest)); w < best {
+				best, cut = w, first+"\n"+rest
+			}
+		}
+		if cut != "" {
+			t.Header[i] = cut
+		}
+	}
+	return t
+}
+
+// wrapCells breaks the texts of the widest column into lines, at spaces,
+// while the table is wider than width: each time down to the width of
+// the next widest column (so that the long columns end alike) or what
+// the excess asks, never under 12 characters; the words stay as they
+// were.
+func wrapCells(t Table, width int) Table {
+	orig := t.Rows
+	for range 200 {
+		excess := TextTableWidth(t) - width
+		if excess <= 0 {
+			return t
+		}
+		col, widest, second := -1, 0, 0
+		for i := range t.Header {
+			switch w := columnWidth(t, i); {
+			case w > widest:
+				col, widest, second = i, w, widest
+			case w > second:
+				second = w
+			}
+		}
+		target := max(widest-excess, min(second, widest-1), 12)
+		if col < 0 || target >= widest {
+			return t
+		}
+		rows := make([][]string, len(t.Rows))
+		changed := false
+		for k, r := range t.Rows {
+			rows[k] = r
+			if col < len(r) {
+				if w := wrapText(orig[k][col], target); w != r[col] {
+					rows[k] = slices.Clone(r)
+					rows[k][col], changed = w, true
+				}
+			}
+		}
+		if !changed {
+			return t
+		}
+		t.Rows = rows
+	}
+	return t
+}
+
+// columnWidth is the widest line of a column's cells.
+func columnWidth(t Table, i int) int {
+	n := 0
+	for _, r := range t.Rows {
+		if i < len(r) {
+			for _, line := range strings.Split(r[i], "\n") {
+				n = max(n, utf8.RuneCountInString(line))
+			}
+		}
+	}
+	return n
+}
+
+// wrapText breaks s into lines of at most width characters at spaces (a
+// word longer than width stays whole on its line).
+func wrapText(s string, width int) string {
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line := ""
+		for _, word := range strings.Fields(para) {
+			switch {
+			case line == "":
+				line = word
+			case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+				line += " " + word
+			default:
+				out = append(out, line)
+				line = word
+			}
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// columnIndex finds a column by its header (as written in the wide form,
+// without its interval or line break).
+func columnIndex(t Table, name string) int {
+	for i, h := range t.Header {
+		h = strings.TrimSuffix(strings.ReplaceAll(h, "\n", " "), ciHeader)
+		if h == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func dropColumn(t Table, i int) Table {
+	t.Header = slices.Delete(slices.Clone(t.Header), i, i+1)
+	rows := make([][]string, len(t.Rows))
+	for k, r := range t.Rows {
+		if i < len(r) {
+			r = slices.Delete(slices.Clone(r), i, i+1)
+		}
+		rows[k] = r
+	}
+	t.Rows = rows
+	return t
 }
 
 // RenderTable renders a table's header and rows (not its title) with

@@ -25,6 +25,10 @@ type Table struct {
 	// (leak_rate, leak_lo, leak_hi…) and, per row, float64, int, string
 	// or nil (a value that is missing: an empty CSV cell).
 	Data *Data `json:"-"`
+	// Optional are the headers (without " [95% CI]") of the columns a
+	// text table narrowed to a width may leave out (FitText), the first
+	// left out first.
+	Optional []string `json:"-"`
 }
 
 // Data is a table's values, one per cell, for CSV (pandas, R).
@@ -307,7 +311,10 @@ func MainTable(s Summary) Table {
 			"tokens_mean", "tokens_lo", "tokens_hi", "tokens_change_vs_full",
 			"commit_rate", "content_score", "content_score_accepted",
 			"semantic_pass", "semantic_pass_lo", "semantic_pass_hi",
-			"legal_pass", "legal_pass_lo", "legal_pass_hi"}}}
+			"legal_pass", "legal_pass_lo", "legal_pass_hi"}},
+		// Leaked/round is the leak rate times the cases of a round;
+		// all committed is what content (accepted) is taken over.
+		Optional: []string{"Leaked/round", "All committed", "vs full"}}
 	for _, r := range s.Rows {
 		change := "-"
 		if r.TokensChangeVsFull != nil {

@@ -15,7 +15,8 @@ import (
 	"github.com/patchbench/patchbench/runtime"
 )
 
-const reportExamples = `  # Every table of a run directory, for the terminal:
+const reportExamples = `  # Every table of a run directory, for the terminal (a table wider than
+  # 120 columns narrowed; --wide for every column and interval):
   patchbench report results/run-1a2b3c4d5e
 
   # Two models run on different days, as one comparison:
@@ -42,16 +43,31 @@ const reportExamples = `  # Every table of a run directory, for the terminal:
   patchbench report results/run-1a2b3c4d5e --plots figures --plot-format pdf --plot-size two-column
 `
 
+// textWidth is the width text tables are narrowed to on w: 0 when wide
+// (the tables whole), else report.TextWidth, or the terminal's width when
+// w is a terminal narrower than that.
+func textWidth(w io.Writer, wide bool) int {
+	if wide {
+		return 0
+	}
+	if ok, cols := terminal(w); ok && cols < report.TextWidth {
+		return cols
+	}
+	return report.TextWidth
+}
+
 // reportFormats are report's formats: report.Formats and html.
 var reportFormats = append(slices.Clone(report.Formats), "html")
 
 // runReport prints the tables of one or more run directories, read as
 // one comparison and recomputed from their records as they are read.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--ci-columns] [--paper] [--paper-map ROW=ACTOR]... [--reveal] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
+	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--wide] [--intervals] [--ci-columns] [--paper] [--paper-map ROW=ACTOR]... [--reveal] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
 	format := fs.String("format", "text", "output `format`: text, markdown, csv, latex, json or html")
 	var tables stringList
 	fs.Var(&tables, "table", "only the tables with these `names` (repeatable or comma list; csv takes one, main by default)")
+	wide := fs.Bool("wide", false, "text: every table whole, however wide (by default a text table is narrowed to 120 columns, or the terminal's width when narrower)")
+	intervals := fs.Bool("intervals", false, "text: keep the 95% intervals when a table is narrowed")
 	ciColumns := fs.Bool("ci-columns", false, "put each 95% interval in a column of its own (text, markdown, latex)")
 	paper := fs.Bool("paper", false, "add every figure of the paper beside ours, with the model, rounds and settings that produced ours; a row of a model from a run of that model only")
 	var paperMap stringList
@@ -125,7 +141,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *format == "csv" && len(rep.Tables) != 1 {
 		return fs.usageError("--format csv writes one table; give one --table")
 	}
-	if err := report.RenderWith(stdout, rep, report.RenderOptions{Format: *format, CIColumns: *ciColumns}); err != nil {
+	if err := report.RenderWith(stdout, rep, report.RenderOptions{Format: *format, CIColumns: *ciColumns, Width: textWidth(stdout, *wide), Intervals: *intervals}); err != nil {
 		return failf(stderr, "report", "%v", err)
 	}
 	if *plots != "" {

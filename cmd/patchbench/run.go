@@ -675,11 +675,12 @@ func finish(p *runPlan, interrupted bool, down *runner.DownError, format string,
 		b, _ := json.MarshalIndent(summary, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
-		report.RenderTable(stdout, report.MainTable(summary), false)
+		o := report.RenderOptions{Width: textWidth(stdout, false)}
+		report.RenderText(stdout, report.MainTable(summary), o)
 		for _, t := range []report.Table{report.AttackTable(summary), report.ToolsTable(summary)} {
 			if len(t.Rows) > 0 {
 				fmt.Fprintf(stdout, "\n%s\n", t.Title)
-				report.RenderTable(stdout, t, false)
+				report.RenderText(stdout, t, o)
 			}
 		}
 	}

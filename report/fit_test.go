@@ -1,0 +1,152 @@
+package report_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/patchbench/patchbench/report"
+)
+
+// exampleReport is the report of the example case, one round of the
+// no-model actors.
+func exampleReport(t *testing.T) report.Report {
+	t.Helper()
+	recs, configs := exampleRun(t, 1)
+	b := report.NewBuilder(configs, actorNames, "patchoptic")
+	for _, r := range recs {
+		b.Add(r)
+	}
+	return b.Report()
+}
+
+// TestFitText narrows every table of a report to several widths: each
+// fits when it can, and every cell it keeps is the wide table's figure as
+// written there (its interval cut off when intervals are left out); the
+// note names what was left out.
+func TestFitText(t *testing.T) {
+	rep := exampleReport(t)
+	for _, width := range []int{200, 120, 100, 80} {
+		for _, intervals := range []bool{false, true} {
+			for _, wide := range rep.Tables {
+				narrow, note := report.FitText(wide, width, intervals)
+				got := report.TextTableWidth(narrow)
+				if report.TextTableWidth(wide) <= width {
+					if note != "" || got != report.TextTableWidth(wide) {
+						t.Errorf("%s at %d: a table that fits was narrowed (%q)", wide.Name, width, note)
+					}
+					continue
+				}
+				if !intervals && strings.Contains(strings.Join(wide.Header, ""), "[95% CI]") && !strings.Contains(note, "the 95% intervals") {
+					t.Errorf("%s at %d: the intervals left out, the note does not say so: %q", wide.Name, width, note)
+				}
+				if wide.Name == "main" && width >= 120 && !intervals && got > width {
+					t.Errorf("main at %d (intervals %v): %d columns wide", width, intervals, got)
+				}
+				checkSameFigures(t, wide, narrow, intervals)
+				for _, h := range wide.Header {
+					name := strings.TrimSuffix(h, " [95% CI]")
+					if !hasColumn(narrow, name) && !strings.Contains(note, name) {
+						t.Errorf("%s at %d: column %q left out, the note does not say so: %s", wide.Name, width, name, note)
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkSameFigures checks that each cell of the narrow table is the wide
+// table's cell of the same row and column, or its figure without the
+// interval.
+func checkSameFigures(t *testing.T, wide, narrow report.Table, intervals bool) {
+	t.Helper()
+	if len(narrow.Rows) != len(wide.Rows) {
+		t.Fatalf("%s: %d rows narrowed, %d wide", wide.Name, len(narrow.Rows), len(wide.Rows))
+	}
+	for j, h := range narrow.Header {
+		name := strings.ReplaceAll(h, "\n", " ")
+		name = strings.ReplaceAll(name, "/ ", "/")
+		i := -1
+		for k, wh := range wide.Header {
+			if wh == name || strings.TrimSuffix(wh, " [95% CI]") == name {
+				i = k
+			}
+		}
+		if i < 0 {
+			t.Errorf("%s: narrow column %q is not in the wide table", wide.Name, h)
+			continue
+		}
+		for r := range wide.Rows {
+			w, n := wide.Rows[r][i], strings.ReplaceAll(narrow.Rows[r][j], "\n", " ")
+			figure, _, _ := strings.Cut(w, " [")
+			if n != w && (intervals || n != figure) {
+				t.Errorf("%s row %d column %q: %q narrowed, %q wide", wide.Name, r, name, n, w)
+			}
+		}
+	}
+}
+
+func hasColumn(t report.Table, name string) bool {
+	for _, h := range t.Header {
+		h = strings.ReplaceAll(strings.ReplaceAll(h, "\n", " "), "/ ", "/")
+		if h == name || strings.TrimSuffix(h, " [95% CI]") == name {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRenderWidth: text with a width narrows the main table and says so;
+// without one (--wide) the tables are whole; Markdown is never narrowed.
+func TestRenderWidth(t *testing.T) {
+	rep := exampleReport(t)
+	render := func(o report.RenderOptions) string {
+		var buf bytes.Buffer
+		if err := report.RenderWith(&buf, rep, o); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	narrow := render(report.RenderOptions{Format: "text", Width: report.TextWidth})
+	wide := render(report.RenderOptions{Format: "text"})
+	for _, line := range strings.Split(narrow, "\n") {
+		if n := len([]rune(line)); n > report.TextWidth && strings.ContainsAny(line, "│┌└├") {
+			t.Errorf("a table line of %d columns: %s", n, line)
+		}
+	}
+	if !strings.Contains(narrow, "(narrowed to 120 columns, without the 95% intervals") || strings.Contains(wide, "narrowed") {
+		t.Errorf("the narrowing note is missing, or in the wide form")
+	}
+	if !strings.Contains(wide, "Leak rate [95% CI]") || strings.Contains(narrow, "Leak rate [95% CI]") {
+		t.Error("the wide form lacks the intervals, or the narrow form has them")
+	}
+	if md, mdw := render(report.RenderOptions{Format: "markdown", Width: report.TextWidth}), render(report.RenderOptions{Format: "markdown"}); md != mdw {
+		t.Error("Markdown was narrowed")
+	}
+	if kept := render(report.RenderOptions{Format: "text", Width: report.TextWidth, Intervals: true}); !strings.Contains(kept, "[95% CI]") {
+		t.Error("--intervals left the intervals out")
+	}
+}
+
+// TestFitTextWraps narrows a table of long texts (as the paper table
+// is): it fits where its longest words allow (not at 70), and its cells
+// hold the same words.
+func TestFitTextWraps(t *testing.T) {
+	long := "openai:gpt-5-mini, 3 rounds, the server's temperature, 1 attempt per step, gpt-5-mini-2025-08-07"
+	wide := report.Table{Name: "paper", Header: []string{"Result", "Paper", "This run", "Produced by"},
+		Rows: [][]string{{"leak rate, full-state configurations", "31.5 % (14.5 per round of 46)", "100.0 % (1.0 per round)", long},
+			{"semantic pass, Unconstrained → PatchOptic", "0.61 → 0.78 to 0.80", "not measured", "no live model in this run (actors: reference, oversharer, follower)"}}}
+	for _, width := range []int{120, 90, 70} {
+		narrow, _ := report.FitText(wide, width, false)
+		if got := report.TextTableWidth(narrow); got > width && width >= 90 {
+			t.Errorf("at %d: %d columns wide", width, got)
+		}
+		for r := range wide.Rows {
+			for c := range wide.Rows[r] {
+				if got := strings.ReplaceAll(narrow.Rows[r][c], "\n", " "); got != wide.Rows[r][c] {
+					t.Errorf("at %d, cell %d,%d: %q, want %q", width, r, c, got, wide.Rows[r][c])
+				}
+			}
+		}
+	}
+}
