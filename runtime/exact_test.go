@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -380,5 +381,33 @@ func TestFailingInvariants(t *testing.T) {
 	cancel()
 	if _, err := c.FailingInvariants(ctx, pre, pre, ""); err == nil {
 		t.Fatal("a cancelled context gave no error")
+	}
+}
+
+// A rule's own number literals are judged as the state's numbers are: a
+// double literal no double holds exactly is a contract error naming it
+// (the parser would round it), while every literal a double holds, in
+// any spelling CEL allows, compiles.
+func TestInvariantLiteralsAreExact(t *testing.T) {
+	for _, rule := range []string{
+		`post.order.total == 42.500000000000000000000000000001`,
+		`post.order.total <= 0.1000000000000000000001 && true`,
+		`[1.0, 2.00000000000000000001].exists(x, x == post.order.total)`,
+		`post.order.total > -1.00000000000000000001e5`,
+	} {
+		_, err := Compile(ContractSpec{View: ViewSpec{Include: []string{""}}, Invariants: []InvariantSpec{{Name: "r", Rule: rule}}})
+		var ce *ContractError
+		if !errors.As(err, &ce) || ce.Field != "invariants[0].rule" || !strings.Contains(err.Error(), "no exact double") {
+			t.Errorf("%s: %v; want a contract error at invariants[0].rule", rule, err)
+		}
+	}
+	for _, rule := range []string{
+		`post.order.total == 42.50 && post.order.total != 0.1 && post.order.total > -5e-3 && post.order.total < 1e300`,
+		`post.order.total >= .5 && post.order.total > -1.5e1 && post.order.total < 1E3`,
+		`post.order.count > 9007199254740993 && "1.00000000000000000001" != ""`,
+	} {
+		if _, err := Compile(ContractSpec{View: ViewSpec{Include: []string{""}}, Invariants: []InvariantSpec{{Name: "r", Rule: rule}}}); err != nil {
+			t.Errorf("%s: %v", rule, err)
+		}
 	}
 }

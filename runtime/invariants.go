@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -134,6 +136,9 @@ func (cc *Compiler) invariants(specs []InvariantSpec, lim Limits) ([]invariant, 
 		ast, iss := env.Compile(s.Rule)
 		if iss.Err() != nil {
 			return nil, &ContractError{Field: field + ".rule", Err: iss.Err()}
+		}
+		if lit := inexactLiteral(ast, s.Rule); lit != "" {
+			return nil, &ContractError{Field: field + ".rule", Err: fmt.Errorf("the number %s has no exact double (its float64 round trip changes it); CEL would compare the rounded value", lit)}
 		}
 		if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 			return nil, &ContractError{Field: field + ".rule", Err: fmt.Errorf("rule has type %s, want bool", t)}
@@ -358,4 +363,44 @@ func (c *Contract) FailingInvariants(ctx context.Context, pre, post *Document, p
 		}
 	}
 	return out, nil
+}
+
+// celFloat is a CEL floating-point literal at the start of a text: digits
+// with a fraction or an exponent, or a fraction alone (.5).
+var celFloat = regexp.MustCompile(`^-?(?:[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|\.[0-9]+(?:[eE][+-]?[0-9]+)?)`)
+
+// inexactLiteral returns the text of the first double literal of a
+// compiled rule whose value no double holds exactly (roundTrips), "" when
+// every one is exact: the parser turns 42.500000000000000000000000000001
+// into 42.5, and the rule would judge a rounded value. Literals are found
+// in the AST and read back from the source at their offsets.
+func inexactLiteral(a *cel.Ast, source string) string {
+	native := a.NativeRep()
+	runes := []rune(source)
+	found := ""
+	celast.PostOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if found != "" || e.Kind() != celast.LiteralKind {
+			return
+		}
+		if _, ok := e.AsLiteral().(types.Double); !ok {
+			return
+		}
+		r, ok := native.SourceInfo().GetOffsetRange(e.ID())
+		if !ok || r.Start < 0 || int(r.Start) >= len(runes) {
+			return
+		}
+		text := celFloat.FindString(string(runes[r.Start:]))
+		if text == "" {
+			return
+		}
+		j := strings.TrimPrefix(text, "-")
+		if strings.HasPrefix(j, ".") {
+			j = "0" + j
+		}
+		f, err := strconv.ParseFloat(j, 64)
+		if err != nil || !roundTrips(j, f) {
+			found = text
+		}
+	}))
+	return found
 }
