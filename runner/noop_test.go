@@ -20,23 +20,46 @@ import (
 // starts from.
 func TestNoOpIsNeverAnIllegalCommit(t *testing.T) {
 	cases, cfgs := loadSuite(t)
-	sink := &memSink{}
-	opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{fixedActor{`{"patch":[],"note":"nothing to do"}`}},
-		Rounds: 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8}
-	if err := Run(context.Background(), opts, nil, sink); err != nil {
-		t.Fatal(err)
-	}
-	if len(sink.recs) != len(cases)*len(cfgs) {
-		t.Fatalf("%d records", len(sink.recs))
-	}
-	illegal := map[string]int{}
-	for _, r := range sink.recs {
-		if len(r.IllegalCommits) > 0 {
-			illegal[r.Config]++
-			t.Errorf("%s in %s: an empty patch counted as an illegal commit: %+v", r.Case, r.Config, r.IllegalCommits)
+	for _, protocol := range []string{ProtocolJSON, ProtocolTools} {
+		sink := &memSink{}
+		opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{noopActor{}},
+			Rounds: 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8, Protocol: protocol}
+		if err := Run(context.Background(), opts, nil, sink); err != nil {
+			t.Fatal(err)
 		}
+		if len(sink.recs) != len(cases)*len(cfgs) {
+			t.Fatalf("%s: %d records", protocol, len(sink.recs))
+		}
+		illegal, committed := map[string]int{}, 0
+		for _, r := range sink.recs {
+			for _, s := range r.Steps {
+				if s.Committed {
+					committed++
+				}
+			}
+			if len(r.IllegalCommits) > 0 {
+				illegal[r.Config]++
+				t.Errorf("%s: %s in %s: an empty patch counted as an illegal commit: %+v", protocol, r.Case, r.Config, r.IllegalCommits)
+			}
+		}
+		if committed == 0 {
+			t.Fatalf("%s: no empty patch committed", protocol)
+		}
+		t.Logf("%s: %d empty patches committed; runs with an illegal commit, by configuration: %v", protocol, committed, illegal)
 	}
-	t.Logf("runs with an illegal commit of an empty patch, by configuration: %v", illegal)
+}
+
+// noopActor answers every step with an empty patch, as an answer in the
+// json protocol and as a propose_patch call in the tools protocol.
+type noopActor struct{}
+
+func (noopActor) Name() string { return "noop" }
+func (noopActor) Propose(_ context.Context, req actors.Request) (actors.Response, error) {
+	const empty = `{"patch":[],"note":"nothing to do"}`
+	if len(req.Tools) > 0 {
+		return actors.Response{Calls: []actors.ToolCall{{ID: "p", Name: actors.ToolProposePatch, Arguments: empty}}}, nil
+	}
+	return actors.Response{Raw: empty}, nil
 }
 
 // A commit that leaves a rule broken as it found it but breaks another is
