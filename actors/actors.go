@@ -236,8 +236,9 @@ func (Follower) Propose(_ context.Context, req Request) (Response, error) {
 // "follower", "files:DIR" (answers written by a person or another
 // program, see Files), "openai:MODEL", "ollama:MODEL" or "anthropic:MODEL" (with optional
 // ?temperature=&seed=&max_output_tokens=), a live actor configured by p,
-// or "exec:COMMAND", an external program run once per attempt with
-// p.Timeout (see Exec).
+// "exec:COMMAND", an external program run once per attempt with
+// p.Timeout (see Exec), or "mcp:COMMAND", an external agent that reaches
+// the tools protocol's tools over MCP (see MCPAgent).
 func New(spec string, p Params) (Actor, error) {
 	switch {
 	case spec == "reference":
@@ -261,13 +262,15 @@ func New(spec string, p Params) (Actor, error) {
 		return NewAnthropic(spec, p)
 	case strings.HasPrefix(spec, "exec:"):
 		return NewExec(spec, p.Timeout)
+	case strings.HasPrefix(spec, "mcp:"):
+		return NewMCPAgent(spec, p.Timeout, p.MaxAnswerBytes)
 	}
 	return nil, fmt.Errorf("unknown actor %q (known: %s)", spec, strings.Join(Known(), ", "))
 }
 
 // Known lists the actor specs New accepts.
 func Known() []string {
-	k := []string{"reference", "oversharer", "follower", "files:DIR", "openai:MODEL", "ollama:MODEL", "anthropic:MODEL", "exec:COMMAND"}
+	k := []string{"reference", "oversharer", "follower", "files:DIR", "openai:MODEL", "ollama:MODEL", "anthropic:MODEL", "exec:COMMAND", "mcp:COMMAND"}
 	sort.Strings(k)
 	return k
 }

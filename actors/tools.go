@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -164,4 +165,31 @@ func SpeaksTools(a Actor) bool {
 		return x.SpeaksTools()
 	}
 	return false
+}
+
+// AgentEnv is what an external agent works on during one run of the tools
+// protocol (a Driver's side of the runner): the current step's task and
+// the step's tools. It is safe for concurrent use.
+type AgentEnv interface {
+	// Task is the current step's task: the first messages of the step
+	// as text (instruction, contract, the view or its outline).
+	Task() string
+	// Call runs one tool call on the current step and returns its result
+	// and whether it is an error result. A call that ends a step answers
+	// once the next step's task is set, and says what it is; after the
+	// run is over every call answers that it is.
+	Call(ctx context.Context, c ToolCall) (result string, isError bool)
+	// Over is closed when the run is over (every step ran).
+	Over() <-chan struct{}
+}
+
+// Driver is an actor of the tools protocol that is not asked turn by turn
+// but drives the loop itself: an external agent that calls the tools
+// (over MCP). For each run the runner calls Drive once, with the run's
+// AgentEnv, and runs the steps on the calls it makes; Drive returns when
+// the agent is done (its process ended, its session closed) or ctx ends.
+// A step still open when Drive returns ends with agent_exited.
+type Driver interface {
+	Actor
+	Drive(ctx context.Context, env AgentEnv) error
 }

@@ -37,6 +37,10 @@ type run struct {
 	// workflow's phase: when a commit leaves none, an actor's commit
 	// removed it (the runner's own phase moves keep it).
 	phaseMovable bool
+	// bridge and stopDriver, for a run of a Driver (an external agent),
+	// are its AgentEnv and what ends it once the run is over.
+	bridge     *agentBridge
+	stopDriver func()
 	// viewTokens receives the token count of the current step's view,
 	// counted while its actor answers (appendStep waits for it); nil
 	// when no count is under way.
@@ -74,6 +78,11 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record,
 			RunID: j.RunID(), Case: c.ID, Domain: c.Domain, Config: cfg.Name, Actor: j.Actor.Name(), Round: j.Round,
 			Leaks: []scoring.Leak{}, Steps: []rundir.StepRecord{}, IllegalCommits: []rundir.IllegalCommit{}, Checks: []scoring.CheckResult{},
 		}}
+	defer func() {
+		if r.stopDriver != nil {
+			r.stopDriver() // an external agent's run is over: it is ended
+		}
+	}()
 	artifactStep := -1
 	if j.Artifact != nil {
 		if as := c.Step(j.Artifact.Step); as != nil {
@@ -141,7 +150,11 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 		for _, inj := range c.StepInjections(s.ID) {
 			req.InjectionTargets = append(req.InjectionTargets, inj.Target.String())
 		}
-		end, err = r.toolLoop(ctx, s, &sr, req, view, string(viewJSON), submit)
+		if d, ok := r.j.Actor.(actors.Driver); ok {
+			end, err = r.drivenLoop(ctx, d, s, &sr, view, string(viewJSON), submit)
+		} else {
+			end, err = r.toolLoop(ctx, s, &sr, req, view, string(viewJSON), submit)
+		}
 	} else {
 		end, err = r.attempts(ctx, s, &sr, req, string(viewJSON), submit)
 	}

@@ -68,6 +68,7 @@ var commands = map[string]command{
 	"merge":     {"merge the shard directories of one run", runMerge},
 	"show":      {"one run of a run directory as a readable trace", runShow},
 	"pending":   {"the requests of a file actor that wait for an answer", runPending},
+	"mcp":       {"serve one case over MCP (stdio) to an agent; the run is recorded as actor mcp:stdio", runMCP},
 	"repair":    {"make a damaged run directory readable, keeping every intact record", runRepair},
 	"version":   {"the module version and VCS revision of this binary", runVersion},
 }

@@ -49,6 +49,10 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   # writes {"text": "...", "usage": {...}} on stdout:
   patchbench run --actor 'exec:python3 my_agent.py' --timeout 10m
 
+  # An external agent over MCP: for each run the tools are served over streamable
+  # HTTP on 127.0.0.1 (PATCHBENCH_MCP_URL, PATCHBENCH_MCP_TOKEN) and the command runs:
+  patchbench run --protocol tools --actor 'mcp:python3 my_mcp_agent.py' --timeout 10m
+
   # The tools protocol: each step an agent loop with read_state and propose_patch,
   # the first message holding an outline of the view (the actor reads the rest):
   patchbench run --protocol tools --disclosure progressive --max-attempts 3
@@ -284,6 +288,11 @@ func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
 		MaxAttempts: *f.maxAttempts, PassThreshold: *f.threshold, Tokenizer: *f.tok, Shard: sh,
 		MaxTokensTotal: *f.maxTokensTotal, MaxAnswerBytes: *f.maxAnswer, Prompt: prompt,
 	}}
+	for _, a := range acts {
+		if _, driven := a.(actors.Driver); driven && *f.protocol != runner.ProtocolTools {
+			return nil, fs.usageError("--actor %s: an MCP agent works through the tools; add --protocol tools", a.Name()), false
+		}
+	}
 	if *f.protocol == runner.ProtocolTools {
 		for _, a := range acts {
 			if !actors.SpeaksTools(a) {

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/patchbench/patchbench/rundir"
+)
+
+// TestMCPCommand: patchbench mcp serves the example case over its
+// standard input and output to the SDK's client (instructions, the task
+// prompt, the tools), and records the run as actor mcp:stdio; show reads
+// it back.
+func TestMCPCommand(t *testing.T) {
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	old := mcpStdin
+	mcpStdin = sr
+	defer func() { mcpStdin = old }()
+	out := filepath.Join(t.TempDir(), "mcp")
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- runMCP(context.Background(), []string{"--case", "sup-example-refund", "--cases", exampleCases, "--out", out}, sw, &stderr)
+		sw.Close()
+	}()
+	ctx := context.Background()
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ins := sess.InitializeResult().Instructions; !strings.Contains(ins, "case sup-example-refund, configuration patchoptic") || !strings.Contains(ins, "Task: Answer the customer's refund request") {
+		t.Errorf("instructions: %s", ins)
+	}
+	p, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "task"})
+	if err != nil || !strings.Contains(p.Messages[0].Content.(*mcp.TextContent).Text, "You may write") {
+		t.Fatalf("prompt %v, %v", p, err)
+	}
+	call := func(name, args string) string {
+		var m map[string]any
+		json.Unmarshal([]byte(args), &m)
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	if got := call("read_state", `{"pointer": "/customer/card_number"}`); !strings.HasPrefix(got, "error: absent") {
+		t.Errorf("a hidden read: %q", got)
+	}
+	got := call("propose_patch", `{"patch": [{"op": "replace", "path": "/ticket/reply", "value": "Dear Ada, a refund of 42.50 EUR is on its way."},
+		{"op": "replace", "path": "/ticket/status", "value": "resolved"}, {"op": "add", "path": "/audit/-", "value": "refund confirmed"}], "note": "Refund confirmed."}`)
+	if !strings.Contains(got, "committed") || !strings.Contains(got, "The case is over") {
+		t.Errorf("proposal: %q", got)
+	}
+	if after := call("read_state", `{"pointer": ""}`); !strings.Contains(after, "the case is over") {
+		t.Errorf("a call after the case: %q", after)
+	}
+	sess.Close()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d\n%s", c, stderr.String())
+	}
+	if m, err := rundir.ReadManifest(out); err != nil || m.Actors[0] != "mcp:stdio" || m.Protocol != "tools" {
+		t.Fatalf("manifest %+v, %v", m, err)
+	}
+	stdout, errOut, c := runCLI(t, cliCase{args: []string{"show", "--out", out, "sup-example-refund/patchoptic/mcp:stdio/1"}})
+	if c != 0 || !strings.Contains(stdout, "status passed") || !strings.Contains(stdout, `read_state "/customer/card_number": HIDDEN from the view: answered as absent`) {
+		t.Errorf("show: exit %d\n%s%s", c, stdout, errOut)
+	}
+}

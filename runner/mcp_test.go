@@ -1,0 +1,203 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/rundir"
+)
+
+// TestMain lets the test binary be an MCP agent: with
+// PATCHBENCH_TEST_MCP_AGENT set it runs mcpAgentMain instead of the tests.
+func TestMain(m *testing.M) {
+	if script := os.Getenv("PATCHBENCH_TEST_MCP_AGENT"); script != "" {
+		if err := mcpAgentMain(script); err != nil {
+			fmt.Fprintln(os.Stderr, "agent:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// bearer adds the token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// mcpAgentMain is an agent written against the SDK's client: it checks
+// that a request without the token is refused, reads the task prompt,
+// then follows the script: "refund" reads, proposes a wrong patch, reads
+// the feedback's location and proposes the right one; "quit" reads and
+// exits; "fail" exits 1 at once.
+func mcpAgentMain(script string) error {
+	url, token := os.Getenv(actors.EnvMCPURL), os.Getenv(actors.EnvMCPToken)
+	if script == "fail" {
+		return fmt.Errorf("failing as asked")
+	}
+	if url == "" || token == "" {
+		return fmt.Errorf("no %s or %s", actors.EnvMCPURL, actors.EnvMCPToken)
+	}
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		return fmt.Errorf("a request without the token got HTTP %d", resp.StatusCode)
+	}
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	if !strings.Contains(sess.InitializeResult().Instructions, "Task: Answer the customer's refund request") {
+		return fmt.Errorf("instructions: %q", sess.InitializeResult().Instructions)
+	}
+	p, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "task"})
+	if err != nil {
+		return err
+	}
+	if text := p.Messages[0].Content.(*mcp.TextContent).Text; !strings.Contains(text, "Propose your patch") {
+		return fmt.Errorf("task prompt: %q", text)
+	}
+	call := func(name, args string) (string, error) {
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: jsonArgs(args)})
+		if err != nil {
+			return "", err
+		}
+		return res.Content[0].(*mcp.TextContent).Text, nil
+	}
+	if _, err := call(actors.ToolReadState, `{"pointer": "/ticket", "depth": 1}`); err != nil {
+		return err
+	}
+	if script == "quit" {
+		return nil
+	}
+	res, err := call(actors.ToolProposePatch, `{"patch": [{"op": "replace", "path": "/order/status", "value": "refunded"}], "note": "x"}`)
+	if err != nil || !strings.Contains(res, "write_outside_region") {
+		return fmt.Errorf("wrong proposal: %q, %v", res, err)
+	}
+	if _, err := call(actors.ToolReadState, `{"pointer": "/audit"}`); err != nil {
+		return err
+	}
+	res, err = call(actors.ToolProposePatch, rightProposal)
+	if err != nil || !strings.Contains(res, "committed") || !strings.Contains(res, "The case is over") {
+		return fmt.Errorf("right proposal: %q, %v", res, err)
+	}
+	return os.WriteFile(os.Getenv("PATCHBENCH_TEST_MCP_OK"), []byte("ok"), 0o644)
+}
+
+// jsonArgs decodes a JSON object for CallToolParams.
+func jsonArgs(s string) map[string]any {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// TestMCPAgent: an agent written against the SDK's client, run as
+// mcp:COMMAND, reaches the tools over streamable HTTP with the run's URL
+// and bearer token; the run's outcome is what it did. An agent that
+// stops early ends its step with agent_exited; one that fails before any
+// call is an error run.
+func TestMCPAgent(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		script, status, ended string
+		turns                 int
+	}{
+		{"refund", rundir.StatusPassed, "", 4},
+		{"quit", rundir.StatusFailed, EndedAgentExited, 1},
+		{"fail", rundir.StatusError, "", 0},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			t.Setenv("PATCHBENCH_TEST_MCP_AGENT", tc.script)
+			ok := t.TempDir() + "/ok"
+			t.Setenv("PATCHBENCH_TEST_MCP_OK", ok)
+			a, err := actors.NewMCPAgent("mcp:"+self+" -test.run=^$", 30*time.Second, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := runTools(t, "patchoptic", a, Options{MaxAttempts: 2})
+			s := r.Steps[0]
+			if r.Status != tc.status || s.Ended != tc.ended || len(s.Turns) != tc.turns {
+				t.Fatalf("status %s (want %s), ended %q (want %q), turns %d (want %d), error %v, stderr %q", r.Status, tc.status, s.Ended, tc.ended, len(s.Turns), tc.turns, r.Error, s.ActorStderr)
+			}
+			if tc.script == "refund" {
+				if !s.Committed || s.Attempts != 2 || r.Tokens.Prompt == 0 {
+					t.Errorf("committed %v attempts %d tokens %+v", s.Committed, s.Attempts, r.Tokens)
+				}
+				if _, err := os.Stat(ok); err != nil {
+					t.Errorf("the agent did not hear that the case is over: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestMCPStdio: the stdio server of patchbench mcp, driven by the SDK's
+// client over a pipe: the task prompt, the tools, a commit that ends the
+// case, and the run recorded as actor mcp:stdio.
+func TestMCPStdio(t *testing.T) {
+	cr, sw := io.Pipe() // server to client
+	sr, cw := io.Pipe() // client to server
+	a := &actors.MCPStdio{In: sr, Out: sw, CaseID: "sup-example-refund", Config: "patchoptic"}
+	type result struct {
+		text string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ctx := context.Background()
+		client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+		sess, err := client.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer sess.Close()
+		tools, err := sess.ListTools(ctx, nil)
+		if err != nil || len(tools.Tools) != 2 {
+			done <- result{err: fmt.Errorf("tools %v, %v", tools, err)}
+			return
+		}
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: actors.ToolProposePatch, Arguments: jsonArgs(rightProposal)})
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		done <- result{text: res.Content[0].(*mcp.TextContent).Text}
+	}()
+	r := runTools(t, "patchoptic", a, Options{})
+	got := <-done
+	if got.err != nil || !strings.Contains(got.text, "committed") {
+		t.Fatalf("client: %q, %v", got.text, got.err)
+	}
+	a.Wait()
+	if r.Actor != actors.MCPStdioName || r.Status != rundir.StatusPassed {
+		t.Errorf("actor %s status %s error %v", r.Actor, r.Status, r.Error)
+	}
+}
