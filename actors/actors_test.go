@@ -102,7 +102,7 @@ func TestNew(t *testing.T) {
 			t.Errorf("New(%q) = %v, %v", n, a, err)
 		}
 	}
-	if _, err := New("gpt-5", Params{}); err == nil || !strings.Contains(err.Error(), "known: anthropic:MODEL, exec:COMMAND, files:DIR, follower, ollama:MODEL, openai:MODEL, oversharer, reference") {
+	if _, err := New("gpt-5", Params{}); err == nil || !strings.Contains(err.Error(), "known: anthropic:MODEL, exec:COMMAND, files:DIR, follower, mcp:COMMAND, ollama:MODEL, openai:MODEL, oversharer, reference") {
 		t.Errorf("unknown actor: %v", err)
 	}
 }

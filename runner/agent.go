@@ -204,5 +204,7 @@ func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr
 // error run, as an exec actor's failure is.
 type DriverError struct{ Err error }
 
-func (e *DriverError) Error() string { return "the agent ended without calling a tool: " + e.Err.Error() }
+func (e *DriverError) Error() string {
+	return "the agent ended without calling a tool: " + e.Err.Error()
+}
 func (e *DriverError) Unwrap() error { return e.Err }
