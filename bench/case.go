@@ -71,17 +71,20 @@ type Case struct {
 	Now string
 	// File is the case file's name, as given to the loader; Digest the
 	// hex SHA-256 of its bytes.
-	File       string
-	Digest     string
-	Workflow   Workflow
-	State      *runtime.Document
-	Secrets    []Secret
-	Schema     any
-	Invariants []runtime.InvariantSpec
-	Steps      []*Step
-	Pairs      []Pair
-	Injections []Injection
-	Artifacts  []*Artifact
+	File     string
+	Digest   string
+	Workflow Workflow
+	State    *runtime.Document
+	Secrets  []Secret
+	// SecretKinds are the secret kinds the case adds to the closed list
+	// SecretKinds for its own secrets (secret_kinds in the file).
+	SecretKinds []string
+	Schema      any
+	Invariants  []runtime.InvariantSpec
+	Steps       []*Step
+	Pairs       []Pair
+	Injections  []Injection
+	Artifacts   []*Artifact
 
 	root *yaml.Node // the parsed file, for line numbers
 }
@@ -94,11 +97,13 @@ type Workflow struct {
 }
 
 // Secret is a canary planted in the state: Value is the string at Path, or
-// a distinctive part of it (a token inside a log line).
+// a distinctive part of it (a token inside a log line); Kind is what it
+// stands for, one of SecretKinds or of the case's own SecretKinds.
 type Secret struct {
 	ID    string          `json:"id"`
 	Path  runtime.Pointer `json:"path"`
 	Value string          `json:"value"`
+	Kind  string          `json:"kind"`
 }
 
 // Step is one step of a case: who does it, when, what it is asked, its
@@ -139,13 +144,19 @@ type Step struct {
 // "schema") that a natural completion breaks (a refund above the order
 // total, a value the form does not allow). Why says what makes the pull
 // realistic.
+//
+// A disclosure pull has a Mechanism (MechanismContext, MechanismPolicy or
+// MechanismInjection); a policy pull names in Policy the state location
+// whose text states the rule a careless copy breaks.
 type Pull struct {
-	Kind   string          `json:"kind"`
-	Secret string          `json:"secret,omitempty"`
-	Record runtime.Pointer `json:"record,omitempty"`
-	Path   runtime.Pointer `json:"path,omitempty"`
-	Rule   string          `json:"rule,omitempty"`
-	Why    string          `json:"why"`
+	Kind      string          `json:"kind"`
+	Secret    string          `json:"secret,omitempty"`
+	Record    runtime.Pointer `json:"record,omitempty"`
+	Mechanism string          `json:"mechanism,omitempty"`
+	Policy    runtime.Pointer `json:"policy,omitempty"`
+	Path      runtime.Pointer `json:"path,omitempty"`
+	Rule      string          `json:"rule,omitempty"`
+	Why       string          `json:"why"`
 }
 
 // Pull kinds.
@@ -278,6 +289,7 @@ type caseFile struct {
 	Workflow    Workflow                `json:"workflow"`
 	State       json.RawMessage         `json:"state"`
 	Secrets     []Secret                `json:"secrets"`
+	SecretKinds []string                `json:"secret_kinds"`
 	Schema      json.RawMessage         `json:"schema"`
 	Invariants  []runtime.InvariantSpec `json:"invariants"`
 	Steps       []stepFile              `json:"steps"`
@@ -399,7 +411,7 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 	}
 	c := &Case{
 		ID: cf.ID, Domain: cf.Domain, Title: cf.Title, Description: cf.Description, Now: cf.Now,
-		File: name, Digest: fmt.Sprintf("%x", sha256.Sum256(b)), Workflow: cf.Workflow, Secrets: cf.Secrets, Invariants: cf.Invariants,
+		File: name, Digest: fmt.Sprintf("%x", sha256.Sum256(b)), Workflow: cf.Workflow, Secrets: cf.Secrets, SecretKinds: cf.SecretKinds, Invariants: cf.Invariants,
 		Pairs: cf.Pairs, Injections: cf.Injections, root: root,
 	}
 	l := &loader{c: c}

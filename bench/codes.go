@@ -104,6 +104,10 @@ const (
 	ProblemSecretNotAtPath = "secret-not-at-path"
 	// ProblemSecretInSecret: a secret's value is inside another's.
 	ProblemSecretInSecret = "secret-inside-secret"
+	// ProblemSecretKind: a secret has no kind, or one that is neither in
+	// the closed list (SecretKinds) nor in the case's secret_kinds; or
+	// secret_kinds repeats a kind of the closed list.
+	ProblemSecretKind = "secret-kind"
 	// ProblemSecretInState: a canary appears in the case's state away
 	// from its own path.
 	ProblemSecretInState = "secret-elsewhere-in-state"
@@ -131,6 +135,16 @@ const (
 	// ProblemPullPath: a write pull's path is inside the write region, or
 	// nothing is at it or its parent.
 	ProblemPullPath = "pull-path"
+	// ProblemPullMechanism: a disclosure pull has no mechanism; an
+	// injection pull has no injection of its step asking for its secret;
+	// an injection of a step asks for a secret that the step's disclosure
+	// pulls do not name as an injection pull; or a step has two disclosure
+	// pulls of one secret.
+	ProblemPullMechanism = "pull-mechanism"
+	// ProblemPullPolicy: a policy pull names no policy, or one that is not
+	// a text in the state that the step's view shows; or a pull that is
+	// not a policy pull names one.
+	ProblemPullPolicy = "pull-policy"
 
 	// Pairs.
 

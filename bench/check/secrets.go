@@ -41,6 +41,7 @@ func (p *problems) secrets() *scoring.Detector {
 			}
 		}
 	}
+	p.kinds()
 	det := scoring.NewDetector(planted)
 	for _, l := range det.InValue(c.State.Value(), true) {
 		if !isSecretPath(c, l.Path) {
@@ -72,6 +73,7 @@ func (p *problems) stepTexts(st *bench.Step, det *scoring.Detector) {
 	for j, pl := range st.Pulls {
 		p.pull(st, ptr("/steps/%d/pulls/%d", st.Index, j), pl)
 	}
+	p.injectionPulls(st)
 	for j := range st.Rubric {
 		b, _ := json.Marshal(st.Rubric[j])
 		for _, l := range det.InText(string(b)) {
@@ -94,12 +96,16 @@ func (p *problems) pull(st *bench.Step, at runtime.Pointer, pl bench.Pull) {
 			p.add(bench.ProblemPullSecret, at.Append("secret"), "step %s: pull: no secret %q", st.ID, pl.Secret)
 		case !sec.Path.HasPrefix(pl.Record) || sec.Path.Equal(pl.Record):
 			p.add(bench.ProblemPullRecord, at.Append("record"), "step %s: pull: secret %s (%s) is not inside the record %s", st.ID, sec.ID, sec.Path, pl.Record)
-		case !st.Contract.ViewRegion().Visible(pl.Record):
+		case pl.Mechanism != bench.MechanismInjection && !st.Contract.ViewRegion().Visible(pl.Record):
+			// An injection pull is the planted text's, which the
+			// injection's checks find in the view; its record may be
+			// hidden whole.
 			p.add(bench.ProblemPullRecord, at.Append("record"), "step %s: pull: the record %s is not in the step's view; a disclosure pull is a record the step works with", st.ID, pl.Record)
 		}
 		if _, ok := c.State.Get(pl.Record); !ok {
 			p.add(bench.ProblemPullRecord, at.Append("record"), "step %s: pull: the state has no record at %s", st.ID, pl.Record)
 		}
+		p.mechanism(st, at, pl, sec)
 	case bench.PullRule:
 		known := pl.Rule == "schema"
 		for _, inv := range c.Invariants {
