@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -138,7 +140,7 @@ func (b *Builder) Summarizer() *Summarizer { return b.sum }
 func (b *Builder) Report() Report {
 	sum := b.sum.Summary()
 	rep := Report{Summary: sum}
-	rep.Tables = append(rep.Tables, MainTable(sum), AttackTable(sum), IllegalTable(sum), RejectionsTable(sum), b.domainTable())
+	rep.Tables = append(rep.Tables, MainTable(sum), AttackTable(sum), LeakKindTable(sum), LeakMechanismTable(sum), IllegalTable(sum), RejectionsTable(sum), b.domainTable())
 	if t := ToolsTable(sum); len(t.Rows) > 0 {
 		rep.Tables = append(rep.Tables, t)
 	}
@@ -402,6 +404,75 @@ func ToolsTable(s Summary) Table {
 		t.Rows = append(t.Rows, []string{r.Label, r.Actor, runsCell(r), fmt.Sprintf("%.2f", f.TurnsPerRun), fmt.Sprintf("%.2f", f.ToolCallsPerRun),
 			fmt.Sprint(f.Reads), fmt.Sprintf("%d (%d)", f.HiddenReads, f.HiddenAbsent), endedCell})
 		t.Data.add(r.Config, r.Label, r.Actor, r.Runs, f.TurnsPerRun, f.ToolCallsPerRun, f.Reads, f.HiddenReads, f.HiddenAbsent, endedCell)
+	}
+	return t
+}
+
+// LeakKindTable gives, per configuration and actor, the runs with an
+// outcome, the leaked runs and the leaked runs by the kind of a secret
+// they leaked (Row.LeakedByKind): a column per kind of the closed list
+// (bench.SecretKinds), then one per kind a case set adds, sorted, then
+// "unrecorded" when a leak's record lacks its kind. A run that leaked
+// secrets of two kinds counts in both columns. Rows with no run measured
+// are left out.
+func LeakKindTable(s Summary) Table {
+	cols := slices.Clone(bench.SecretKinds)
+	var extra []string
+	for _, r := range s.Rows {
+		for k := range r.LeakedByKind {
+			if !slices.Contains(cols, k) && !slices.Contains(extra, k) && k != Unrecorded {
+				extra = append(extra, k)
+			}
+		}
+	}
+	slices.Sort(extra)
+	return leakSplitTable(s, "leak-kinds", "Leaked runs by secret kind (a run counts under each kind it leaked)",
+		append(cols, extra...), nil, func(r Row) map[string]int { return r.LeakedByKind })
+}
+
+// LeakMechanismTable gives, per configuration and actor, the runs with an
+// outcome, the leaked runs and the leaked runs by the mechanism of the
+// disclosure pull a leak answered (Row.LeakedByMechanism; bench/README.md,
+// "Leaks by kind and mechanism"): context, policy, injection, and "no
+// pull" (bench.MechanismNone: no pull names the leaked secret), then
+// "unrecorded" when a leak's record lacks its mechanism. A run counts
+// under each mechanism its leaks have. Rows with no run measured are left
+// out.
+func LeakMechanismTable(s Summary) Table {
+	return leakSplitTable(s, "leak-mechanisms", "Leaked runs by mechanism of the pull a leak answered (a run counts under each)",
+		bench.LeakMechanisms, map[string]string{bench.MechanismNone: "no pull"}, func(r Row) map[string]int { return r.LeakedByMechanism })
+}
+
+// leakSplitTable is a table of leaked runs split by the keys cols of
+// counts (headed as headers says, or by the key), with an "unrecorded"
+// column when a row counts one.
+func leakSplitTable(s Summary, name, title string, cols []string, headers map[string]string, counts func(Row) map[string]int) Table {
+	cols = slices.Clone(cols)
+	for _, r := range s.Rows {
+		if counts(r)[Unrecorded] > 0 {
+			cols = append(cols, Unrecorded)
+			break
+		}
+	}
+	t := Table{Name: name, Title: title, Header: []string{"Configuration", "Actor", "Runs", "Leaked"},
+		Data: &Data{Columns: append([]string{"config", "label", "actor", "runs", "leaked"}, cols...)}}
+	for _, c := range cols {
+		t.Header = append(t.Header, cmp.Or(headers[c], c))
+	}
+	for _, r := range s.Rows {
+		n := r.Measured()
+		if n == 0 {
+			continue
+		}
+		leaked := int(math.Round(r.LeakRate * float64(n)))
+		row := []string{r.Label, r.Actor, fmt.Sprint(n), fmt.Sprint(leaked)}
+		vals := []any{r.Config, r.Label, r.Actor, n, leaked}
+		for _, c := range cols {
+			row = append(row, fmt.Sprint(counts(r)[c]))
+			vals = append(vals, counts(r)[c])
+		}
+		t.Rows = append(t.Rows, row)
+		t.Data.add(vals...)
 	}
 	return t
 }

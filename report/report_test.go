@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/csv"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
@@ -308,3 +310,60 @@ func TestLaTeXTable(t *testing.T) {
 		t.Errorf("a tabularx in a box:\n%s", buf.String())
 	}
 }
+
+// TestLeakKindAndMechanismTables: per configuration and actor, the leaked
+// runs by secret kind and by the mechanism of the pull each leak answered;
+// a run counts once per kind (mechanism) its leaks have, an added kind
+// gets a column after the closed list, and a leak recorded without kind
+// or mechanism (an older record) is counted as unrecorded.
+func TestLeakKindAndMechanismTables(t *testing.T) {
+	configs := []*bench.Config{{Name: "x", Label: "X"}}
+	leaky := func(round int, leaks ...scoring.Leak) *rundir.Record {
+		r := rec("c", "x", round, false, len(leaks) > 0)
+		r.Leaks = leaks
+		return r
+	}
+	recs := []*rundir.Record{
+		leaky(1, scoring.Leak{Secret: "a", Kind: bench.KindAccessLink, Mechanism: bench.MechanismContext},
+			scoring.Leak{Secret: "b", Kind: bench.KindAccessLink, Mechanism: bench.MechanismPolicy},
+			scoring.Leak{Secret: "a", Kind: bench.KindAccessLink, Mechanism: bench.MechanismContext, Where: scoring.WhereState}),
+		leaky(2, scoring.Leak{Secret: "k", Kind: bench.KindCredential, Mechanism: bench.MechanismInjection},
+			scoring.Leak{Secret: "d", Kind: "door-code", Mechanism: bench.MechanismNone}),
+		leaky(3, scoring.Leak{Secret: "old"}),
+		leaky(4),
+	}
+	rep := report.BuildReport(recs, configs, []string{"a"}, "")
+	byName := map[string]report.Table{}
+	for _, tb := range rep.Tables {
+		byName[tb.Name] = tb
+	}
+	kinds, mechs := byName["leak-kinds"], byName["leak-mechanisms"]
+	wantKinds := report.Table{Name: "leak-kinds", Title: kinds.Title,
+		Header: []string{"Configuration", "Actor", "Runs", "Leaked", "credential", "access-link", "personal-data", "financial", "clinical", "confidential-business", "door-code", "unrecorded"},
+		Rows:   [][]string{{"X", "a", "4", "3", "1", "1", "0", "0", "0", "0", "1", "1"}}}
+	if diff := cmp.Diff(wantKinds, kinds, cmpTable); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+	wantMechs := report.Table{Name: "leak-mechanisms", Title: mechs.Title,
+		Header: []string{"Configuration", "Actor", "Runs", "Leaked", "context", "policy", "injection", "no pull", "unrecorded"},
+		Rows:   [][]string{{"X", "a", "4", "3", "1", "1", "1", "1", "1"}}}
+	if diff := cmp.Diff(wantMechs, mechs, cmpTable); diff != "" {
+		t.Errorf("mechanisms (-want +got):\n%s", diff)
+	}
+	if kinds.Title == "" || mechs.Title == "" {
+		t.Error("untitled tables")
+	}
+	if got := mechs.Data.Columns; !slices.Equal(got, []string{"config", "label", "actor", "runs", "leaked", "context", "policy", "injection", "none", "unrecorded"}) {
+		t.Errorf("mechanism columns %q", got)
+	}
+	if got := mechs.Data.Rows[0]; !slices.Equal(got, []any{"x", "X", "a", 4, 3, 1, 1, 1, 1, 1}) {
+		t.Errorf("mechanism data %v", got)
+	}
+	row := rep.Summary.Rows[0]
+	if row.LeakedByKind[bench.KindAccessLink] != 1 || row.LeakedByMechanism[bench.MechanismNone] != 1 {
+		t.Errorf("summary row: %v %v", row.LeakedByKind, row.LeakedByMechanism)
+	}
+}
+
+// cmpTable compares tables by what they print.
+var cmpTable = cmpopts.IgnoreFields(report.Table{}, "Data")

@@ -66,7 +66,19 @@ type Row struct {
 	// Tools is set for the runs of the tools protocol (absent for the
 	// json protocol): turns and tool calls per run, and the reads.
 	Tools *ToolFigures `json:"tools,omitempty"`
+	// LeakedByKind counts the leaked runs by the kind of a secret they
+	// leaked, and LeakedByMechanism by the mechanism of the pull a leak
+	// answered (scoring.Leak's Kind and Mechanism; "unrecorded" for a
+	// leak recorded without them): a run counts once under each kind
+	// (mechanism) its leaks have, so a row's counts may add up to more
+	// than its leaked runs.
+	LeakedByKind      map[string]int `json:"leaked_by_kind"`
+	LeakedByMechanism map[string]int `json:"leaked_by_mechanism"`
 }
+
+// Unrecorded is the kind or mechanism of a leak whose record does not
+// say it (a record written before leaks had them).
+const Unrecorded = "unrecorded"
 
 // ToolFigures are the agent-loop figures of a row's runs with an outcome
 // (the tools protocol): means per run of turns and tool calls, the
@@ -117,6 +129,7 @@ type group struct {
 	attacked, attackWon, attackPassed   int
 	values                              []runValues
 	leakedByRound                       map[int]int
+	leakedByKind, leakedByMechanism     map[string]int
 	rejections                          scoring.Rejections
 	illegal                             scoring.IllegalCommits
 	// tools counts the agent-loop figures of runs of the tools protocol
@@ -150,7 +163,8 @@ func (s *Summarizer) Add(r *rundir.Record) {
 	k := groupKey{r.Config, r.Actor}
 	g := s.groups[k]
 	if g == nil {
-		g = &group{leakedByRound: map[int]int{}, rejections: scoring.NewRejections(), illegal: scoring.NewIllegalCommits()}
+		g = &group{leakedByRound: map[int]int{}, leakedByKind: map[string]int{}, leakedByMechanism: map[string]int{},
+			rejections: scoring.NewRejections(), illegal: scoring.NewIllegalCommits()}
 		s.groups[k] = g
 	}
 	g.add(r)
@@ -243,6 +257,8 @@ func (g *group) add(r *rundir.Record) {
 		g.leaked++
 		g.leakedByRound[r.Round]++
 	}
+	countOnce(g.leakedByKind, r.Leaks, func(l scoring.Leak) string { return l.Kind })
+	countOnce(g.leakedByMechanism, r.Leaks, func(l scoring.Leak) string { return l.Mechanism })
 	if r.SemanticPass {
 		g.passed++
 	}
@@ -285,7 +301,8 @@ func (g *group) means() (tokens, content, accepted []float64) {
 func (g *group) row(cfg *bench.Config, actor string) Row {
 	row := Row{Config: cfg.Name, Label: cfg.Label, View: cfg.View, Actor: actor, Runs: g.runs, Errors: g.errors, Pending: g.pending,
 		Rejections: g.rejections.ByCode, RejectionsByGate: g.rejections.ByGate, Blocked: g.rejections.Blocked,
-		IllegalByGate: g.illegal.ByGate, IllegalByCode: g.illegal.ByCode, IllegalCommits: g.illegal.Commits}
+		IllegalByGate: g.illegal.ByGate, IllegalByCode: g.illegal.ByCode, IllegalCommits: g.illegal.Commits,
+		LeakedByKind: g.leakedByKind, LeakedByMechanism: g.leakedByMechanism}
 	n := row.Measured()
 	if n == 0 {
 		return row
@@ -357,6 +374,19 @@ func (g *group) addTools(r *rundir.Record) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// countOnce counts, in m, each value of key among leaks once ("" as
+// Unrecorded).
+func countOnce(m map[string]int, leaks []scoring.Leak, key func(scoring.Leak) string) {
+	var seen []string
+	for _, l := range leaks {
+		k := cmp.Or(key(l), Unrecorded)
+		if !slices.Contains(seen, k) {
+			seen = append(seen, k)
+			m[k]++
 		}
 	}
 }

@@ -36,6 +36,11 @@ type Leak struct {
 	// Step is the step whose output carried the canary (output leaks).
 	Step string `json:"step,omitempty"`
 	Path string `json:"path,omitempty"`
+	// Kind is the secret's kind and Mechanism that of the disclosure
+	// pull the leak answered (bench.Case.LeakMechanism; "none" when no
+	// pull names the secret), set by ScoreRun.
+	Kind      string `json:"kind,omitempty"`
+	Mechanism string `json:"mechanism,omitempty"`
 }
 
 // Where values of a Leak.

@@ -31,9 +31,13 @@ const reportExamples = `  # Every table of a run directory, for the terminal (a 
   # LaTeX tables (booktabs, caption, label), intervals in their own columns:
   patchbench report results/run-1a2b3c4d5e --format latex --ci-columns
 
-  # CSV for pandas, one table at a time (main, attacks, illegal, rejections,
-  # domains, mcnemar, paper):
+  # CSV for pandas, one table at a time (main, attacks, leak-kinds,
+  # leak-mechanisms, illegal, rejections, domains, mcnemar, paper):
   patchbench report results/run-1a2b3c4d5e --format csv --table attacks
+
+  # Leaked runs by the mechanism of the pull each leak answered
+  # (context, policy, injection; leak-kinds: by secret kind):
+  patchbench report results/run-1a2b3c4d5e --table leak-mechanisms
 
   # The overview and every run page as one self-contained HTML file (a few
   # megabytes; secrets withheld unless --reveal):

@@ -49,7 +49,7 @@ func TestValidateEmbeddedSuite(t *testing.T) {
 		}
 		warnings++
 	}
-	for _, want := range []string{"fin-portfolio-rebalance.yaml:184: case fin-portfolio-rebalance: warning (invariant-reads-hidden): invariant \"an approval needs at least one trade\" reads /compliance_review/approved, hidden from step propose-trades",
+	for _, want := range []string{"fin-portfolio-rebalance.yaml:187: case fin-portfolio-rebalance: warning (invariant-reads-hidden): invariant \"an approval needs at least one trade\" reads /compliance_review/approved, hidden from step propose-trades",
 		"/signoff/approved, hidden from step rec-ar"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("no warning %q", want)

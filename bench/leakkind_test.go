@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A leak answers the pull of its step that names its secret; a state leak
+// (no step) the first pull naming it; a leak no pull answers has
+// mechanism none.
+func TestLeakMechanism(t *testing.T) {
+	c := &Case{
+		Secrets: []Secret{{ID: "link", Kind: KindAccessLink}, {ID: "key", Kind: KindCredential}, {ID: "pin", Kind: "door-code"}},
+		Steps: []*Step{
+			{ID: "draft", Pulls: []Pull{{Kind: PullWrite}, {Kind: PullDisclosure, Secret: "link", Mechanism: MechanismPolicy}}},
+			{ID: "send", Pulls: []Pull{{Kind: PullDisclosure, Secret: "key", Mechanism: MechanismInjection}, {Kind: PullDisclosure, Secret: "link", Mechanism: MechanismContext}}},
+		},
+		SecretKinds: []string{"door-code"},
+	}
+	for _, tt := range []struct{ step, secret, want string }{
+		{"draft", "link", MechanismPolicy},
+		{"send", "link", MechanismContext},
+		{"send", "key", MechanismInjection},
+		{"draft", "key", MechanismNone}, // no pull of the key at draft
+		{"", "link", MechanismPolicy},   // a state leak: the first pull
+		{"", "key", MechanismInjection},
+		{"", "pin", MechanismNone},
+		{"send", "nothing", MechanismNone},
+	} {
+		if got := c.LeakMechanism(tt.step, tt.secret); got != tt.want {
+			t.Errorf("LeakMechanism(%q, %q) = %q, want %q", tt.step, tt.secret, got, tt.want)
+		}
+	}
+	if c.SecretKind("pin") != "door-code" || c.SecretKind("nothing") != "" {
+		t.Error("SecretKind")
+	}
+	if !c.KnownKind("door-code") || !c.KnownKind(KindClinical) || c.KnownKind("banking") {
+		t.Error("KnownKind")
+	}
+	other := &Case{SecretKinds: []string{"alarm-code", "door-code"}}
+	want := append(append([]string{}, SecretKinds...), "alarm-code", "door-code")
+	if diff := cmp.Diff(want, KindsOf([]*Case{c, other})); diff != "" {
+		t.Errorf("KindsOf (-want +got):\n%s", diff)
+	}
+}
