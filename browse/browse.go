@@ -55,6 +55,9 @@ type B struct {
 	domains  []string
 	titles   map[string]string // case id → title, where the case is known
 	domainOf map[string]string
+	// kinds are the secret kinds the kind filter offers: the closed list,
+	// then those the runs' leaks add, in the order met.
+	kinds    []string
 	rounds   int
 	report   report.Report
 	baseline string
@@ -95,11 +98,16 @@ type runEntry struct {
 	Outcome Outcome
 	Flags   Flags
 	Leaks   int
-	Illegal int
-	Content float64
-	Tokens  int
-	dir     int
-	idx     int
+	// Kinds and Mechanisms are the kinds of the secrets the run leaked
+	// and the mechanisms of the pulls its leaks answered, sorted, each
+	// once (report.Unrecorded for a leak recorded without them).
+	Kinds      []string
+	Mechanisms []string
+	Illegal    int
+	Content    float64
+	Tokens     int
+	dir        int
+	idx        int
 }
 
 // Open opens the run directories at paths as one comparison: it reads
@@ -113,7 +121,8 @@ func Open(paths []string, o Options) (*B, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no run directory given")
 	}
-	b := &B{byID: map[string]*runEntry{}, byCell: map[cellKey][]*runEntry{}, titles: map[string]string{}, domainOf: map[string]string{}}
+	b := &B{byID: map[string]*runEntry{}, byCell: map[cellKey][]*runEntry{}, titles: map[string]string{}, domainOf: map[string]string{},
+		kinds: slices.Clone(bench.SecretKinds)}
 	var ms []*rundir.Manifest
 	for _, p := range paths {
 		m, err := rundir.ReadManifest(p)
@@ -286,6 +295,12 @@ func (b *B) collect() {
 				Leaks: len(h.Leaks), Illegal: len(h.IllegalCommits), Content: h.ContentScore, Tokens: h.Tokens.Prompt + h.Tokens.Completion,
 				dir: di, idx: i}
 			r.Flags = flagsOf(&h)
+			r.Kinds, r.Mechanisms = leakKeys(h.Leaks)
+			for _, k := range r.Kinds {
+				if !slices.Contains(b.kinds, k) {
+					b.kinds = append(b.kinds, k)
+				}
+			}
 			r.Outcome = r.Flags.Primary()
 			b.runs = append(b.runs, r)
 			b.byID[id] = r

@@ -449,3 +449,97 @@ func (b *B) count(o Outcome) int {
 	}
 	return n
 }
+
+// TestBrowserLeakFilters filters the overview by the kind of a leaked
+// secret and by the mechanism of the pull a leak answered, on the server
+// (a select reloads the page with ?kind=…) and in the single file (its
+// script filters the runs and the grids' cells).
+func TestBrowserLeakFilters(t *testing.T) {
+	ctx := newBrowser(t)
+	dir := makeRun(t, testCases, []string{"reference", "oversharer", "follower"}, 1)
+	b := openRun(t, dir)
+	srv := httptest.NewServer(b.Handler())
+	defer srv.Close()
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("select[name=kind]"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := evaluate[[]string](t, ctx, `Array.from(document.querySelectorAll('select[name=mechanism] option')).map(o => o.value + '=' + o.textContent)`); strings.Join(got, ",") != "=any,context=context,policy=policy,injection=injection,none=no pull" {
+		t.Errorf("the mechanism filter offers %q", got)
+	}
+	if got := evaluate[[]string](t, ctx, `Array.from(document.querySelectorAll('select[name=kind] option')).map(o => o.value)`); len(got) < 7 || got[1] != "credential" || got[2] != "access-link" {
+		t.Errorf("the kind filter offers %q", got)
+	}
+	for _, f := range []struct{ name, value, attr string }{{"kind", "access-link", "kinds"}, {"mechanism", "injection", "mechanisms"}} {
+		if err := load(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector('select[name=`+f.name+`]'); s.value = '`+f.value+`'; s.dispatchEvent(new Event('change')); })()`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("table.runs"))); err != nil {
+			t.Fatal(err)
+		}
+		loc, err := chromedp.Run(ctx, chromedp.Location())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, _ := url.Parse(loc); u.Query().Get(f.name) != f.value {
+			t.Errorf("after the %s filter, the page is %s", f.name, loc)
+		}
+		listed := evaluate[[]string](t, ctx, `Array.from(document.querySelectorAll('table.runs tbody tr')).map(tr => tr.dataset.`+f.attr+`)`)
+		want := b.countLeaks(Filter{Kind: "access-link", Mechanism: map[bool]string{true: "injection"}[f.name == "mechanism"]})
+		if len(listed) == 0 || len(listed) != want {
+			t.Errorf("%s=%s: %d runs listed, want %d", f.name, f.value, len(listed), want)
+		}
+		for _, v := range listed {
+			if !strings.Contains(" "+v+" ", " "+f.value+" ") {
+				t.Errorf("a run whose leaks are %q is listed under %s=%s", v, f.name, f.value)
+			}
+		}
+		// The grids keep the rows of cases with a run the filters keep.
+		for _, tr := range evaluate[[]string](t, ctx, `Array.from(document.querySelectorAll('table.grid tbody tr')).map(tr => tr.dataset.case)`) {
+			if tr == "" {
+				t.Error("a grid row without a case")
+			}
+		}
+		screenshot(t, ctx, "overview-"+f.name)
+	}
+
+	// The single file filters from its query.
+	path := filepath.Join(t.TempDir(), "report.html")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteHTML(out); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	fileURL := (&url.URL{Scheme: "file", Path: path}).String()
+	if err := chromedp.Do(ctx, chromedp.Navigate(fileURL+"?mechanism=injection"), chromedp.WaitVisible(chromedp.CSS("table.runs"))); err != nil {
+		t.Fatal(err)
+	}
+	visible := evaluate[[]string](t, ctx, `Array.from(document.querySelectorAll('table.runs tbody tr')).filter(tr => !tr.hidden).map(tr => tr.dataset.mechanisms)`)
+	if want := b.countLeaks(Filter{Mechanism: "injection"}); len(visible) == 0 || len(visible) != want {
+		t.Errorf("the file shows %d runs under mechanism=injection, want %d", len(visible), want)
+	}
+	for _, v := range visible {
+		if !strings.Contains(" "+v+" ", " injection ") {
+			t.Errorf("the file shows a run whose mechanisms are %q under injection", v)
+		}
+	}
+	// A cell none of whose runs answered an injection pull is empty; the
+	// reference actor leaks nothing, so its grid shows no run.
+	if n := evaluate[int](t, ctx, `document.querySelectorAll('.actor-grid[data-actor=reference] td.cell:not(.empty)').length`); n != 0 {
+		t.Errorf("%d reference cells shown under mechanism=injection", n)
+	}
+	screenshot(t, ctx, "file-mechanism")
+}
+
+// countLeaks is the number of runs the filter's kind and mechanism keep.
+func (b *B) countLeaks(f Filter) int {
+	n := 0
+	for _, r := range b.runs {
+		if f.matchRun(r, "") {
+			n++
+		}
+	}
+	return n
+}

@@ -1,9 +1,13 @@
 package browse
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
+	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/scoring"
 )
 
 // Outcome is what the overview's grid shows of a run: one of the six
@@ -141,4 +145,22 @@ func (f Flags) List() []Outcome {
 		}
 	}
 	return out
+}
+
+// leakKeys returns the kinds of the secrets among leaks and the
+// mechanisms of the pulls they answered, each sorted and once
+// (report.Unrecorded for a leak recorded without them): what the kind and
+// mechanism filters match.
+func leakKeys(leaks []scoring.Leak) (kinds, mechanisms []string) {
+	for _, l := range leaks {
+		if k := cmp.Or(l.Kind, report.Unrecorded); !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+		if m := cmp.Or(l.Mechanism, report.Unrecorded); !slices.Contains(mechanisms, m) {
+			mechanisms = append(mechanisms, m)
+		}
+	}
+	slices.Sort(kinds)
+	slices.Sort(mechanisms)
+	return kinds, mechanisms
 }

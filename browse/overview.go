@@ -3,6 +3,7 @@ package browse
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,22 +13,27 @@ import (
 )
 
 // Filter is what the overview shows: the query parameters domain,
-// config, actor, outcome, round and q (a search by case or run id: a
+// config, actor, outcome, round, kind and mechanism (runs with a leak of a
+// secret of that kind, or answering a pull of that mechanism; "none" for
+// a leak no pull answers) and q (a search by case or run id: a
 // case-insensitive part of the run id, whose configuration may be written
 // as its label). The zero Filter shows everything.
 type Filter struct {
-	Domain  string
-	Config  string
-	Actor   string
-	Outcome Outcome
-	Round   int
-	Q       string
+	Domain    string
+	Config    string
+	Actor     string
+	Outcome   Outcome
+	Round     int
+	Kind      string
+	Mechanism string
+	Q         string
 }
 
 // ParseFilter reads a Filter from query parameters; values it does not
 // know are kept and match nothing.
 func ParseFilter(q url.Values) Filter {
-	f := Filter{Domain: q.Get("domain"), Config: q.Get("config"), Actor: q.Get("actor"), Outcome: Outcome(q.Get("outcome")), Q: strings.TrimSpace(q.Get("q"))}
+	f := Filter{Domain: q.Get("domain"), Config: q.Get("config"), Actor: q.Get("actor"), Outcome: Outcome(q.Get("outcome")),
+		Kind: q.Get("kind"), Mechanism: q.Get("mechanism"), Q: strings.TrimSpace(q.Get("q"))}
 	f.Round, _ = strconv.Atoi(q.Get("round"))
 	return f
 }
@@ -48,6 +54,8 @@ func (f Filter) Query(extra ...string) string {
 	set("actor", f.Actor)
 	set("outcome", string(f.Outcome))
 	set("round", strconv.Itoa(f.Round))
+	set("kind", f.Kind)
+	set("mechanism", f.Mechanism)
 	set("q", f.Q)
 	for i := 0; i+1 < len(extra); i += 2 {
 		set(extra[i], extra[i+1])
@@ -75,9 +83,26 @@ func (b *B) search(q string) string {
 // out); q is the search as b.search gives it.
 func (f Filter) matchRun(r *runEntry, q string) bool {
 	return (f.Domain == "" || r.Domain == f.Domain) && (f.Config == "" || r.Config == f.Config) &&
-		(f.Actor == "" || r.Actor == f.Actor) && (f.Round == 0 || r.Round == f.Round) &&
+		(f.Actor == "" || r.Actor == f.Actor) && f.matchInCell(r, q)
+}
+
+// matchInCell reports whether a run passes the filters a grid cell applies
+// to its runs: round, leak kind, leak mechanism and search.
+func (f Filter) matchInCell(r *runEntry, q string) bool {
+	return (f.Round == 0 || r.Round == f.Round) &&
+		(f.Kind == "" || slices.Contains(r.Kinds, f.Kind)) &&
+		(f.Mechanism == "" || slices.Contains(r.Mechanisms, f.Mechanism)) &&
 		(q == "" || strings.Contains(strings.ToLower(r.ID), q))
 }
+
+// narrows reports whether the filter leaves out runs within a grid cell
+// (then a row without a kept run is hidden).
+func (f Filter) narrows(q string) bool {
+	return f.Outcome != "" || q != "" || f.Round != 0 || f.Kind != "" || f.Mechanism != ""
+}
+
+// mechanismOption is an option of the mechanism filter.
+type mechanismOption struct{ Value, Label string }
 
 // overview is the overview page's data.
 type overview struct {
@@ -88,6 +113,10 @@ type overview struct {
 	Actors   []string
 	Outcomes []Outcome
 	Rounds   []int
+	// Kinds are the secret kinds the kind filter offers (the closed list,
+	// then those the runs' leaks add); Mechanisms the mechanisms.
+	Kinds      []string
+	Mechanisms []mechanismOption
 	// Labels maps each configuration's label (lower case) to its name,
 	// for the script's search.
 	Labels   string
@@ -189,6 +218,14 @@ func (b *B) overview(f Filter, static bool) *overview {
 	for r := 1; r <= b.rounds; r++ {
 		o.Rounds = append(o.Rounds, r)
 	}
+	o.Kinds = b.kinds
+	for _, m := range bench.LeakMechanisms {
+		label := m
+		if m == bench.MechanismNone {
+			label = "no pull"
+		}
+		o.Mechanisms = append(o.Mechanisms, mechanismOption{m, label})
+	}
 	var labels []string
 	for _, c := range b.configs {
 		labels = append(labels, strings.ToLower(c.Label)+"="+c.Name)
@@ -265,7 +302,7 @@ func (b *B) overview(f Filter, static bool) *overview {
 				}
 				row.Cells = append(row.Cells, cell)
 			}
-			if (f.Outcome != "" || q != "" || f.Round != 0) && !any {
+			if f.narrows(q) && !any {
 				row.Hidden = true
 			}
 			if row.Hidden && !static {
@@ -309,9 +346,9 @@ func (b *B) cell(k cellKey, f Filter, q string, static bool) gridCell {
 	var data []string
 	for _, r := range b.byCell[k] {
 		if static {
-			data = append(data, fmt.Sprintf("%s|%d|%d", r.ID, r.Round, r.Flags))
+			data = append(data, fmt.Sprintf("%s|%d|%d|%s|%s", r.ID, r.Round, r.Flags, strings.Join(r.Kinds, " "), strings.Join(r.Mechanisms, " ")))
 		}
-		if (f.Round != 0 && r.Round != f.Round) || (q != "" && !strings.Contains(strings.ToLower(r.ID), q)) {
+		if !f.matchInCell(r, q) {
 			continue
 		}
 		c.N++
@@ -346,7 +383,7 @@ func (b *B) cell(k cellKey, f Filter, q string, static bool) gridCell {
 			c.Also = append(c.Also, o)
 		}
 	}
-	c.Query = Filter{Round: f.Round, Outcome: f.Outcome, Q: k.kase + "/" + k.config + "/" + k.actor + "/"}.Query()
+	c.Query = Filter{Round: f.Round, Outcome: f.Outcome, Kind: f.Kind, Mechanism: f.Mechanism, Q: k.kase + "/" + k.config + "/" + k.actor + "/"}.Query()
 	c.Dim = f.Outcome != "" && !c.Flags.Has(f.Outcome)
 	return c
 }

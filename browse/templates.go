@@ -23,6 +23,7 @@ type templates struct{ *template.Template }
 
 func newTemplates(static bool) templates {
 	funcs := template.FuncMap{
+		"join": strings.Join,
 		"runHref": func(id string) string {
 			if static {
 				return "#run-" + escapeID(id)

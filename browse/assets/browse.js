@@ -319,7 +319,7 @@
     return;
   }
   var isStatic = document.body.getAttribute('data-mode') === 'static';
-  var names = ['domain', 'config', 'actor', 'outcome', 'round', 'q'];
+  var names = ['domain', 'config', 'actor', 'outcome', 'round', 'kind', 'mechanism', 'q'];
 
   function current() {
     var v = {};
@@ -395,11 +395,14 @@
       (!v.actor || tr.getAttribute('data-actor') === v.actor) &&
       (!v.round || tr.getAttribute('data-round') === v.round) &&
       (!v.outcome || flags.indexOf(v.outcome) >= 0) &&
+      (!v.kind || (tr.getAttribute('data-kinds') || '').split(' ').indexOf(v.kind) >= 0) &&
+      (!v.mechanism || (tr.getAttribute('data-mechanisms') || '').split(' ').indexOf(v.mechanism) >= 0) &&
       (!q || tr.getAttribute('data-id').toLowerCase().indexOf(q) >= 0);
   }
 
-  // A grid cell shows the most severe outcome of the runs the round and
-  // the search keep, as the server's cells do.
+  // A grid cell shows the most severe outcome of the runs the round, the
+  // leak kind and mechanism and the search keep, as the server's cells do
+  // (each run is id|round|flags|kinds|mechanisms).
   function drawCell(td, v, q) {
     var data = td.getAttribute('data-runs');
     if (!data) {
@@ -408,7 +411,9 @@
     var counts = {}, n = 0, union = 0, only = '';
     data.split(',').forEach(function (item) {
       var f = item.split('|');
-      if ((v.round && f[1] !== v.round) || (q && f[0].toLowerCase().indexOf(q) < 0)) {
+      if ((v.round && f[1] !== v.round) || (q && f[0].toLowerCase().indexOf(q) < 0) ||
+        (v.kind && (f[3] || '').split(' ').indexOf(v.kind) < 0) ||
+        (v.mechanism && (f[4] || '').split(' ').indexOf(v.mechanism) < 0)) {
         return;
       }
       var flags = parseInt(f[2], 10);
@@ -457,7 +462,7 @@
   function apply() {
     var v = current();
     var q = search(v.q);
-    var narrowing = v.outcome || q || v.round;
+    var narrowing = v.outcome || q || v.round || v.kind || v.mechanism;
     Array.prototype.forEach.call(document.querySelectorAll('table.main tbody tr'), function (tr) {
       tr.hidden = (v.config && tr.getAttribute('data-config') !== v.config) || (v.actor && tr.getAttribute('data-actor') !== v.actor);
     });
