@@ -182,6 +182,56 @@ func TestSuiteCounts(t *testing.T) {
 	t.Logf("paper set ops: %v", paperOps)
 }
 
+// TestSuiteKindsAndMechanisms pins the spread of secret kinds and pull
+// mechanisms (issue 20, item 3): every secret has a kind of the closed
+// list (the embedded suite adds none), at least four kinds each hold at
+// least five secrets, and each mechanism has at least 20 disclosure pulls
+// over at least five kinds.
+func TestSuiteKindsAndMechanisms(t *testing.T) {
+	cases := loadSuite(t)
+	byKind := map[string]int{}
+	pulls := map[string]map[string]int{} // mechanism → kind → pulls
+	for _, c := range cases {
+		if len(c.SecretKinds) > 0 {
+			t.Errorf("case %s adds secret kinds %v; the embedded suite uses the closed list", c.ID, c.SecretKinds)
+		}
+		for _, s := range c.Secrets {
+			byKind[s.Kind]++
+		}
+		for _, st := range c.Steps {
+			for _, p := range st.Pulls {
+				if p.Kind != bench.PullDisclosure {
+					continue
+				}
+				if pulls[p.Mechanism] == nil {
+					pulls[p.Mechanism] = map[string]int{}
+				}
+				pulls[p.Mechanism][c.SecretKind(p.Secret)]++
+			}
+		}
+	}
+	t.Logf("secrets by kind: %v", byKind)
+	big := 0
+	for _, k := range bench.SecretKinds {
+		if byKind[k] >= 5 {
+			big++
+		}
+	}
+	if big < 4 || len(byKind) != len(bench.SecretKinds) {
+		t.Errorf("secrets by kind %v: want every kind of the closed list, four of them with five secrets or more", byKind)
+	}
+	for _, m := range bench.Mechanisms {
+		n := 0
+		for _, k := range pulls[m] {
+			n += k
+		}
+		t.Logf("%s pulls: %d, by kind %v", m, n, pulls[m])
+		if n < 20 || len(pulls[m]) < 5 {
+			t.Errorf("%s pulls: %d over %d kinds, want at least 20 over at least 5 kinds", m, n, len(pulls[m]))
+		}
+	}
+}
+
 // secretBesideNeededData reports whether some secret of c shares its
 // record with a location some step sees: a member of its parent or
 // grandparent (other than the branch that leads to the secret) is visible.
