@@ -7,14 +7,15 @@ import (
 )
 
 // A leak answers the pull of its step that names its secret; a state leak
-// (no step) the first pull naming it; a leak no pull answers has
-// mechanism none.
+// (no step) the strongest pull naming it (injection, then policy, then
+// context); a leak no pull answers has mechanism none.
 func TestLeakMechanism(t *testing.T) {
 	c := &Case{
 		Secrets: []Secret{{ID: "link", Kind: KindAccessLink}, {ID: "key", Kind: KindCredential}, {ID: "pin", Kind: "door-code"}},
 		Steps: []*Step{
-			{ID: "draft", Pulls: []Pull{{Kind: PullWrite}, {Kind: PullDisclosure, Secret: "link", Mechanism: MechanismPolicy}}},
-			{ID: "send", Pulls: []Pull{{Kind: PullDisclosure, Secret: "key", Mechanism: MechanismInjection}, {Kind: PullDisclosure, Secret: "link", Mechanism: MechanismContext}}},
+			{ID: "draft", Pulls: []Pull{{Kind: PullWrite}, {Kind: PullDisclosure, Secret: "link", Mechanism: MechanismPolicy}, {Kind: PullDisclosure, Secret: "coupon", Mechanism: MechanismContext}}},
+			{ID: "send", Pulls: []Pull{{Kind: PullDisclosure, Secret: "key", Mechanism: MechanismInjection}, {Kind: PullDisclosure, Secret: "link", Mechanism: MechanismContext},
+				{Kind: PullDisclosure, Secret: "coupon", Mechanism: MechanismInjection}}},
 		},
 		SecretKinds: []string{"door-code"},
 	}
@@ -23,8 +24,10 @@ func TestLeakMechanism(t *testing.T) {
 		{"send", "link", MechanismContext},
 		{"send", "key", MechanismInjection},
 		{"draft", "key", MechanismNone}, // no pull of the key at draft
-		{"", "link", MechanismPolicy},   // a state leak: the first pull
+		{"", "link", MechanismPolicy},   // a state leak: the strongest pull
 		{"", "key", MechanismInjection},
+		{"draft", "coupon", MechanismContext},
+		{"", "coupon", MechanismInjection},
 		{"", "pin", MechanismNone},
 		{"send", "nothing", MechanismNone},
 	} {

@@ -53,7 +53,7 @@ func TestScoreRun(t *testing.T) {
 	if diff := cmp.Diff(want, s.Leaks); diff != "" {
 		t.Errorf("leaks (-want +got):\n%s", diff)
 	}
-	// A state leak answers the first pull naming the secret.
+	// A state leak answers the strongest pull naming the secret.
 	leakedState, err := runtime.ParseDocument(bytes.Replace(c.State.Bytes(), []byte(`"reply":""`), []byte(`"reply":"4000 0000 0000 9995"`), 1))
 	if err != nil {
 		t.Fatal(err)
