@@ -28,6 +28,9 @@ const browseExamples = `  # The runs of a directory in the web browser (open the
 
   # The leaked runs of one configuration, straight from the address bar:
   #   http://127.0.0.1:8484/?config=verify-only&outcome=leaked
+
+  # The runs that leaked an access link against a stated sharing policy:
+  #   http://127.0.0.1:8484/?kind=access-link&mechanism=policy
 `
 
 // runBrowse serves the runs of one or more run directories as web pages
