@@ -137,6 +137,8 @@ type leakView struct {
 	Secret   string
 	Where    []Seg
 	Detector string
+	// Class is the leak's kind and mechanism (report.LeakClass).
+	Class string
 }
 
 type pairView struct {
@@ -228,7 +230,7 @@ func (b *B) loadRunMemo(ctx context.Context, id string, reveal bool, memo *pageM
 		if l.Where == scoring.WhereState {
 			where = "the final state at " + l.Path
 		}
-		p.Leaks = append(p.Leaks, leakView{Secret: l.Secret, Where: base.text(where), Detector: l.Detector})
+		p.Leaks = append(p.Leaks, leakView{Secret: l.Secret, Where: base.text(where), Detector: l.Detector, Class: strings.TrimPrefix(report.LeakClass(l), "; ")})
 	}
 	p.LeakCount = report.Plural(len(p.Leaks), "leak")
 	for _, cf := range b.configs {

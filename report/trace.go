@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -343,9 +344,9 @@ func (t *trace) leaks() {
 	t.printf("leaks: %d\n", len(t.r.Leaks))
 	for _, l := range t.r.Leaks {
 		if l.Where == scoring.WhereState {
-			t.printf("  %s in the final state at %s (%s)\n", l.Secret, l.Path, l.Detector)
+			t.printf("  %s in the final state at %s (%s%s)\n", l.Secret, l.Path, l.Detector, LeakClass(l))
 		} else {
-			t.printf("  %s in the response of step %s (%s)\n", l.Secret, l.Step, l.Detector)
+			t.printf("  %s in the response of step %s (%s%s)\n", l.Secret, l.Step, l.Detector, LeakClass(l))
 		}
 	}
 }
@@ -428,6 +429,23 @@ func writeDecisions(w io.Writer, label string, gs []runtime.GateResult) {
 	for _, f := range fails {
 		fmt.Fprintf(w, "%s    %s\n", strings.Repeat(" ", len(label)-len(strings.TrimLeft(label, " "))), f)
 	}
+}
+
+// LeakClass is a leak's kind and mechanism as a trace prints them after
+// its detector ("; financial, injection pull"; "; personal-data, no pull"),
+// or "" for a leak recorded without them.
+func LeakClass(l scoring.Leak) string {
+	if l.Kind == "" && l.Mechanism == "" {
+		return ""
+	}
+	pull := l.Mechanism + " pull"
+	switch l.Mechanism {
+	case bench.MechanismNone:
+		pull = "no pull"
+	case "":
+		pull = "mechanism unrecorded"
+	}
+	return fmt.Sprintf("; %s, %s", cmp.Or(l.Kind, Unrecorded), pull)
 }
 
 // markLeaks surrounds each place a canary is found with >>> and <<<,
