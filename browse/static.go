@@ -319,6 +319,7 @@ type (
 		Secret   string `json:"secret"`
 		Where    ref    `json:"where"`
 		Detector string `json:"detector"`
+		Class    string `json:"class,omitempty"`
 	}
 	bundleStep struct {
 		N             int             `json:"n"`
@@ -402,7 +403,7 @@ func (in *interner) body(p *runPage) (ref, error) {
 		bd.Checks = in.json(p.Checks)
 	}
 	for _, l := range p.Leaks {
-		bd.Leaks = append(bd.Leaks, bundleLeak{Secret: l.Secret, Where: in.segs(l.Where), Detector: l.Detector})
+		bd.Leaks = append(bd.Leaks, bundleLeak{Secret: l.Secret, Where: in.segs(l.Where), Detector: l.Detector, Class: l.Class})
 	}
 	for _, s := range p.Steps {
 		bd.Steps = append(bd.Steps, in.step(s))

@@ -262,7 +262,8 @@
       })) : el('p', { 'class': 'note' }, 'No rubric check was recorded (the run did not reach its scoring).')]));
     append(main, el('section', { 'class': 'leaks', id: 'leaks-' + run.id }, [el('h2', null, 'Leaks: ' + (b.leaks ? b.leaks.length : 'none')),
       b.leaks ? el('ul', null, b.leaks.map(function (l) {
-        return el('li', null, [el('strong', null, l.secret), ' in ', segs(l.where), ', found by the ', el('strong', null, l.detector), ' detector']);
+        return el('li', null, [el('strong', null, l.secret), ' in ', segs(l.where), ', found by the ', el('strong', null, l.detector), ' detector',
+          l['class'] ? ' ' : null, l['class'] ? el('span', { 'class': 'class' }, '(' + l['class'] + ')') : null]);
       })) : null]));
     return main;
   }
