@@ -319,9 +319,8 @@ func TestLaTeXTable(t *testing.T) {
 func TestLeakKindAndMechanismTables(t *testing.T) {
 	configs := []*bench.Config{{Name: "x", Label: "X"}}
 	leaky := func(round int, leaks ...scoring.Leak) *rundir.Record {
-		r := rec("c", "x", round, false, len(leaks) > 0)
-		r.Leaks = leaks
-		return r
+		return &rundir.Record{RunID: "c/x/a/" + strconv.Itoa(round), Case: "c", Config: "x", Actor: "a", Round: round,
+			Status: rundir.StatusFailed, Leaked: len(leaks) > 0, Leaks: leaks}
 	}
 	recs := []*rundir.Record{
 		leaky(1, scoring.Leak{Secret: "a", Kind: bench.KindAccessLink, Mechanism: bench.MechanismContext},
