@@ -444,7 +444,8 @@ func LeakMechanismTable(s Summary) Table {
 }
 
 // leakSplitTable is a table of leaked runs split by the keys cols of
-// counts (headed as headers says, or by the key), with an "unrecorded"
+// counts (headed as headers says, or by the key with spaces for its
+// hyphens), with an "unrecorded"
 // column when a row counts one.
 func leakSplitTable(s Summary, name, title string, cols []string, headers map[string]string, counts func(Row) map[string]int) Table {
 	cols = slices.Clone(cols)
@@ -457,7 +458,10 @@ func leakSplitTable(s Summary, name, title string, cols []string, headers map[st
 	t := Table{Name: name, Title: title, Header: []string{"Configuration", "Actor", "Runs", "Leaked"},
 		Data: &Data{Columns: append([]string{"config", "label", "actor", "runs", "leaked"}, cols...)}}
 	for _, c := range cols {
-		t.Header = append(t.Header, cmp.Or(headers[c], c))
+		// Words, so that a narrow text table can wrap the header
+		// ("confidential business" on two lines); the data columns keep
+		// the key.
+		t.Header = append(t.Header, cmp.Or(headers[c], strings.ReplaceAll(c, "-", " ")))
 	}
 	for _, r := range s.Rows {
 		n := r.Measured()

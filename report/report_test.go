@@ -338,7 +338,7 @@ func TestLeakKindAndMechanismTables(t *testing.T) {
 	}
 	kinds, mechs := byName["leak-kinds"], byName["leak-mechanisms"]
 	wantKinds := report.Table{Name: "leak-kinds", Title: kinds.Title,
-		Header: []string{"Configuration", "Actor", "Runs", "Leaked", "credential", "access-link", "personal-data", "financial", "clinical", "confidential-business", "door-code", "unrecorded"},
+		Header: []string{"Configuration", "Actor", "Runs", "Leaked", "credential", "access link", "personal data", "financial", "clinical", "confidential business", "door code", "unrecorded"},
 		Rows:   [][]string{{"X", "a", "4", "3", "1", "1", "0", "0", "0", "0", "1", "1"}}}
 	if diff := cmp.Diff(wantKinds, kinds, cmpTable); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
