@@ -40,6 +40,9 @@ type Document struct {
 	// first use (or shared, when a commit keeps the text).
 	prepOnce sync.Once
 	prep     *textModel
+	// seed is what ParseDocument learned of raw for the canonical text
+	// (jsonparse.go), used once, when the text model is built.
+	seed *parseSeed
 
 	// depth bounds the depth of the deepest value (the root is at 0); it
 	// is exact for parsed documents. A document committed on the
@@ -81,11 +84,11 @@ func ParseDocument(b []byte) (*Document, error) {
 }
 
 func parseDocument(b []byte, maxDepth int) (*Document, error) {
-	v, depth, err := decodeStrictDepth(b, maxDepth)
+	v, depth, seed, err := parseJSON(b, maxDepth, true)
 	if err != nil {
 		return nil, err
 	}
-	return &Document{raw: append([]byte(nil), b...), value: v, depth: depth, consistent: true}, nil
+	return &Document{raw: append([]byte(nil), b...), value: v, depth: depth, consistent: true, seed: seed}, nil
 }
 
 // NewDocument builds a Document from a decoded JSON value made of the
@@ -219,10 +222,25 @@ func (d *Document) text() *textModel {
 		return d.lazy.text
 	}
 	d.prepOnce.Do(func() {
-		if d.prep == nil {
-			if buf := canonicalText(bytes.TrimLeft(d.raw, " \t\r\n")); buf != nil {
-				d.prep = newTextModel(buf)
-				d.prep.base.sorted = d.sorted
+		seed := d.seed
+		d.seed = nil
+		if d.prep != nil {
+			return
+		}
+		var buf []byte
+		switch trimmed := bytes.TrimLeft(d.raw, " \t\r\n"); {
+		case seed != nil && seed.compact:
+			buf = trimmed
+		case seed != nil:
+			buf = compactValid(trimmed)
+		default:
+			buf = canonicalText(trimmed)
+		}
+		if buf != nil {
+			d.prep = newTextModel(buf)
+			d.prep.base.sorted = d.sorted
+			if seed != nil && seed.tables != nil {
+				d.prep.base.tables = seed.tables
 			}
 		}
 	})

@@ -124,6 +124,30 @@ func canonicalText(b []byte) []byte {
 	return out.Bytes()
 }
 
+// compactValid is canonicalText for a text known to be valid JSON (a
+// parsed document's): its white space outside strings removed.
+func compactValid(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"':
+			k := skipString(b, i)
+			out = append(out, b[i:k]...)
+			i = k
+		case isSpace(c):
+			i++
+		default:
+			j := i + 1
+			for j < len(b) && b[j] != '"' && !isSpace(b[j]) {
+				j++
+			}
+			out = append(out, b[i:j]...)
+			i = j
+		}
+	}
+	return out
+}
+
 var (
 	lineSep = []byte("\u2028")
 	paraSep = []byte("\u2029")
