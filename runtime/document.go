@@ -261,14 +261,19 @@ type validity struct {
 const maxCarriedSchemas = 8
 
 // satisfies reports whether the document is valid against s, validating
-// it whole the first time (the answer is kept). idx is s's analysis, or
-// nil.
+// it whole the first time (the answer is kept), on every core where s's
+// analysis idx (or nil) allows it (schema_whole.go).
 func (d *Document) satisfies(s *jsonschema.Schema, idx *schemaIndex) bool {
 	if v, ok := d.valid.Load(s); ok {
 		return v.(validity).ok
 	}
-	f, err := validateSchema(s, d.Value())
-	ok := err == nil && f == nil
+	var ok bool
+	if idx != nil && idx.root == s {
+		ok = idx.satisfiesWhole(d.Value())
+	} else {
+		f, err := validateSchema(s, d.Value())
+		ok = err == nil && f == nil
+	}
 	d.valid.Store(s, validity{ok, idx})
 	return ok
 }
