@@ -3,44 +3,16 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"math/rand/v2"
-	"strconv"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/patchbench/patchbench/internal/benchload"
 )
 
-// benchState builds a deterministic state of about size bytes: a ledger of
-// records that mix what a step reads with an account number it must not.
-func benchState(size int) []byte {
-	rng := rand.New(rand.NewPCG(uint64(size), 42))
-	records := []any{}
-	state := map[string]any{
-		"phase":   "review",
-		"meta":    map[string]any{"org": "Example Ltd", "version": json.Number("3"), "owner": "ops"},
-		"summary": map[string]any{"total": json.Number("0"), "note": ""},
-		"log":     []any{"opened"},
-	}
-	for n := 300; ; {
-		i := len(records)
-		records = append(records, map[string]any{
-			"id":      fmt.Sprintf("r-%06d", i),
-			"name":    fmt.Sprintf("Customer %d", rng.IntN(100000)),
-			"balance": json.Number(strconv.FormatFloat(float64(rng.IntN(1000000))/100, 'f', 2, 64)),
-			"account": fmt.Sprintf("GB%02dBANK%014d", rng.IntN(100), rng.Int64N(1e14)),
-			"tags":    []any{"active"},
-			"history": []any{json.Number(strconv.Itoa(rng.IntN(1000))), json.Number(strconv.Itoa(rng.IntN(1000)))},
-		})
-		n += 230
-		if n >= size {
-			break
-		}
-	}
-	state["records"] = records
-	b, _ := encodeJSON(state)
-	return b
-}
+// benchState builds a deterministic state of about size bytes of
+// generator budget (benchload.State, shared with scripts/bench-peers.sh).
+func benchState(size int) []byte { return benchload.State(size) }
 
 var benchSpec = ContractSpec{
 	View:   ViewSpec{Include: []string{"/records", "/summary", "/phase"}, Exclude: []string{"/records/*/account"}},

@@ -1,0 +1,124 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/patchbench/patchbench/internal/benchload"
+)
+
+// The load benchmarks of issue 25, at the states of 0.6, 6 and 60 MB of
+// JSON (benchload.Sizes): what loading a state costs (ParseDocument,
+// beside encoding/json decoding the same text into any), the first step
+// on a freshly parsed state, and a chain step, so that cost can be read
+// against size. scripts/bench-peers.sh runs the same inputs through the
+// stacks a user would otherwise assemble, and measures peak RSS per size.
+
+// TestBenchloadInputs: the inputs scripts/bench-peers.sh gives every stack
+// are the ones the runtime's benchmarks use.
+func TestBenchloadInputs(t *testing.T) {
+	if got, want := mustJSON(t, benchload.Schema), benchSpec.Schema; !reflect.DeepEqual(got, want) {
+		t.Errorf("benchload.Schema = %v, benchSpec.Schema = %v", got, want)
+	}
+	if got, want := mustJSON(t, benchload.OutputSchema), benchSpec.OutputSchema[benchload.OutputPath]; !reflect.DeepEqual(got, want) {
+		t.Errorf("benchload.OutputSchema = %v, benchSpec's = %v", got, want)
+	}
+	if len(benchload.Invariants) != len(benchSpec.Invariants) {
+		t.Fatalf("%d invariants, benchSpec has %d", len(benchload.Invariants), len(benchSpec.Invariants))
+	}
+	for i, inv := range benchSpec.Invariants {
+		if benchload.Invariants[i] != [2]string{inv.Name, inv.Rule} {
+			t.Errorf("invariant %d: %q, benchSpec has %q", i, benchload.Invariants[i], inv)
+		}
+	}
+	if benchload.ChainPatch != chainPatch || benchload.Phase != benchSpec.Phases[0] {
+		t.Error("benchload.ChainPatch or Phase differ from the runtime benchmarks'")
+	}
+}
+
+// BenchmarkLoadParse: ParseDocument of each state, and encoding/json
+// decoding the same text into any (numbers as json.Number), in the same
+// run. text-B is the text's size, to read B/op against.
+func BenchmarkLoadParse(b *testing.B) {
+	for _, s := range benchload.Sizes {
+		raw := benchState(s.Size)
+		b.Run("runtime/"+s.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ParseDocument(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(raw)), "text-B")
+		})
+		b.Run("encoding-json/"+s.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				d := json.NewDecoder(bytes.NewReader(raw))
+				d.UseNumber()
+				var v any
+				if err := d.Decode(&v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(raw)), "text-B")
+		})
+	}
+}
+
+// BenchmarkLoadFirst: the first step (benchPatch, all four gates, it
+// commits) on a freshly parsed state; the parse is not timed.
+func BenchmarkLoadFirst(b *testing.B) {
+	c := MustCompile(benchSpec)
+	opts := VerifyOptions{Gates: DefaultGates, Phase: benchload.Phase}
+	for _, s := range benchload.Sizes {
+		raw := benchState(s.Size)
+		b.Run(s.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				doc, err := ParseDocument(raw)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				d, err := c.Verify(context.Background(), doc, []byte(benchPatch), opts)
+				if err != nil || !d.Committed {
+					b.Fatalf("%v %+v", err, d.Rejection())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLoadChain: steps that each verify the state the last one
+// committed (chainPatch), after a first step; every tenth state's text is
+// built, as BenchmarkRuntimeChain does.
+func BenchmarkLoadChain(b *testing.B) {
+	c := MustCompile(benchSpec)
+	opts := VerifyOptions{Gates: DefaultGates, Phase: benchload.Phase}
+	for _, s := range benchload.Sizes {
+		doc, err := ParseDocument(benchState(s.Size))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(s.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			state := doc
+			n := 0
+			for b.Loop() {
+				d, err := c.Verify(context.Background(), state, []byte(chainPatch), opts)
+				if err != nil || !d.Committed {
+					b.Fatalf("%v %+v", err, d.Rejection())
+				}
+				state = d.State
+				if n++; n%10 == 0 {
+					_ = state.Bytes()
+				}
+			}
+		})
+	}
+}
