@@ -34,6 +34,15 @@ func TestBenchloadInputs(t *testing.T) {
 			t.Errorf("invariant %d: %q, benchSpec has %q", i, benchload.Invariants[i], inv)
 		}
 	}
+	regions := [][2][]string{
+		{benchload.ViewInclude, benchSpec.View.Include}, {benchload.ViewExclude, benchSpec.View.Exclude},
+		{benchload.Write, benchSpec.Write}, {benchload.Source, benchSpec.Source},
+	}
+	for _, r := range regions {
+		if !reflect.DeepEqual(r[0], r[1]) {
+			t.Errorf("benchload region %q, benchSpec's %q", r[0], r[1])
+		}
+	}
 	if benchload.ChainPatch != chainPatch || benchload.Phase != benchSpec.Phases[0] {
 		t.Error("benchload.ChainPatch or Phase differ from the runtime benchmarks'")
 	}

@@ -93,3 +93,12 @@ const ChainPatch = `[
  {"op":"replace","path":"/records/5/tags","value":["active","flagged"]},
  {"op":"copy","from":"/records/3/balance","path":"/summary/last"}
 ]`
+
+// The contract's regions (the runtime alone checks them: the other
+// stacks have no scope gate).
+var (
+	ViewInclude = []string{"/records", "/summary", "/phase"}
+	ViewExclude = []string{"/records/*/account"}
+	Write       = []string{"/summary", "/log/-", "/records/*/tags"}
+	Source      = []string{"/records/*/balance", "/summary"}
+)
