@@ -107,6 +107,11 @@ func write(dir string) error {
 			return err
 		}
 	}
+	return writeContract(dir)
+}
+
+// writeContract writes DIR/contract.json and DIR/chain.json.
+func writeContract(dir string) error {
 	cf := contractFile{Schema: json.RawMessage(benchload.Schema), OutputPath: benchload.OutputPath,
 		OutputSchema: json.RawMessage(benchload.OutputSchema), Phase: benchload.Phase}
 	for _, inv := range benchload.Invariants {
