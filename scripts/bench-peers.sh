@@ -8,7 +8,8 @@
 # chain patch. Every stack, in its own process, reads a state's text from
 # its file, parses it (timed), runs STEPS steps of the chain patch, each on
 # the state the previous one committed (the first on the freshly parsed
-# state, timed apart; the others' median), and reports its peak RSS:
+# state, timed apart; then a collection, untimed; the others' median), and
+# reports its peak RSS and its CPU time (every thread):
 #
 #   - runtime:      scripts/loadbench (ParseDocument, Contract.Verify with
 #                   the four gates);
@@ -83,7 +84,7 @@ run_stack() { # stack size steps
 	runtime) "$tmp/loadbench" run -dir "$tmp/in" -size "$2" -steps "$3" -out "$out" ;;
 	runtime-base) "$tmp/loadbench-base" run -stack runtime-base -dir "$tmp/in" -size "$2" -steps "$3" -out "$out" ;;
 	go-naive) "$tmp/gonaive.bin" -dir "$tmp/in" -size "$2" -steps "$3" -out "$out" ;;
-	node) node --max-old-space-size=16384 "$tmp/node/peer.mjs" -dir "$tmp/in" -size "$2" -steps "$3" -out "$out" ;;
+	node) node --expose-gc --max-old-space-size=16384 "$tmp/node/peer.mjs" -dir "$tmp/in" -size "$2" -steps "$3" -out "$out" ;;
 	esac
 }
 

@@ -31,6 +31,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -218,6 +219,7 @@ func runStack(args []string, stdout io.Writer) error {
 		ns := time.Since(t).Nanoseconds()
 		if i == 0 {
 			f.FirstNS, f.FirstCPUNS = ns, cpuNow()-ct
+			goruntime.GC() // the steps after start clean (every stack does this)
 		} else {
 			times = append(times, ns)
 		}

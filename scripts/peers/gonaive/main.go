@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -170,6 +171,7 @@ func run() error {
 		}
 		if ns := time.Since(t).Nanoseconds(); i == 0 {
 			f.FirstNS, f.FirstCPUNS = ns, cpuNow()-c
+			runtime.GC() // the steps after start clean (every stack does this)
 		} else {
 			times = append(times, ns)
 		}
