@@ -7,12 +7,15 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/internal/testenv"
 	"github.com/patchbench/patchbench/rundir"
 )
 
@@ -199,5 +202,49 @@ func TestMCPStdio(t *testing.T) {
 	a.Wait()
 	if r.Actor != actors.MCPStdioName || r.Status != rundir.StatusPassed {
 		t.Errorf("actor %s status %s error %v", r.Actor, r.Status, r.Error)
+	}
+}
+
+// TestMCPTypeScriptClient: the MCP server of mcp:COMMAND against a client
+// no one here wrote, the official TypeScript SDK (scripts/mcp-ts-sdk.sh
+// installs it into .mcp-ts/), run by the machine's node: tools, the task
+// prompt, a hidden read answered as absent, a wrong then a right proposal.
+// It skips with one visible line when node or the SDK is missing, and
+// fails then when PATCHBENCH_REQUIRE_MCP_TS is set.
+func TestMCPTypeScriptClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, "PATCHBENCH_REQUIRE_MCP_TS", "node is not installed, so the TypeScript MCP client was not run", "Debian: apt-get install nodejs npm; then scripts/mcp-ts-sdk.sh")
+	}
+	dir, err := filepath.Abs("../.mcp-ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		testenv.Missing(t, "PATCHBENCH_REQUIRE_MCP_TS", "the MCP TypeScript SDK is not in .mcp-ts/, so its client was not run", "scripts/mcp-ts-sdk.sh installs it")
+	}
+	src, err := os.ReadFile("testdata/mcp-ts-agent.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Beside node_modules, where node resolves the SDK's imports.
+	agent := filepath.Join(dir, fmt.Sprintf("agent-%d.mjs", os.Getpid()))
+	if err := os.WriteFile(agent, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(agent)
+	ok := filepath.Join(t.TempDir(), "ok")
+	t.Setenv("PATCHBENCH_TEST_MCP_OK", ok)
+	a, err := actors.NewMCPAgent("mcp:"+node+" "+agent, time.Minute, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runTools(t, "patchoptic", a, Options{MaxAttempts: 2})
+	s := r.Steps[0]
+	if r.Status != rundir.StatusPassed || !s.Committed || s.Attempts != 2 || len(s.Turns) != 3 || !s.Turns[0].Calls[0].Hidden {
+		t.Fatalf("status %s error %v committed %v attempts %d turns %d stderr %q", r.Status, r.Error, s.Committed, s.Attempts, len(s.Turns), s.ActorStderr)
+	}
+	if _, err := os.Stat(ok); err != nil {
+		t.Errorf("the TypeScript agent did not hear that the case is over: %v", err)
 	}
 }
