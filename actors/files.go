@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/patchbench/patchbench/internal/limited"
 )
 
 // ErrPending is the error of an actor that has no answer yet for a
@@ -314,7 +316,7 @@ func PendingRequests(dir string) (reqs []FileRequest, skipped []string, err erro
 			skipped = append(skipped, path+": not a regular file")
 			continue
 		}
-		b, err := readLimited(path, 64<<20)
+		b, err := limited.ReadFile(os.DirFS(filepath.Dir(path)), filepath.Base(path), 64<<20)
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s: %v", path, err))
 			continue
@@ -384,23 +386,6 @@ func validKey(k string) bool {
 		}
 	}
 	return true
-}
-
-// readLimited reads a regular file of at most limit bytes.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("larger than %d bytes", limit)
-	}
-	return b, nil
 }
 
 // CheckDir makes the file actor's directory and its folders if needed and

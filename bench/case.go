@@ -19,8 +19,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/patchbench/patchbench/runtime"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/patchbench/patchbench/internal/limited"
+	"github.com/patchbench/patchbench/runtime"
 )
 
 // SuiteDomains are the six domains of the embedded suite (paper §4). A
@@ -714,7 +716,7 @@ func LoadCaseDir(dir string) ([]*Case, Problems, error) {
 		if !isCaseFile(filepath.ToSlash(dir)) {
 			return nil, nil, fmt.Errorf("%s: not a case file (.yaml, .yml or .json) or directory", dir)
 		}
-		b, err := readLimited(os.DirFS(filepath.Dir(dir)), filepath.Base(dir), MaxCaseFileBytes)
+		b, err := limited.ReadFile(os.DirFS(filepath.Dir(dir)), filepath.Base(dir), MaxCaseFileBytes)
 		if err != nil {
 			return nil, Problems{{File: dir, Code: ProblemFile, Msg: err.Error()}}, nil
 		}
@@ -768,7 +770,7 @@ func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Pr
 				return nil
 			}
 		}
-		b, err := readLimited(fsys, p, MaxCaseFileBytes)
+		b, err := limited.ReadFile(fsys, p, MaxCaseFileBytes)
 		if err != nil {
 			files = append(files, &file{ps: Problems{{File: display(p), Code: ProblemFile, Msg: err.Error()}}})
 			return nil
@@ -820,23 +822,6 @@ const MaxStateBytes = 256 << 10
 // MaxCaseFileBytes bounds the size of one case file (8 MiB); a case's
 // state is meant to be a few KB to a few tens of KB.
 const MaxCaseFileBytes = 8 << 20
-
-// readLimited reads a file of at most limit bytes.
-func readLimited(fsys fs.FS, p string, limit int64) ([]byte, error) {
-	f, err := fsys.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("larger than %d KiB", limit>>10)
-	}
-	return b, nil
-}
 
 func isCaseFile(p string) bool {
 	base := path.Base(p)

@@ -12,8 +12,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/patchbench/patchbench/runtime"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/patchbench/patchbench/internal/limited"
+	"github.com/patchbench/patchbench/runtime"
 )
 
 // View modes of a configuration.
@@ -193,7 +195,7 @@ func readConfig(fsys fs.FS, e fs.DirEntry) ([]byte, error) {
 		return nil, errors.New("not a regular file")
 	}
 	const limit = 64 << 10
-	b, err := readLimited(fsys, e.Name(), limit)
+	b, err := limited.ReadFile(fsys, e.Name(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("a configuration is a few lines: %w", err)
 	}

@@ -286,7 +286,7 @@ func (b *B) collect() {
 			e := d.index.Entry(i)
 			h := *e.Head // a copy: the actor is renamed for the comparison
 			h.Actor = b.comb.Name(di, h.Actor)
-			id := fmt.Sprintf("%s/%s/%s/%d", h.Case, h.Config, h.Actor, h.Round)
+			id := rundir.RunID(h.Case, h.Config, h.Actor, h.Round)
 			if _, dup := b.byID[id]; dup {
 				continue
 			}

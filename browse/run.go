@@ -177,7 +177,7 @@ func (b *B) loadRunMemo(ctx context.Context, id string, reveal bool, memo *pageM
 	c := d.cases[rec.Case]
 	cfg := configByName(b.configs, rec.Config)
 	p := &runPage{ID: e.ID, Case: rec.Case, Domain: rec.Domain, ConfigLabel: rec.Config, ConfigText: rec.Config, Actor: e.Actor, Round: rec.Round,
-		Dir: d.label, Status: rec.Status, Outcome: e.Outcome, Flags: e.Flags, Summary: outcomeText(rec), Reveal: reveal, CaseKnown: c != nil}
+		Dir: d.label, Status: rec.Status, Outcome: e.Outcome, Flags: e.Flags, Summary: report.OutcomeText(rec), Reveal: reveal, CaseKnown: c != nil}
 	if cfg != nil {
 		p.ConfigLabel = cfg.Label
 		p.ConfigText = configText(cfg)
@@ -235,7 +235,7 @@ func (b *B) loadRunMemo(ctx context.Context, id string, reveal bool, memo *pageM
 	p.LeakCount = report.Plural(len(p.Leaks), "leak")
 	for _, cf := range b.configs {
 		pv := pairView{Config: cf.Name, Label: cf.Label, Current: cf.Name == rec.Config}
-		if o := b.byID[fmt.Sprintf("%s/%s/%s/%d", rec.Case, cf.Name, e.Actor, rec.Round)]; o != nil {
+		if o := b.byID[rundir.RunID(rec.Case, cf.Name, e.Actor, rec.Round)]; o != nil {
 			pv.ID, pv.Outcome = o.ID, o.Outcome
 			pv.Summary = entrySummary(o)
 		}
@@ -469,22 +469,6 @@ func countLeaks(segs []Seg) int {
 		}
 	}
 	return n
-}
-
-// outcomeText sums a run's outcome up, as patchbench show does.
-func outcomeText(r *rundir.Record) string {
-	if !r.HasOutcome() {
-		return r.Status
-	}
-	var parts []string
-	if r.Leaked {
-		parts = append(parts, "leaked")
-	}
-	if n := len(r.IllegalCommits); n > 0 {
-		parts = append(parts, report.Plural(n, "illegal commit"))
-	}
-	parts = append(parts, fmt.Sprintf("content %.3f", r.ContentScore), "semantic pass "+report.YesNo(r.SemanticPass), "legal pass "+report.YesNo(r.LegalPass))
-	return r.Status + ": " + strings.Join(parts, "; ")
 }
 
 // entrySummary is a run's outcome in a few words, from its index entry.

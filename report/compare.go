@@ -53,7 +53,7 @@ type compareKey struct {
 }
 
 func (k compareKey) id() string {
-	return fmt.Sprintf("%s/%s/%s/%d", k.caseID, k.config, k.actor, k.round)
+	return rundir.RunID(k.caseID, k.config, k.actor, k.round)
 }
 
 // less orders keys by case, configuration, actor, then round by number.

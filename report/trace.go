@@ -71,7 +71,7 @@ func (t *trace) header() {
 		cfgText = fmt.Sprintf("%s (%s; the actor sees the %s; gates: %s)", cfg.Label, r.Config, view, gates)
 	}
 	t.printf("configuration %s\nactor %s, round %d\n", cfgText, r.Actor, r.Round)
-	t.printf("status %s%s\n", r.Status, outcomeText(r))
+	t.printf("status %s\n", OutcomeText(r))
 	if r.Error != nil {
 		t.printf("error: %s\n", *r.Error)
 	}
@@ -85,10 +85,14 @@ func (t *trace) header() {
 	}
 }
 
-// outcomeText sums a run's outcome up after its status.
-func outcomeText(r *rundir.Record) string {
+// OutcomeText sums a run's outcome up: its status, and for a run with an
+// outcome (passed or failed) what it leaked, its illegal commits, its
+// content score and its passes, as patchbench show and browse print it:
+// "failed: leaked; 1 illegal commit; content 0.500; semantic pass no;
+// legal pass no". An error or pending run is its status alone.
+func OutcomeText(r *rundir.Record) string {
 	if !r.HasOutcome() {
-		return ""
+		return r.Status
 	}
 	var parts []string
 	if r.Leaked {
@@ -98,7 +102,7 @@ func outcomeText(r *rundir.Record) string {
 		parts = append(parts, Plural(n, "illegal commit"))
 	}
 	parts = append(parts, fmt.Sprintf("content %.3f", r.ContentScore), "semantic pass "+YesNo(r.SemanticPass), "legal pass "+YesNo(r.LegalPass))
-	return ": " + strings.Join(parts, "; ")
+	return r.Status + ": " + strings.Join(parts, "; ")
 }
 
 // YesNo writes a flag as "yes" or "no".

@@ -208,6 +208,13 @@ type Attempt struct {
 	ActorStderr  string `json:"actor_stderr,omitempty"`
 }
 
+// RunID is the stable key of a run, "case/config/actor/round" (round
+// from 1): the run_id of its record, what resume, merge, compare and
+// browse pair runs by. It is the one place the key is spelled.
+func RunID(caseID, config, actor string, round int) string {
+	return fmt.Sprintf("%s/%s/%s/%d", caseID, config, actor, round)
+}
+
 // checkRecord checks what a record must hold to be counted: its key
 // (run_id, case, config, actor, round, with the run_id made of the
 // others), a known status, a content score in [0, 1] and token counts
@@ -216,7 +223,7 @@ func checkRecord(r *Record) error {
 	switch {
 	case r.RunID == "" || r.Case == "" || r.Config == "" || r.Actor == "" || r.Round < 1:
 		return errors.New("not a run record: run_id, case, config, actor and round are required")
-	case r.RunID != fmt.Sprintf("%s/%s/%s/%d", r.Case, r.Config, r.Actor, r.Round):
+	case r.RunID != RunID(r.Case, r.Config, r.Actor, r.Round):
 		return fmt.Errorf("run %s: the run_id does not match its case, config, actor and round", r.RunID)
 	case r.Status != StatusPassed && r.Status != StatusFailed && r.Status != StatusError && r.Status != StatusPending:
 		return fmt.Errorf("run %s: unknown status %q", r.RunID, r.Status)

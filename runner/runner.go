@@ -112,9 +112,10 @@ type Job struct {
 	Artifact *bench.Artifact
 }
 
-// RunID is the stable key of a run: case/config/actor/round.
+// RunID is the stable key of a run: case/config/actor/round
+// (rundir.RunID).
 func (j Job) RunID() string {
-	return fmt.Sprintf("%s/%s/%s/%d", j.Case.ID, j.Config.Name, j.Actor.Name(), j.Round)
+	return rundir.RunID(j.Case.ID, j.Config.Name, j.Actor.Name(), j.Round)
 }
 
 // InShard reports whether the run with this id belongs to shard s.

@@ -39,14 +39,11 @@ type caseRow struct {
 func runCases(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cases", "patchbench cases [DIR|FILE] [--domain D] [--format text|json]", casesExamples, stdout, stderr)
 	domain := fs.String("domain", "", "only the cases of this `domain` (the embedded suite's: "+strings.Join(bench.SuiteDomains, ", ")+")")
-	format := fs.String("format", "text", "output `format`: text or json")
+	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
 	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
 	dir, code, ok := casesArg(fs, args, casesDir)
 	if !ok {
 		return code
-	}
-	if *format != "text" && *format != "json" {
-		return fs.usageError("--format must be text or json, not %q", *format)
 	}
 	cases, problems, err := loadCases(dir)
 	if err != nil {

@@ -54,7 +54,7 @@ var allowFlags = map[string]string{
 // run.
 func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("compare", "patchbench compare BASE NEW [--alpha P] [--min-delta D] [--exact ACTORS] [--shared-only] [--allow-config-change] [--allow-case-change] [--allow-prompt-change] [--allow-threshold-change] [--format text|markdown|csv|latex|json]", compareExamples, stdout, stderr)
-	format := fs.String("format", "text", "output `format`: text, markdown, csv (the figures), latex or json")
+	format := fs.choice("format", "text", "output `format`: text, markdown, csv (the figures), latex or json", compareFormats...)
 	sharedOnly := fs.Bool("shared-only", false, "compare only the runs both sides hold: runs of A missing from B do not fail the gate")
 	alpha := fs.Float64("alpha", report.DefaultAlpha, "the family-wise error `rate` of the tests of sampled actors: a figure regresses only with a Holm-adjusted exact p at most this")
 	minDelta := fs.Float64("min-delta", report.DefaultMinDelta, "the smallest `change` for the worse (in rate or mean score, B − A over the pairs) that is a regression")
@@ -73,8 +73,6 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	switch {
 	case len(pos) != 2:
 		return fs.usageError("give two run directories, BASE and NEW (each side may be a comma list of directories)")
-	case !slices.Contains(compareFormats, *format):
-		return fs.usageError("--format must be text, markdown, csv, latex or json, not %q", *format)
 	case !(*alpha > 0 && *alpha <= 1):
 		return fs.usageError("--alpha must be in (0, 1], not %v", *alpha)
 	case !(*minDelta >= 0 && *minDelta <= 1):

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,44 @@ type flagSet struct {
 	*flag.FlagSet
 	usageLine, examples string
 	stdout, stderr      io.Writer
+	choices             []choiceFlag
+}
+
+// choiceFlag is a string flag that takes one of a fixed list of values
+// (flagSet.choice).
+type choiceFlag struct {
+	name    string
+	value   *string
+	allowed []string
+}
+
+// choice defines a string flag whose value must be one of allowed (or
+// empty, when value is empty: the flag left unset). parse and
+// parseWithArgs refuse any other value with one message, "--NAME must be
+// a, b or c, not "x"", as a usage error.
+func (f *flagSet) choice(name, value, usage string, allowed ...string) *string {
+	p := f.String(name, value, usage)
+	f.choices = append(f.choices, choiceFlag{name: name, value: p, allowed: allowed})
+	return p
+}
+
+// badChoice reports the first choice flag that holds a value it does not
+// allow, as a usage error.
+func (f *flagSet) badChoice() (int, bool) {
+	for _, c := range f.choices {
+		if v := *c.value; !slices.Contains(c.allowed, v) && !(v == "" && f.Lookup(c.name).DefValue == "") {
+			return f.usageError("--%s must be %s, not %q", c.name, orList(c.allowed), v), true
+		}
+	}
+	return 0, false
+}
+
+// orList writes "a", "a or b", "a, b or c".
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // newFlags makes the FlagSet of a subcommand. Its -h output (on stdout)
@@ -51,6 +90,9 @@ func (f *flagSet) parse(args []string) (int, bool) {
 	}
 	if f.NArg() > 0 {
 		return f.usageError("unexpected argument %q", f.Arg(0)), false
+	}
+	if code, bad := f.badChoice(); bad {
+		return code, false
 	}
 	return 0, true
 }
@@ -147,6 +189,9 @@ func (f *flagSet) parseWithArgs(args []string, max int) ([]string, int, bool) {
 	}
 	if len(pos) > max {
 		return nil, f.usageError("unexpected argument %q", pos[max]), false
+	}
+	if code, bad := f.badChoice(); bad {
+		return nil, code, false
 	}
 	return pos, 0, true
 }

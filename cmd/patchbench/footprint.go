@@ -37,15 +37,12 @@ type footprintCase struct {
 func runFootprint(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("footprint", "patchbench footprint [DIR|FILE] [--case ID] [--format text|json] [--check]", footprintExamples, stdout, stderr)
 	caseID := fs.String("case", "", "only the case with this `id`")
-	format := fs.String("format", "text", "output `format`: text or json")
+	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
 	runOrders := fs.Bool("check", false, "run both orders of every certified pair with the reference proposals; exit 1 if they differ")
 	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
 	dir, code, ok := casesArg(fs, args, casesDir)
 	if !ok {
 		return code
-	}
-	if *format != "text" && *format != "json" {
-		return fs.usageError("--format must be text or json, not %q", *format)
 	}
 	cases, problems, err := loadCases(dir)
 	if err != nil {

@@ -36,20 +36,14 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := newFlags("pending", "patchbench pending DIR [--show KEY | --clear] [--view full|projected] [--format text|json]", pendingExamples, stdout, stderr)
 	clear := fs.Bool("clear", false, "remove the requests that wait (after a case was edited, old prompts never come again); answers are kept")
 	show := fs.String("show", "", "print the request with this `key` (or a unique prefix of it) as text, for answering")
-	view := fs.String("view", "", "only the requests whose prompt shows this `view`: full or projected")
-	format := fs.String("format", "text", "output `format`: text or json")
+	view := fs.choice("view", "", "only the requests whose prompt shows this `view`: full or projected", "full", "projected")
+	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
 	pos, code, ok := fs.parseWithArgs(args, 1)
 	if !ok {
 		return code
 	}
 	if len(pos) != 1 {
 		return fs.usageError("give the file actor's directory (the DIR of --actor files:DIR)")
-	}
-	if *format != "text" && *format != "json" {
-		return fs.usageError("--format must be text or json, not %q", *format)
-	}
-	if *view != "" && *view != "full" && *view != "projected" {
-		return fs.usageError("--view must be full or projected, not %q", *view)
 	}
 	dir := pos[0]
 	all, skipped, err := actors.PendingRequests(dir)

@@ -67,7 +67,7 @@ var reportFormats = append(slices.Clone(report.Formats), "html")
 // one comparison and recomputed from their records as they are read.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--wide] [--intervals] [--ci-columns] [--paper] [--paper-map ROW=ACTOR]... [--reveal] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
-	format := fs.String("format", "text", "output `format`: text, markdown, csv, latex, json or html")
+	format := fs.choice("format", "text", "output `format`: text, markdown, csv, latex, json or html", reportFormats...)
 	var tables stringList
 	fs.Var(&tables, "table", "only the tables with these `names` (repeatable or comma list; csv takes one, main by default)")
 	wide := fs.Bool("wide", false, "text: every table whole, however wide (by default a text table is narrowed to 120 columns, or the terminal's width when narrower)")
@@ -78,24 +78,16 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.Var(&paperMap, "paper-map", "with --paper, fill a paper model's rows from this actor's runs: `row=actor` (row gpt-5-mini or mistral-7b; repeatable or comma list), in place of the runs found to be of that model")
 	baseline := fs.String("baseline", "", "the configuration (`name` or label) the paired tests compare the others against (default patchoptic, when present; without it they are skipped)")
 	plots := fs.String("plots", "", "also write the charts (leak rate, illegal commits, semantic pass, tokens per configuration) into this `dir`")
-	plotFormat := fs.String("plot-format", "png", "the charts' `format`: png, svg or pdf")
-	plotSize := fs.String("plot-size", "one-column", "the charts' `size`: one-column (3.5 in wide) or two-column (7 in)")
+	plotFormat := fs.choice("plot-format", "png", "the charts' `format`: png, svg or pdf", report.PlotFormats...)
+	plotSize := fs.choice("plot-size", "one-column", "the charts' `size`: one-column (3.5 in wide) or two-column (7 in)", "one-column", "two-column")
 	reveal := fs.Bool("reveal", false, "with --format html, put the hidden values and the secrets in the file (its run pages show them, marked); without it the file holds none")
 	casesDir := fs.String("cases", "", "with --format html or --paper, the case set `dir` of the runs, when the manifest's cannot be loaded from here")
 	pos, code, ok := fs.parseWithArgs(args, 1<<20)
 	if !ok {
 		return code
 	}
-	switch {
-	case len(pos) == 0:
+	if len(pos) == 0 {
 		return fs.usageError("give the run directory (or several)")
-	case !slices.Contains(reportFormats, *format):
-		return fs.usageError("--format must be text, markdown, csv, latex, json or html, not %q", *format)
-	case !slices.Contains(report.PlotFormats, *plotFormat):
-		return fs.usageError("--plot-format must be png, svg or pdf, not %q", *plotFormat)
-	}
-	if _, ok := report.PlotSizes[*plotSize]; !ok {
-		return fs.usageError("--plot-size must be one-column or two-column, not %q", *plotSize)
 	}
 	if *format == "html" {
 		if len(tables) > 0 || *ciColumns || *paper || *plots != "" {

@@ -37,7 +37,7 @@ func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("show", "patchbench show RUN_ID [--out DIR] [--cases DIR] [--format text|json]\n  patchbench show --list [--filter OUTCOME] [--out DIR]", showExamples, stdout, stderr)
 	out := fs.String("out", "", "the run `dir` (default: the newest directory under results/ that holds the run)")
 	casesDir := fs.String("cases", "", "the case set `dir` of the run, when the manifest's case set cannot be loaded from here")
-	format := fs.String("format", "text", "output `format`: text, or json (the record as runs.jsonl holds it)")
+	format := fs.choice("format", "text", "output `format`: text, or json (the record as runs.jsonl holds it)", "text", "json")
 	list := fs.Bool("list", false, "list the runs of the directory (id, status, leaks, illegal commits, content) instead of showing one")
 	filter := fs.String("filter", "", "with --list, only the runs that `match`: passed, failed, error, pending, leaked, illegal or attacked")
 	pos, code, ok := fs.parseWithArgs(args, 1)
@@ -55,9 +55,6 @@ func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
 		return fs.usageError("give the run id (case/config/actor/round, as runs.jsonl and compare print it), or --list")
-	}
-	if *format != "text" && *format != "json" {
-		return fs.usageError("--format must be text or json, not %q", *format)
 	}
 	return showRun(pos[0], *out, *casesDir, *format, stdout, stderr)
 }

@@ -24,14 +24,11 @@ const stressExamples = `  # Every artifact of the embedded suite against every c
 // it names does not catch it on its own.
 func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("stress", "patchbench stress [--format text|json] [--cases DIR] [--configs DIR]", stressExamples, stdout, stderr)
-	format := fs.String("format", "text", "output `format`: text or json")
+	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
 	casesDir := fs.String("cases", "", "the case set `dir` (default: the embedded suite)")
 	configsDir := fs.String("configs", "", "the configurations `dir` (default: the embedded six)")
 	if code, ok := fs.parse(args); !ok {
 		return code
-	}
-	if *format != "text" && *format != "json" {
-		return fs.usageError("--format must be text or json, not %q", *format)
 	}
 	configs, err := loadConfigs(*configsDir)
 	if err != nil {

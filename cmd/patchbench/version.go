@@ -261,7 +261,7 @@ func (b buildInfo) manifest() *rundir.Build {
 // the Go toolchain; run records the same in each manifest.
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("version", "patchbench version [--format text|json]", versionExamples, stdout, stderr)
-	format := fs.String("format", "text", "output `format`: text or json")
+	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
 	if code, ok := fs.parse(args); !ok {
 		return code
 	}
@@ -270,10 +270,8 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	case "json":
 		out, _ := json.MarshalIndent(b, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", out)
-	case "text":
-		fmt.Fprint(stdout, b.text())
 	default:
-		return fs.usageError("--format must be text or json, not %q", *format)
+		fmt.Fprint(stdout, b.text())
 	}
 	return exitOK
 }
