@@ -95,6 +95,11 @@ func yamlError(file string, err error, root *yaml.Node) error {
 	return &FileError{File: file, Line: line, Err: errors.New(msg)}
 }
 
+// YAMLError is yamlError for other YAML files of the module (a run's plan
+// file): err as a *FileError naming file and the line, and the key on
+// that line when root is given.
+func YAMLError(file string, err error, root *yaml.Node) error { return yamlError(file, err, root) }
+
 // LoadContractFile reads a step contract from a YAML or JSON file and
 // compiles it. Unknown keys, wrong types, duplicate keys and every compile
 // error (bad pattern, schema or rule) are *FileError values naming the

@@ -59,7 +59,13 @@ type Manifest struct {
 	// embedded template. Only its content (PromptVersion's hash) is part
 	// of the settings.
 	PromptTemplate string `json:"prompt_template,omitempty"`
-	Shard          string `json:"shard,omitempty"`
+	// Plan is the plan file the settings were read from (run --plan),
+	// and PlanDigest its runner.Plan.Digest; neither is a setting (a
+	// plan and the command line it amounts to make one run, and resume
+	// each other).
+	Plan       string `json:"plan,omitempty"`
+	PlanDigest string `json:"plan_digest,omitempty"`
+	Shard      string `json:"shard,omitempty"`
 	// ExpectedRuns is the number of runs the settings (and shard) call
 	// for; a directory with fewer is incomplete.
 	ExpectedRuns int    `json:"expected_runs"`
@@ -100,7 +106,7 @@ type Build struct {
 // template's file name (its content is in PromptVersion).
 func (m Manifest) Key() string {
 	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision, m.Revisions, m.Build = "", "", false, "", "", nil, nil
-	m.TokenBudgetSpent, m.PromptTemplate = false, ""
+	m.TokenBudgetSpent, m.PromptTemplate, m.Plan, m.PlanDigest = false, "", "", ""
 	m.ExpectedRuns = 0 // follows from the rest (and differs between shards)
 	b, _ := json.Marshal(m)
 	return string(b)
@@ -110,6 +116,7 @@ func (m Manifest) Key() string {
 var unkeyed = map[string]bool{
 	"started": true, "finished": true, "interrupted": true, "version": true, "git_revision": true,
 	"revisions": true, "expected_runs": true, "token_budget_spent": true, "build": true, "prompt_template": true,
+	"plan": true, "plan_digest": true,
 }
 
 // Differences names the settings (JSON member names) in which two

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -62,7 +63,7 @@ var commands = map[string]command{
 	"footprint": {"footprints, delegations and commutation certificates of the steps", runFootprint},
 	"run":       {"run the benchmark: cases x configurations x actors x rounds, then the tables", runRun},
 	"stress":    {"the no-model stress test: every artifact against every configuration", runStress},
-	"report":    {"tables of a run directory: text, markdown, csv, latex, json", runReport},
+	"report":    {"tables of a run directory: " + strings.Join(reportFormats, ", ") + " (the runs' pages in one file)", runReport},
 	"browse":    {"the runs of run directories in the web browser (a local server)", runBrowse},
 	"compare":   {"the regression gate: every figure of two run directories, paired; exit 1 when one got worse", runCompare},
 	"merge":     {"merge the shard directories of one run", runMerge},
@@ -71,6 +72,7 @@ var commands = map[string]command{
 	"mcp":       {"serve one case over MCP (stdio) to an agent; the run is recorded as actor mcp:stdio", runMCP},
 	"repair":    {"make a damaged run directory readable, keeping every intact record", runRepair},
 	"version":   {"the module version and VCS revision of this binary", runVersion},
+	"plan":      {"print the plan a run command line amounts to, or check a plan file", runPlanCmd},
 }
 
 // run dispatches to a subcommand and returns the process exit code.

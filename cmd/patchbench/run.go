@@ -109,12 +109,16 @@ type runFlags struct {
 	timeout, progressEvery                                                  *time.Duration
 	// cacheFailures counts the answers the response cache could not keep.
 	cacheFailures *cacheFailures
+	// planFile is --plan; planDigest the plan's digest once applied.
+	planFile   *string
+	planDigest string
 }
 
 // newRunFlags defines run's flags.
 func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	fs := newFlags("run", "patchbench run [flags]", runExamples, stdout, stderr)
 	f := &runFlags{cacheFailures: &cacheFailures{}}
+	f.planFile = fs.String("plan", "", "read the runs' settings (cases, configurations, actors, rounds, protocol, limits) from this plan `file` (YAML; patchbench plan --print writes one; docs/plans/ has examples); a flag it sets may not be given too")
 	f.casesDir = fs.String("cases", "", "the case set `dir` (default: the embedded suite)")
 	f.configsDir = fs.String("configs", "", "the configurations `dir` (default: the embedded six)")
 	fs.Var(&f.actorSpecs, "actor", "an actor `spec` (repeatable; default reference, oversharer and follower): "+strings.Join(actors.Known(), ", ")+
@@ -124,8 +128,8 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	f.concurrency = fs.Int("concurrency", 4, "`n` runs at a time")
 	f.out = fs.String("out", "", "the run `dir` (default results/run-<hash of the settings>, the same for the same settings, so a rerun resumes)")
 	f.seed = fs.Int64("seed", 1, "the `seed` recorded for actors that sample")
-	f.caseID = fs.String("case", "", "only the case with this `id`")
-	f.domain = fs.String("domain", "", "only the cases of this `domain`")
+	f.caseID = fs.String("case", "", "only the cases with these `ids` (comma list)")
+	f.domain = fs.String("domain", "", "only the cases of these `domains` (comma list)")
 	f.shard = fs.String("shard", "", "run only shard `i/n` (0 ≤ i < n) of the runs, chosen by a hash of each run's key; env (or env/n) takes i (and n) from a Kubernetes Indexed Job or a CI matrix: JOB_COMPLETION_INDEX or PATCHBENCH_SHARD_INDEX, and PATCHBENCH_SHARD_COUNT")
 	f.retryErrors = fs.Bool("retry-errors", false, "redo the runs recorded with status error")
 	f.maxAttempts = fs.Int("max-attempts", 1, "`n` proposals per step; after a rejection the actor sees the verifier's redacted feedback")
@@ -177,6 +181,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, f := newRunFlags(stdout, stderr)
 	if code, ok := fs.parse(args); !ok {
 		return code
+	}
+	if *f.planFile != "" {
+		if code, ok := f.applyPlan(fs); !ok {
+			return code
+		}
 	}
 	sh, code, ok := f.check(fs, os.Getenv)
 	if !ok {
@@ -389,19 +398,27 @@ func (f *runFlags) selectCases(fs *flagSet, acts []actors.Actor) ([]*bench.Case,
 	if len(problems) > 0 {
 		return nil, failf(fs.stderr, "run", "the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems), false
 	}
-	if ds := bench.DomainsOf(cases); *f.domain != "" && !slices.Contains(ds, *f.domain) {
-		return nil, fs.usageError("--domain: unknown domain %q (the case set's domains: %s)", *f.domain, strings.Join(ds, ", ")), false
+	ds, domains, wanted := bench.DomainsOf(cases), splitList(*f.domain), splitList(*f.caseID)
+	for _, d := range domains {
+		if !slices.Contains(ds, d) {
+			return nil, fs.usageError("--domain: unknown domain %q (the case set's domains: %s)", d, strings.Join(ds, ", ")), false
+		}
 	}
 	var chosen []*bench.Case
 	var roles []string
 	for _, c := range cases {
-		if (*f.caseID == "" || c.ID == *f.caseID) && (*f.domain == "" || c.Domain == *f.domain) {
+		if (len(wanted) == 0 || slices.Contains(wanted, c.ID)) && (len(domains) == 0 || slices.Contains(domains, c.Domain)) {
 			chosen = append(chosen, c)
 			for _, st := range c.Steps {
 				if !slices.Contains(roles, st.Role) {
 					roles = append(roles, st.Role)
 				}
 			}
+		}
+	}
+	for _, id := range wanted {
+		if !slices.ContainsFunc(cases, func(c *bench.Case) bool { return c.ID == id }) {
+			return nil, fs.usageError("--case: no case %q in the case set (patchbench cases lists them)", id), false
 		}
 	}
 	if len(chosen) == 0 {
@@ -457,6 +474,8 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 		Temperature:     params.Temperature,
 		MaxOutputTokens: params.MaxOutputTokens,
 		Structured:      params.Structured,
+		Plan:            *f.planFile,
+		PlanDigest:      f.planDigest,
 	}
 	if o.Protocol == runner.ProtocolTools {
 		m.Protocol, m.Disclosure = o.Protocol, o.Tools.Disclosure
@@ -490,6 +509,17 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 	return m
 }
 
+// nothingToDo reports whether the directory holds every run of the plan
+// (none is left for this session).
+func nothingToDo(p *runPlan) bool {
+	for _, j := range p.opts.Jobs() {
+		if !p.skip[j.RunID()] {
+			return false
+		}
+	}
+	return true
+}
+
 // redactURL hides a password written into a URL.
 func redactURL(s string) string {
 	if u, err := url.Parse(s); err == nil && u.User != nil {
@@ -505,6 +535,9 @@ func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, s
 	sink, code, ok := openRunDir(p, retryErrors, stderr)
 	if !ok {
 		return code
+	}
+	if len(p.skip) > 0 && nothingToDo(p) {
+		fmt.Fprintf(stderr, "patchbench run: nothing to do: every run of %s is recorded (--retry-errors redoes the error runs); the tables below are the directory's\n", p.dir)
 	}
 	tty, width := terminal(stderr)
 	prog := startProgress(stderr, tty, width, p.progressEvery)

@@ -1,0 +1,194 @@
+package runner
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/patchbench/patchbench/bench"
+)
+
+// PlanVersion is the version of the plan file format Plan reads.
+const PlanVersion = 1
+
+// Plan is an experiment written down (patchbench run --plan FILE): what
+// patchbench run's flags say about the runs, as data. A key left out is
+// the flag's default. The command line's flags that are not about the
+// runs (--out, --concurrency, --cache, --progress, --retry-errors,
+// --shard, --format) stay on the command line.
+//
+// The file is YAML (go.yaml.in/yaml/v3); unknown keys, wrong types and a
+// version other than PlanVersion are errors naming the file and line
+// (*bench.FileError). docs/plans/ holds examples.
+type Plan struct {
+	// Version is PlanVersion.
+	Version int `yaml:"version"`
+	// Cases choose the case set and which of its cases run.
+	Cases PlanCases `yaml:"cases,omitempty"`
+	// Configs choose the configurations.
+	Configs PlanConfigs `yaml:"configs,omitempty"`
+	// Actors are actor specs, as --actor takes them (openai:MODEL,
+	// role=spec lists, exec:COMMAND, ...), settings in a spec's query
+	// (ollama:mistral?num_ctx=8192) included; default reference,
+	// oversharer and follower.
+	Actors []string `yaml:"actors,omitempty,flow"`
+	// Rounds is the number of rounds (default 1).
+	Rounds int `yaml:"rounds,omitempty"`
+	// Protocol is json (default) or tools; Disclosure, with tools,
+	// whole (default) or progressive.
+	Protocol   string `yaml:"protocol,omitempty"`
+	Disclosure string `yaml:"disclosure,omitempty"`
+	// Settings are the live actors' settings.
+	Settings PlanSettings `yaml:"settings,omitempty"`
+	// Limits bound each step and the whole run.
+	Limits PlanLimits `yaml:"limits,omitempty"`
+	// Scoring sets the pass threshold and the tokenizer.
+	Scoring PlanScoring `yaml:"scoring,omitempty"`
+	// PromptTemplate is a prompt template file of the json protocol
+	// (default the embedded one).
+	PromptTemplate string `yaml:"prompt_template,omitempty"`
+}
+
+// PlanCases are a plan's cases: the case set (Dir, default the embedded
+// suite), and only the cases of IDs and of Domains when given.
+type PlanCases struct {
+	Dir     string   `yaml:"dir,omitempty"`
+	IDs     []string `yaml:"ids,omitempty,flow"`
+	Domains []string `yaml:"domains,omitempty,flow"`
+}
+
+// PlanConfigs are a plan's configurations: the directory of their files
+// (default the embedded six) and only those named when Names is given.
+type PlanConfigs struct {
+	Dir   string   `yaml:"dir,omitempty"`
+	Names []string `yaml:"names,omitempty,flow"`
+}
+
+// PlanSettings are the live actors' settings (run's flags of the same
+// names); a nil value is the flag's default.
+type PlanSettings struct {
+	Temperature     *float64 `yaml:"temperature,omitempty"`
+	MaxOutputTokens *int     `yaml:"max_output_tokens,omitempty"`
+	Structured      *bool    `yaml:"structured,omitempty"`
+	Seed            *int64   `yaml:"seed,omitempty"`
+	// Timeout bounds each live request (a Go duration: 2m, 90s).
+	Timeout    string   `yaml:"timeout,omitempty"`
+	MaxRetries *int     `yaml:"max_retries,omitempty"`
+	RPS        *float64 `yaml:"rps,omitempty"`
+}
+
+// PlanLimits are the limits of each step and of the whole run (run's
+// flags of the same names).
+type PlanLimits struct {
+	MaxAttempts    *int   `yaml:"max_attempts,omitempty"`
+	MaxTurns       *int   `yaml:"max_turns,omitempty"`
+	MaxToolCalls   *int   `yaml:"max_tool_calls,omitempty"`
+	MaxStepBytes   *int64 `yaml:"max_step_bytes,omitempty"`
+	MaxAnswerBytes *int64 `yaml:"max_answer_bytes,omitempty"`
+	MaxTokensTotal *int   `yaml:"max_tokens_total,omitempty"`
+}
+
+// PlanScoring sets how runs are scored.
+type PlanScoring struct {
+	PassThreshold *float64 `yaml:"pass_threshold,omitempty"`
+	Tokenizer     string   `yaml:"tokenizer,omitempty"`
+}
+
+// MaxPlanBytes bounds a plan file.
+const MaxPlanBytes = 1 << 20
+
+// ParsePlan reads a plan from YAML; name is the file's name in errors.
+// Unknown keys, wrong types, several documents and a missing or other
+// version are *bench.FileError values with the line where it is known.
+func ParsePlan(name string, b []byte) (*Plan, error) {
+	if len(b) > MaxPlanBytes {
+		return nil, &bench.FileError{File: name, Err: fmt.Errorf("larger than %d bytes", MaxPlanBytes)}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, bench.YAMLError(name, err, nil)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, &bench.FileError{File: name, Err: errors.New("empty plan (it needs at least version: 1)")}
+	}
+	var p Plan
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil {
+		return nil, bench.YAMLError(name, planKeys(err), &root)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		return nil, &bench.FileError{File: name, Line: extra.Line, Err: errors.New("more than one YAML document; a plan file holds one")}
+	}
+	if p.Version != PlanVersion {
+		return nil, &bench.FileError{File: name, Line: keyLine(&root, "version"), Err: fmt.Errorf("version must be %d, not %d", PlanVersion, p.Version)}
+	}
+	return &p, nil
+}
+
+// planKeys adds the known keys of the plan's part to each unknown-key
+// error of the decoder, as the case loader does.
+func planKeys(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	for i, msg := range te.Errors {
+		for _, t := range []any{Plan{}, PlanCases{}, PlanConfigs{}, PlanSettings{}, PlanLimits{}, PlanScoring{}} {
+			typ := reflect.TypeOf(t)
+			if strings.HasSuffix(msg, "not found in type runner."+typ.Name()) {
+				var keys []string
+				for k := range typ.NumField() {
+					keys = append(keys, strings.Split(typ.Field(k).Tag.Get("yaml"), ",")[0])
+				}
+				sort.Strings(keys)
+				te.Errors[i] = msg + " (known keys: " + strings.Join(keys, ", ") + ")"
+			}
+		}
+	}
+	return te
+}
+
+func keyLine(root *yaml.Node, key string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode {
+		return n.Line
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i].Line
+		}
+	}
+	return n.Line
+}
+
+// YAML is the plan as a plan file: its keys in the order of Plan, the
+// defaults left out.
+func (p *Plan) YAML() []byte {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	enc.Encode(p) // a Plan always encodes
+	enc.Close()
+	return buf.Bytes()
+}
+
+// Digest is the plan's SHA-256 in hex over its YAML (Plan.YAML): two
+// files that say the same (comments, order and quoting aside) have one
+// digest. The manifest records it (plan_digest).
+func (p *Plan) Digest() string {
+	sum := sha256.Sum256(p.YAML())
+	return hex.EncodeToString(sum[:])
+}
