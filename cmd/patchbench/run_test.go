@@ -23,7 +23,9 @@ func TestRunCommand(t *testing.T) {
 		{name: "bad shard", args: []string{"run", "--shard", "2/2"}, exit: 2, stderr: []string{"want i/n"}},
 		{name: "unknown actor", args: []string{"run", "--actor", "gpt"}, exit: 2, stderr: []string{`unknown actor "gpt"`}},
 		{name: "unknown config", args: []string{"run", "--config", "nope"}, exit: 2, stderr: []string{`no configuration "nope"`}},
-		{name: "no case", args: []string{"run", "--case", "nope"}, exit: 2, stderr: []string{"no case matches"}},
+		{name: "no case", args: []string{"run", "--case", "nope"}, exit: 2, stderr: []string{`--case: no case "nope" in the case set`}},
+		{name: "one of the cases unknown", args: []string{"run", "--case", "fin-expense-review,nope"}, exit: 2, stderr: []string{`--case: no case "nope"`}},
+		{name: "no case of the domain", args: []string{"run", "--case", "fin-expense-review", "--domain", "support"}, exit: 2, stderr: []string{"no case matches"}},
 		{name: "help", args: []string{"run", "-h"}, golden: "run-help"},
 	})
 	got, err := os.ReadFile(filepath.Join(out, "summary.json"))
