@@ -19,6 +19,7 @@ import (
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runner"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
@@ -422,6 +423,32 @@ func TestEarlierAttempts(t *testing.T) {
 	for _, s := range canaries(t, testCases[0]) {
 		if strings.Contains(page, html.EscapeString(s)) {
 			t.Errorf("secret %q is in the page", s)
+		}
+	}
+}
+
+// TestConversation: a step of the tools protocol shows its turns, each
+// read with its pointer and whether it lay inside the view, and the
+// results masked as any text is.
+func TestConversation(t *testing.T) {
+	dir := makeRunProtocol(t, testCases[:1], []string{"follower"}, 1, 1, runner.ProtocolTools)
+	b := openRun(t, dir)
+	srv := httptest.NewServer(b.Handler())
+	defer srv.Close()
+	for _, cfg := range []string{"patchoptic", "unconstrained"} {
+		_, page := get(t, srv, "/run/fin-expense-review/"+cfg+"/follower/1")
+		for _, want := range []string{"Conversation: 2 turns", "<code>read_state</code>", "<code>propose_patch</code>"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s: the page lacks %q", cfg, want)
+			}
+		}
+		if hidden := strings.Contains(page, "hidden from the view: answered as absent"); hidden != (cfg == "patchoptic") {
+			t.Errorf("%s: a hidden read shown: %v", cfg, hidden)
+		}
+		for _, s := range canaries(t, testCases[0]) {
+			if strings.Contains(page, html.EscapeString(s)) {
+				t.Errorf("%s: secret %q is in the page", cfg, s)
+			}
 		}
 	}
 }

@@ -42,6 +42,12 @@ func makeRun(t testing.TB, caseIDs, actorNames []string, rounds int) string {
 // makeRunAttempts is makeRun with attempts proposals per step.
 func makeRunAttempts(t testing.TB, caseIDs, actorNames []string, rounds, attempts int) string {
 	t.Helper()
+	return makeRunProtocol(t, caseIDs, actorNames, rounds, attempts, "")
+}
+
+// makeRunProtocol is makeRunAttempts in a protocol ("" for json).
+func makeRunProtocol(t testing.TB, caseIDs, actorNames []string, rounds, attempts int, protocol string) string {
+	t.Helper()
 	all, configs := suite()
 	var cases []*bench.Case
 	for _, c := range all {
@@ -57,7 +63,7 @@ func makeRunAttempts(t testing.TB, caseIDs, actorNames []string, rounds, attempt
 		}
 		acts = append(acts, a)
 	}
-	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: rounds, Concurrency: 2, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base"}
+	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: rounds, Concurrency: 2, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base", Protocol: protocol}
 	dir := t.TempDir()
 	m := rundir.Manifest{Module: "github.com/patchbench/patchbench", CaseSet: EmbeddedSuite, CaseDigest: rundir.CaseDigest(cases), Cases: len(cases),
 		Rounds: rounds, Seed: 1, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base", PromptVersion: runner.PromptVersion,

@@ -75,6 +75,10 @@ type stepView struct {
 	Prompt        []msgView
 	Injections    []injView
 	Earlier       []attemptView
+	// Turns is the step's conversation in the tools protocol; Ended how
+	// it ended without a commit.
+	Turns         []turnView
+	Ended         string
 	Response      []Seg
 	ResponseBytes int
 	ResponseLeaks int
@@ -99,6 +103,27 @@ type msgView struct {
 type injView struct {
 	At, What, Plausibility string
 	Text                   []Seg
+}
+
+// turnView is one turn of a step of the tools protocol: the actor's text
+// and tool calls, each with its result (masked as any text is).
+type turnView struct {
+	N      int
+	Tokens string
+	Text   []Seg
+	Calls  []callView
+}
+
+// callView is one tool call: a read with its pointer and whether it lay
+// inside the view, or another call with its arguments; and the result.
+type callView struct {
+	Name    string
+	Read    bool
+	Pointer []Seg
+	Where   string
+	Hidden  bool
+	Args    []Seg
+	Result  []Seg
 }
 
 type attemptView struct {
@@ -327,6 +352,26 @@ func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.
 		}
 		for _, msg := range s.Prompt {
 			sv.Prompt = append(sv.Prompt, msgView{Role: msg.Role, Text: m.text(msg.Content)})
+		}
+		sv.Ended = s.Ended
+		for k, t := range s.Turns {
+			tv := turnView{N: k + 1, Tokens: fmt.Sprintf("%d prompt + %d completion tokens", t.Tokens.Prompt, t.Tokens.Completion), Text: m.text(t.Text)}
+			for _, c := range t.Calls {
+				cv := callView{Name: c.Name, Read: c.Read, Hidden: c.Hidden, Result: m.text(c.Result)}
+				switch {
+				case c.Read:
+					cv.Pointer, cv.Where = m.text(c.Pointer), "inside the view"
+					if c.Hidden {
+						cv.Where = "hidden from the view: answered as absent"
+					} else if c.Error != "" {
+						cv.Where = "absent"
+					}
+				default:
+					cv.Args = m.text(c.Arguments)
+				}
+				tv.Calls = append(tv.Calls, cv)
+			}
+			sv.Turns = append(sv.Turns, tv)
 		}
 		for k, at := range s.Earlier {
 			av := attemptView{N: k + 1, Response: m.text(at.RawResponse), Decisions: gates(at.Decisions, m), Audit: gates(at.Audit, m)}
