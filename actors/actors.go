@@ -261,7 +261,12 @@ func New(spec string, p Params) (Actor, error) {
 	case strings.HasPrefix(spec, "anthropic:"):
 		return NewAnthropic(spec, p)
 	case strings.HasPrefix(spec, "exec:"):
-		return NewExec(spec, p.Timeout)
+		e, err := NewExec(spec, p.Timeout)
+		if err != nil {
+			return nil, err
+		}
+		e.maxAnswer = p.MaxAnswerBytes
+		return e, nil
 	case strings.HasPrefix(spec, "mcp:"):
 		return NewMCPAgent(spec, p.Timeout, p.MaxAnswerBytes)
 	}

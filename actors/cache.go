@@ -131,10 +131,15 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 	return resp, err
 }
 
-// lookup reads the cache entry at path; ok is false when there is none
+// maxCacheEntryBytes bounds a cache entry read (64 MiB: an answer of at
+// most 16 MiB, --max-answer-bytes's bound, escaped).
+const maxCacheEntryBytes = 64 << 20
+
+// lookup reads the cache entry at path (a regular file of at most
+// maxCacheEntryBytes); ok is false when there is none
 // or it holds another key.
 func lookup(path string, key []byte) (Response, bool) {
-	b, err := os.ReadFile(path)
+	b, err := readLimited(path, maxCacheEntryBytes)
 	if err != nil {
 		return Response{}, false
 	}

@@ -7,13 +7,51 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 )
+
+// runProgram runs cmd as an actor's program is run (the exec actor's, an
+// mcp: agent's): in a process group of its own, killed with the group
+// when cmd's context ends (killGroup); with the call's mark
+// (execCallEnv=PID-N) added to its environment (cmd.Env, or the
+// process's when nil), the harness being the subreaper of what it starts
+// (adoptOrphans, Linux); and, once it has ended, whatever it left running
+// is killed: its group and every process that carries the mark (killRest,
+// exec_linux.go). It returns how long the program ran and Run's error.
+func runProgram(cmd *exec.Cmd) (time.Duration, error) {
+	killGroup(cmd)
+	mark := strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(execCalls.Add(1), 10)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, execCallEnv+"="+mark)
+	if err := adoptOrphans(); err != nil {
+		return 0, fmt.Errorf("becoming the subreaper of the program's processes: %w", err)
+	}
+	start := time.Now()
+	err := startProgram(cmd)
+	if err == nil {
+		err = waitProgram(cmd)
+	}
+	latency := time.Since(start)
+	killRest(cmd, mark) // what the program left running dies with it, always
+	return latency, err
+}
+
+// execCallEnv is the environment variable that marks the processes of one
+// call of an exec program: PATCHBENCH_EXEC_CALL=PID-N (the harness's
+// process id, the call's number).
+const execCallEnv = "PATCHBENCH_EXEC_CALL"
+
+// execCalls counts the programs run, for their marks.
+var execCalls atomic.Int64
 
 // ExecProtocol names the version of the exec actor's protocol; it is the
 // "protocol" member of every request.
@@ -74,17 +112,30 @@ type ExecAnswer struct {
 // framework, a script) runs once per attempt at a step, reads an
 // ExecRequest on its standard input and writes an ExecAnswer on its
 // standard output. The program runs without a shell, in the current
-// directory, with the command's environment; it is killed (with the
-// processes it started, on Unix) when the timeout passes or the run is
-// interrupted. What it writes to standard error is kept (the last 64 KiB)
+// directory, with the command's environment (and PATCHBENCH_EXEC_CALL,
+// the call's mark); it is killed when the timeout passes or the run is
+// interrupted, and once it has ended, whatever it left running is killed:
+// on Unix its process group, and on Linux also every process that left
+// the group (setsid) but carries the call's mark, the harness being their
+// subreaper (exec_linux.go says how, and what it cannot find). What it writes to standard error is kept (the last 64 KiB)
 // with the step's record. A program that exits with a non-zero status,
 // times out, or writes anything but one ExecAnswer fails the run as an
 // error (*ExecError), never as a rejection; its answers go through the
 // same parser and gates as any actor's.
+//
+// Of the program's standard output, twice the answer limit (plus 64 KiB
+// for the JSON around the text) is kept; past that, the rest is read
+// without being kept, only to find the "text" string and measure it, so
+// an answer of any length costs about that much memory: an answer over the
+// limit comes back with its first KeptAnswerBytes and its length
+// (Response.Oversize), and its usage and model are not read.
 type Exec struct {
 	spec    string
 	argv    []string
 	timeout time.Duration
+	// maxAnswer bounds an answer (0: DefaultMaxAnswerBytes), as
+	// Params.MaxAnswerBytes says.
+	maxAnswer int64
 }
 
 // NewExec makes the actor of a spec "exec:COMMAND". COMMAND is split into
@@ -160,15 +211,11 @@ func (e *Exec) Propose(ctx context.Context, req Request) (Response, error) {
 	defer cancel()
 	cmd := exec.CommandContext(cctx, e.argv[0], e.argv[1:]...)
 	cmd.Stdin = bytes.NewReader(in)
-	stdout := &capped{limit: maxExecOutput, over: cancel}
+	stdout := newExecOutput(e.maxAnswer, cancel)
 	stderr := &tail{limit: maxExecStderr}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = execWaitDelay
-	killGroup(cmd)
-	start := time.Now()
-	runErr := cmd.Run()
-	latency := time.Since(start)
-	killRest(cmd) // what the program left running dies with it, always
+	latency, runErr := runProgram(cmd)
 	// A program that exited well but left a process holding its output
 	// open has answered: Run gave up on the output after execWaitDelay.
 	exited := cmd.ProcessState != nil && cmd.ProcessState.Success() &&
@@ -186,7 +233,16 @@ func (e *Exec) Propose(ctx context.Context, req Request) (Response, error) {
 	case runErr != nil && !exited:
 		return fail(fmt.Errorf("the program failed: %w", runErr))
 	}
-	a, err := parseExecAnswer(stdout.Bytes())
+	if sc := stdout.scan; sc != nil {
+		// Past what is kept: the answer as the scan found it.
+		if !sc.found {
+			return fail(fmt.Errorf(`standard output (%d bytes) holds no "text" string; want one JSON object {"text": "..."}`, stdout.n))
+		}
+		r := (&tooLarge{Answer: sc.text, AnswerBytes: sc.n, Found: true}).response(stdout.answerLimit, false)
+		r.Latency, r.Stderr = latency, stderr.String()
+		return r, nil
+	}
+	a, err := parseExecAnswer(stdout.buf.Bytes())
 	if err != nil {
 		return fail(err)
 	}
@@ -237,14 +293,30 @@ func parseExecAnswer(b []byte) (*execAnswer, error) {
 	return &a, nil
 }
 
-// capped keeps what is written up to limit bytes; past it, it calls over
-// (which kills the program) and fails. (It has no ReadFrom, so that
-// io.Copy goes through Write.)
-type capped struct {
-	buf      bytes.Buffer
-	limit    int
-	over     func()
-	exceeded bool
+// execOutput takes an exec program's standard output: it keeps the first
+// keep bytes (twice the answer limit, plus envelopeBytes); past them, it
+// hands what it kept and everything after to an answerScanner that finds
+// the "text" string and counts its decoded length, keeping only its first
+// answerLimit bytes (the answer is used after all when it is within the
+// limit). Past maxExecOutput bytes in all it calls over (which kills the
+// program) and fails. (It has no ReadFrom, so that io.Copy goes through
+// Write.)
+type execOutput struct {
+	buf         bytes.Buffer
+	keep        int
+	answerLimit int64
+	scan        *answerScanner // set once more than keep bytes came
+	n           int64          // bytes written in all
+	over        func()
+	exceeded    bool
+}
+
+func newExecOutput(answerLimit int64, over func()) *execOutput {
+	if answerLimit <= 0 {
+		answerLimit = DefaultMaxAnswerBytes
+	}
+	keep := int(min(2*answerLimit+envelopeBytes, maxExecOutput))
+	return &execOutput{keep: keep, answerLimit: answerLimit, over: over}
 }
 
 // maxExecOutput bounds what an exec actor's program may write to
@@ -254,17 +326,23 @@ const maxExecOutput = 32 << 20
 // errTooLarge stops a program's output past maxExecOutput.
 var errTooLarge = errors.New("output larger than the limit")
 
-func (c *capped) Write(p []byte) (int, error) {
-	if c.buf.Len()+len(p) > c.limit {
+func (c *execOutput) Write(p []byte) (int, error) {
+	if c.n+int64(len(p)) > maxExecOutput {
 		c.exceeded = true
 		c.over()
 		return 0, errTooLarge
 	}
-	return c.buf.Write(p)
+	c.n += int64(len(p))
+	if c.scan == nil && c.buf.Len()+len(p) <= c.keep {
+		return c.buf.Write(p)
+	}
+	if c.scan == nil {
+		c.scan = &answerScanner{path: []string{"text"}, keep: int(c.answerLimit)}
+		c.scan.Write(c.buf.Bytes())
+		c.buf = bytes.Buffer{}
+	}
+	return c.scan.Write(p)
 }
-
-// Bytes returns what was kept.
-func (c *capped) Bytes() []byte { return c.buf.Bytes() }
 
 // tail keeps the last limit bytes written to it; it is safe for
 // concurrent use.

@@ -8,4 +8,13 @@ import "os/exec"
 func killGroup(*exec.Cmd) {}
 
 // killRest does nothing where process groups are not used.
-func killRest(*exec.Cmd) {}
+func killRest(*exec.Cmd, string) {}
+
+// adoptOrphans does nothing where there is no subreaper.
+func adoptOrphans() error { return nil }
+
+// startProgram starts cmd.
+func startProgram(cmd *exec.Cmd) error { return cmd.Start() }
+
+// waitProgram waits for cmd.
+func waitProgram(cmd *exec.Cmd) error { return cmd.Wait() }

@@ -296,3 +296,91 @@ func TestSplitWords(t *testing.T) {
 		}
 	}
 }
+
+// TestExecActorKillsWhatLeftTheGroup runs programs whose child starts a
+// session of its own (setsid), out of the program's process group, which
+// survived the --timeout kill (issue 23): once the program has ended
+// (timed out, or answered and exited), the child is killed too.
+func TestExecActorKillsWhatLeftTheGroup(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc: only the process group is killed here")
+	}
+	for name, body := range map[string]string{
+		"timed out": `setsid sleep 300 </dev/null >/dev/null 2>&1 &
+echo $! > "$DIR/child.pid"
+sleep 300`,
+		"answered": `cat > /dev/null
+setsid sh -c 'echo $$ > "$0/child.pid"; exec sleep 300' "$DIR" </dev/null >/dev/null 2>&1 &
+while [ ! -s "$DIR/child.pid" ]; do sleep 0.01; done
+printf '{"text": "{\\"patch\\": []}"}\n'`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := script(t, body)
+			a, err := NewExec("exec:"+path, 1500*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Propose(context.Background(), execReq())
+			assertDead(t, filepath.Join(filepath.Dir(path), "child.pid"))
+		})
+	}
+}
+
+// TestExecActorReadsTheAnswerUpToItsLimit checks that an answer over the
+// answer limit comes back as its first KeptAnswerBytes and its length,
+// without the program's whole output being kept (a 31 MiB answer cost 438
+// MB at concurrency 1, issue 23: scripts/hostile-files.sh measures it),
+// and that an answer within the limit but written long-windedly (escaped)
+// is still the answer.
+func TestExecActorReadsTheAnswerUpToItsLimit(t *testing.T) {
+	a, err := NewExec("exec:"+script(t, `cat >/dev/null
+printf '{"text": "'
+head -c 5000000 /dev/zero | tr '\0' x
+printf '"}'`), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.maxAnswer = 1 << 20
+	resp, err := a.Propose(context.Background(), execReq())
+	if err != nil || resp.Oversize != 5000000 || len(resp.Raw) != KeptAnswerBytes || strings.Trim(resp.Raw, "x") != "" {
+		t.Fatalf("oversize %d, %d bytes kept, error %v", resp.Oversize, len(resp.Raw), err)
+	}
+	// 600 KB of "\u0041": 3.6 MB of output, 600 KB of answer.
+	a, err = NewExec("exec:"+script(t, `cat >/dev/null
+printf '{"text": "'
+head -c 600000 /dev/zero | sed 's/\x00/\\u0041/g'
+printf '"}'`), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.maxAnswer = 1 << 20
+	resp, err = a.Propose(context.Background(), execReq())
+	if err != nil || resp.Oversize != 0 || len(resp.Raw) != 600000 || strings.Trim(resp.Raw, "A") != "" {
+		t.Fatalf("oversize %d, %d bytes, error %v", resp.Oversize, len(resp.Raw), err)
+	}
+}
+
+// TestFilesActorRefusesAFIFOAnswer makes an answer file a FIFO, which
+// blocked the file actor's read forever: it is refused at once.
+func TestFilesActorRefusesAFIFOAnswer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "answer.txt")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := readAnswer(path, 0)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("error %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close() // lets the blocked open return
+		}
+		t.Fatal("reading a FIFO answer blocked")
+	}
+}

@@ -17,11 +17,14 @@ func killGroup(cmd *exec.Cmd) {
 	}
 }
 
-// killRest kills what is left of the program's process group once the
-// program has ended (a child it started in the background); a group
-// already gone is no error.
-func killRest(cmd *exec.Cmd) {
+// killRest kills what is left of the program once it has ended: its
+// process group (a child it started in the background; a group already
+// gone is no error) and, where killMarked can find them (Linux), the
+// processes that left the group but carry the call's mark in their
+// environment (a child that called setsid).
+func killRest(cmd *exec.Cmd, mark string) {
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+	killMarked(mark)
 }

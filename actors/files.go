@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/internal/limited"
+	"github.com/patchbench/patchbench/internal/regularfile"
 )
 
 // ErrPending is the error of an actor that has no answer yet for a
@@ -188,7 +189,7 @@ func readAnswer(path string, limit int64) (Response, error) {
 	if limit <= 0 {
 		limit = DefaultMaxAnswerBytes
 	}
-	fh, err := os.Open(path)
+	fh, err := regularfile.Open(path)
 	if err != nil {
 		return Response{}, err
 	}
@@ -196,9 +197,6 @@ func readAnswer(path string, limit int64) (Response, error) {
 	fi, err := fh.Stat()
 	if err != nil {
 		return Response{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return Response{}, fmt.Errorf("answer %s: not a regular file", path)
 	}
 	b, err := io.ReadAll(io.LimitReader(fh, limit+1))
 	if err != nil {
@@ -387,6 +385,10 @@ func validKey(k string) bool {
 	}
 	return true
 }
+
+// readLimited reads a regular file of at most limit bytes
+// (regularfile.Read: a FIFO, which would block, or a device is an error).
+func readLimited(path string, limit int64) ([]byte, error) { return regularfile.Read(path, limit) }
 
 // CheckDir makes the file actor's directory and its folders if needed and
 // checks that a file can be written in them, so that a run never stops on

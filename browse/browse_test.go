@@ -590,3 +590,36 @@ func benchDir(b *testing.B) string {
 	}
 	return makeRun(b, testCases, []string{"reference", "oversharer", "follower"}, 5)
 }
+
+// TestAllowHosts checks which Host headers AllowHosts serves for servers
+// on a loopback address, on a named host and on every interface.
+func TestAllowHosts(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	for _, tc := range []struct {
+		addr, host string
+		want       int
+	}{
+		{"127.0.0.1:8484", "127.0.0.1:8484", 200},
+		{"127.0.0.1:8484", "localhost:8484", 200},
+		{"127.0.0.1:8484", "LOCALHOST.:8484", 200},
+		{"127.0.0.1:8484", "app.localhost:8484", 200},
+		{"127.0.0.1:8484", "[::1]:8484", 200},
+		{"127.0.0.1:8484", "127.0.0.1:8485", 403},
+		{"127.0.0.1:8484", "127.0.0.1", 403},
+		{"127.0.0.1:8484", "attacker.example:8484", 403},
+		{"127.0.0.1:8484", "localhost.attacker.example:8484", 403},
+		{"127.0.0.1:8484", "", 403},
+		{"0.0.0.0:8484", "192.0.2.7:8484", 200},
+		{"0.0.0.0:8484", "attacker.example:8484", 403},
+		{"192.0.2.7:8484", "192.0.2.7:8484", 200},
+		{"192.0.2.7:8484", "localhost:8484", 403},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Host = tc.host
+		w := httptest.NewRecorder()
+		AllowHosts(ok, tc.addr).ServeHTTP(w, r)
+		if w.Code != tc.want {
+			t.Errorf("listening on %s, Host %q: %d, want %d", tc.addr, tc.host, w.Code, tc.want)
+		}
+	}
+}

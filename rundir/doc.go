@@ -29,6 +29,17 @@
 // command holds a directory's records in memory. Merge joins the shard
 // directories of one run.
 //
+// Bounds: every reader refuses a line of runs.jsonl longer than
+// MaxRecordBytes (64 MiB) with a *LineError naming its line and byte
+// offset, having read no more of it, and a Sink never writes one longer
+// than MaxWriteBytes (Record.shrink); a record keeps at most
+// MaxRecordedOps operations of a patch and MaxRecordedPointerBytes of a
+// pointer (StepRecord.BoundProposal), each cut named in Truncated. A file
+// of the directory that is not a regular file (a FIFO, a device) is
+// refused with a *NotRegularError, never waited on; a manifest that
+// decodes but holds what no run writes is a *ManifestError naming the
+// member (Manifest.check).
+//
 // Several directories: ReadSet reads directories as one comparison (report
 // and compare given several, the trace browser), keyed by case,
 // configuration, actor and round; Combine names their actors in it (an

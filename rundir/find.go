@@ -73,7 +73,7 @@ func Find(dir, id string) (json.RawMessage, int, error) {
 		return nil, 0, nf
 	}
 	e := ix.Entry(i)
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,7 +1,6 @@
 package rundir
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -78,7 +77,7 @@ type scanOptions struct {
 func buildIndex(dir string, o scanOptions) (*Index, error) {
 	path := filepath.Join(dir, RunsFile)
 	ix := &Index{path: path, byID: map[string]int{}}
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return ix, nil
 	}
@@ -142,13 +141,21 @@ var indexChunks = func(size int64) int {
 }
 
 // chunkBounds cuts a file of size bytes into n chunks that end at line
-// ends: the offsets where each starts, then size.
+// ends: the offsets where each starts, then size. Past a line longer than
+// MaxRecordBytes no bound is put (the chunk it starts in refuses it).
 func chunkBounds(f io.ReaderAt, size int64, n int) ([]int64, error) {
 	bounds := []int64{0}
 	buf := make([]byte, 64<<10)
 	for k := 1; k < n; k++ {
 		off := max(size*int64(k)/int64(n), bounds[len(bounds)-1])
+		// A line longer than MaxRecordBytes is refused by the chunk it
+		// starts in, whatever follows: the search for its end stops
+		// there, and that chunk is the last.
+		from := off
 		for off < size {
+			if off-from > MaxRecordBytes {
+				return append(bounds, size), nil
+			}
 			m, err := f.ReadAt(buf, off)
 			if i := bytes.IndexByte(buf[:m], '\n'); i >= 0 {
 				off += int64(i) + 1
@@ -232,30 +239,29 @@ type lineHead struct {
 // last says r ends the file: its last line, when it lacks its newline and
 // is not a record, was cut short by a crash and is left out. It returns
 // the lines it read and, when it stopped on a damaged line, the line's
-// number, offset and error; a read error has the offset -1.
+// number, offset and error (ErrLineTooLong for a line longer than
+// MaxRecordBytes, of which no more is read); a read error has the offset
+// -1.
 func scanHeads(r io.Reader, base int64, d *leanDecoder, last bool, fn func(lineHead) bool) (lines, errLine int, errOff int64, err error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	lr := newLineReader(r, MaxRecordBytes)
 	off := base
-	var long []byte
 	for line := 1; ; line++ {
-		b, rerr := br.ReadSlice('\n')
-		for errors.Is(rerr, bufio.ErrBufferFull) {
-			long = append(long[:0], b...)
-			b, rerr = br.ReadSlice('\n')
-			long = append(long, b...)
-			b = long
-		}
-		if rerr != nil && rerr != io.EOF {
+		b, rerr := lr.next()
+		switch {
+		case rerr == io.EOF:
+			return lines, 0, 0, nil
+		case errors.Is(rerr, ErrLineTooLong):
+			return line, line, off, rerr
+		case rerr != nil:
 			return lines, line, -1, rerr
 		}
 		n := len(b)
-		if n > 0 {
-			lines = line
-		}
+		lines = line
+		whole := b[n-1] == '\n'
 		if len(bytes.TrimSpace(b)) > 0 {
-			head, checks, held, perr := d.decodeHead(b, b[n-1] == '\n')
+			head, checks, held, perr := d.decodeHead(b, whole)
 			if perr != nil {
-				if rerr == io.EOF && last {
+				if !whole && last {
 					return lines, 0, 0, nil // a last line cut short by a crash
 				}
 				return lines, line, off, perr
@@ -265,9 +271,6 @@ func scanHeads(r io.Reader, base int64, d *leanDecoder, last bool, fn func(lineH
 			}
 		}
 		off += int64(n)
-		if rerr == io.EOF {
-			return lines, 0, 0, nil
-		}
 	}
 }
 
@@ -329,7 +332,7 @@ func (ix *Index) Lookup(id string) (int, bool) {
 // keep their text (json.Number), as patchbench show reads them.
 func (ix *Index) Load(i int) (*Record, error) {
 	e := ix.entries[i]
-	f, err := os.Open(ix.path)
+	f, err := openRegular(ix.path)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
@@ -166,25 +167,33 @@ func (m *Manifest) Configurations() []*bench.Config {
 // manifest.
 func ReadManifest(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path, maxManifestBytes)
 	if err != nil {
 		return nil, err
 	}
 	return parseManifest(path, b)
 }
 
-// ManifestError is a manifest.json that does not decode: the file, the
-// line and byte offset (from 0) where decoding failed (the end of the
-// file when it is cut short), and why. Its message points to patchbench
+// ManifestError is a manifest.json that does not decode, or holds a
+// member no run writes (Member): the file, the line and byte offset (from
+// 0) where decoding failed (the end of the file when it is cut short) or
+// the member starts, and why. Its message points to patchbench
 // repair, which restores the manifest from its backup.
 type ManifestError struct {
 	Path   string
 	Line   int
 	Offset int64
+	// Member names the member that decodes but holds a value no run
+	// writes ("rounds": Manifest.check), "" when the file does not
+	// decode; Line and Offset are then where the member starts.
+	Member string
 	Err    error
 }
 
 func (e *ManifestError) Error() string {
+	if e.Member != "" {
+		return fmt.Sprintf("%s:%d: %q %v (byte offset %d); run \"patchbench repair %s\" to restore it from its backup", e.Path, e.Line, e.Member, e.Err, e.Offset, filepath.Dir(e.Path))
+	}
 	return fmt.Sprintf("%s:%d: %v (byte offset %d); run \"patchbench repair %s\" to restore it", e.Path, e.Line, e.Err, e.Offset, filepath.Dir(e.Path))
 }
 
@@ -207,7 +216,126 @@ func parseManifest(path string, b []byte) (*Manifest, error) {
 		off = min(max(off, 0), int64(len(b)))
 		return nil, &ManifestError{Path: path, Line: 1 + bytes.Count(b[:off], []byte("\n")), Offset: off, Err: err}
 	}
+	if member, err := m.check(); err != nil {
+		off := memberOffset(b, member)
+		return nil, &ManifestError{Path: path, Line: 1 + bytes.Count(b[:off], []byte("\n")), Offset: off, Member: member, Err: err}
+	}
 	return &m, nil
+}
+
+// Bounds of a manifest's members (Manifest.check): the bounds of run's
+// flags (--rounds, --max-attempts, --max-answer-bytes).
+const (
+	maxManifestRounds   = 10000
+	maxManifestAttempts = 100
+	minAnswerBytes      = 1 << 10
+	maxAnswerBytes      = 16 << 20
+)
+
+// check says which member of a manifest that decodes cannot be one a run
+// wrote, and why: rounds outside [1, 10000]; cases (when recorded) that
+// do not count the case_ids; an empty, blank or repeated case id, configuration or actor;
+// configuration details that do not name the configurations; an
+// expected_runs above cases × configs × actors × rounds or negative;
+// max_attempts above 100; a pass_threshold outside [0, 1]; a
+// max_answer_bytes outside [1 KiB, 16 MiB]; a shard that is not i/n.
+// Members an older manifest may lack (case_ids, max_attempts, the
+// configuration details) may be absent.
+func (m *Manifest) check() (member string, err error) {
+	distinct := func(name string, ids []string, required bool) (string, error) {
+		if required && len(ids) == 0 {
+			return name, errors.New("is empty; a run has at least one")
+		}
+		seen := map[string]bool{}
+		for i, id := range ids {
+			switch {
+			case strings.TrimSpace(id) == "":
+				return name, fmt.Errorf("item %d is blank", i)
+			case seen[id]:
+				return name, fmt.Errorf("%q is there twice", id)
+			}
+			seen[id] = true
+		}
+		return "", nil
+	}
+	if m.Rounds < 1 || m.Rounds > maxManifestRounds {
+		return "rounds", fmt.Errorf("is %d; want an integer in [1, %d]", m.Rounds, maxManifestRounds)
+	}
+	if name, err := distinct("case_ids", m.CaseIDs, false); err != nil {
+		return name, err
+	}
+	if len(m.CaseIDs) > 0 && m.Cases != 0 && m.Cases != len(m.CaseIDs) {
+		return "case_ids", fmt.Errorf("names %d cases, but cases is %d", len(m.CaseIDs), m.Cases)
+	}
+	if m.Cases < 0 {
+		return "cases", fmt.Errorf("is %d; want a count", m.Cases)
+	}
+	if name, err := distinct("configs", m.Configs, true); err != nil {
+		return name, err
+	}
+	if len(m.ConfigDetails) > 0 {
+		if len(m.ConfigDetails) != len(m.Configs) {
+			return "config_details", fmt.Errorf("has %d configurations, but configs names %d", len(m.ConfigDetails), len(m.Configs))
+		}
+		for i, c := range m.ConfigDetails {
+			if c == nil || c.Name != m.Configs[i] {
+				return "config_details", fmt.Errorf("item %d is not configuration %q", i, m.Configs[i])
+			}
+		}
+	}
+	if name, err := distinct("actors", m.Actors, true); err != nil {
+		return name, err
+	}
+	// The product cannot overflow: each factor is bounded by the file's
+	// size (16 MiB) but rounds, bounded above.
+	most := int64(m.Cases) * int64(len(m.Configs)) * int64(len(m.Actors)) * int64(m.Rounds)
+	if m.ExpectedRuns < 0 || m.Cases > 0 && int64(m.ExpectedRuns) > most {
+		return "expected_runs", fmt.Errorf("is %d; the settings call for at most %d runs (cases × configs × actors × rounds)", m.ExpectedRuns, most)
+	}
+	if m.MaxAttempts < 0 || m.MaxAttempts > maxManifestAttempts {
+		return "max_attempts", fmt.Errorf("is %d; want an integer in [1, %d]", m.MaxAttempts, maxManifestAttempts)
+	}
+	if !(m.PassThreshold >= 0 && m.PassThreshold <= 1) {
+		return "pass_threshold", fmt.Errorf("is %v; want a number in [0, 1]", m.PassThreshold)
+	}
+	if m.MaxAnswerBytes != 0 && (m.MaxAnswerBytes < minAnswerBytes || m.MaxAnswerBytes > maxAnswerBytes) {
+		return "max_answer_bytes", fmt.Errorf("is %d; want bytes in [%d, %d]", m.MaxAnswerBytes, minAnswerBytes, maxAnswerBytes)
+	}
+	if m.Shard != "" {
+		var i, n int
+		if k, err := fmt.Sscanf(m.Shard, "%d/%d", &i, &n); err != nil || k != 2 || fmt.Sprintf("%d/%d", i, n) != m.Shard || i < 0 || i >= n || n > MaxShards {
+			return "shard", fmt.Errorf("is %q; want i/n with 0 ≤ i < n ≤ %d", m.Shard, MaxShards)
+		}
+	}
+	return "", nil
+}
+
+// memberOffset is the byte offset of the top-level member name in the JSON
+// object b (where its name starts), or 0 when it is not found.
+func memberOffset(b []byte, name string) int64 {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0
+	}
+	for dec.More() {
+		off := dec.InputOffset()
+		t, err := dec.Token()
+		if err != nil {
+			return 0
+		}
+		if k, ok := t.(string); ok && k == name {
+			// InputOffset was before the comma and spaces: find the name.
+			if i := bytes.Index(b[off:], []byte(strconv.Quote(name))); i >= 0 {
+				return off + int64(i)
+			}
+			return off
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return 0
+		}
+	}
+	return 0
 }
 
 // CheckManifest refuses dir for a run of manifest m when it holds a run of
@@ -221,7 +349,7 @@ func parseManifest(path string, b []byte) (*Manifest, error) {
 func CheckManifest(dir string, m Manifest) (*Manifest, error) {
 	old, err := ReadManifest(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		if b, berr := os.ReadFile(filepath.Join(dir, ManifestBackupFile)); berr == nil {
+		if b, berr := readRegular(filepath.Join(dir, ManifestBackupFile), maxManifestBytes); berr == nil {
 			// Killed between writing the backup and the manifest.
 			old, err = parseManifest(filepath.Join(dir, ManifestBackupFile), b)
 		} else {

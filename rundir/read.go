@@ -32,8 +32,12 @@ type Dir struct {
 // directory with no runs.jsonl holds no run.
 func Read(dir string) (*Dir, error) {
 	path := filepath.Join(dir, ManifestFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
+	b, err := readRegular(path, maxManifestBytes)
+	var nr *NotRegularError
+	switch {
+	case errors.As(err, &nr):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("%s is not a run directory: %w", dir, err)
 	}
 	m, err := parseManifest(path, b)
@@ -104,7 +108,7 @@ func (d *Dir) Each(fn func(*Record) error) error {
 // report and compare count is in the heads, and memory does not grow with
 // the directory. An error from fn stops it and is returned.
 func (d *Dir) EachHead(fn func(*Record) error) error {
-	f, err := os.Open(d.runs)
+	f, err := openRegular(d.runs)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

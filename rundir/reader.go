@@ -1,7 +1,6 @@
 package rundir
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -26,16 +25,17 @@ import (
 // file, the line and its byte offset. The last line, when it lacks its newline, is a record when
 // it is a whole one (NeedsNewline then says a writer must end it), and
 // otherwise a write cut short by a crash: it is dropped, and TruncateAt
-// says where the file must be cut before more records are appended.
+// says where the file must be cut before more records are appended. A
+// line longer than MaxRecordBytes, the last one too (no writer writes
+// one), is a *LineError wrapping ErrLineTooLong.
 type Reader struct {
 	name         string
-	r            *bufio.Reader
+	r            *lineReader
 	line         int   // the line of the current record
 	lineOff      int64 // the byte offset of the current record's line
 	next         int   // the line read next
 	off          int64 // the byte offset of the line read next
 	rec          *Record
-	raw          []byte
 	err          error
 	done         bool
 	truncateAt   int64
@@ -43,28 +43,39 @@ type Reader struct {
 }
 
 // NewReader returns a Reader of the records in r. Errors name the file
-// by r's Name() when r has one (an *os.File), else "runs.jsonl".
+// by r's Name() when r has one (an *os.File), else "runs.jsonl". A line
+// longer than MaxRecordBytes stops it with a *LineError wrapping
+// ErrLineTooLong, having read no more of the line than that.
 func NewReader(r io.Reader) *Reader {
 	name := RunsFile
 	if n, ok := r.(interface{ Name() string }); ok {
 		name = n.Name()
 	}
-	return &Reader{name: name, r: bufio.NewReaderSize(r, 1<<20), next: 1, truncateAt: -1}
+	return &Reader{name: name, r: newLineReader(r, MaxRecordBytes), next: 1, truncateAt: -1}
 }
 
 // Next reads the next record; it returns false at the end of the file or
 // on an error (Err says which).
 func (r *Reader) Next() bool {
 	for !r.done {
-		b, err := r.r.ReadBytes('\n')
+		b, err := r.r.next()
 		line, start := r.next, r.off
 		r.next++
-		if len(b) > 0 && !bytes.HasSuffix(b, []byte("\n")) {
+		switch {
+		case err == io.EOF:
+			r.done = true
+			continue
+		case errors.Is(err, ErrLineTooLong):
+			return r.fail(&LineError{Path: r.name, Line: line, Offset: start, Err: err})
+		case err != nil:
+			return r.fail(fmt.Errorf("%s:%d: %w", r.name, line, err))
+		}
+		if !bytes.HasSuffix(b, []byte("\n")) {
 			// The last line, without its newline.
 			r.done = true
 			var rec Record
 			if json.Unmarshal(b, &rec) == nil && checkRecord(&rec) == nil {
-				r.rec, r.raw, r.line, r.lineOff, r.needsNewline = &rec, b, line, start, true
+				r.rec, r.line, r.lineOff, r.needsNewline = &rec, line, start, true
 				return true
 			}
 			// No whole record: the last write did not finish.
@@ -80,24 +91,16 @@ func (r *Reader) Next() bool {
 			if err := checkRecord(&rec); err != nil {
 				return r.fail(&LineError{Path: r.name, Line: line, Offset: start, Err: err})
 			}
-			r.rec, r.raw, r.line, r.lineOff = &rec, b, line, start
-			if err == io.EOF {
-				r.done = true
-			}
+			r.rec, r.line, r.lineOff = &rec, line, start
 			return true
 		}
-		if err == io.EOF {
-			r.done = true
-		} else if err != nil {
-			return r.fail(fmt.Errorf("%s:%d: %w", r.name, line, err))
-		}
 	}
-	r.rec, r.raw = nil, nil
+	r.rec = nil
 	return false
 }
 
 func (r *Reader) fail(err error) bool {
-	r.err, r.done, r.rec, r.raw = err, true, nil, nil
+	r.err, r.done, r.rec = err, true, nil
 	return false
 }
 
@@ -126,10 +129,12 @@ func (r *Reader) TruncateAt() int64 { return r.truncateAt }
 func (r *Reader) NeedsNewline() bool { return r.needsNewline }
 
 // eachIn calls fn with each record of the runs.jsonl at path, with its
-// line and the byte offset where the line starts; a missing file holds no record. It returns the reader, for the
-// repairs a writer must make.
+// line and the byte offset where the line starts; a missing file holds no
+// record, and one that is not a regular file is refused
+// (*NotRegularError). It returns the reader, for the repairs a writer
+// must make.
 func eachIn(path string, fn func(rec *Record, line int, off int64) error) (*Reader, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return &Reader{truncateAt: -1}, nil
 	}

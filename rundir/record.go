@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/runtime"
@@ -154,6 +157,10 @@ type StepRecord struct {
 	// turn_budget_spent, tool_call_budget_spent, byte_budget_spent,
 	// final_text, agent_exited). It is an outcome: the step failed.
 	Ended string `json:"ended,omitempty"`
+	// Truncated lists the members of this step's record that hold less
+	// than the run saw (BoundProposal, and a record cut to MaxWriteBytes);
+	// the run's gates, leaks and scores were decided on the whole.
+	Truncated []Truncation `json:"truncated,omitempty"`
 }
 
 // Turn is one turn of an actor in the tools protocol: the digest of the
@@ -197,6 +204,209 @@ type ToolCall struct {
 	Hidden         bool   `json:"hidden,omitempty"`
 }
 
+// Truncation says that a member of a step's record (or of an earlier
+// attempt's) holds less than the run saw: Member is its JSON Pointer in
+// that record ("/patch", "/patch/3/path", "/decisions/0/pointer",
+// "/raw_response", "/prompt/1/content"), Length what the run saw and
+// Kept what the record holds, in Unit ("operations" or "bytes").
+type Truncation struct {
+	Member string `json:"member"`
+	Unit   string `json:"unit"`
+	Length int64  `json:"length"`
+	Kept   int64  `json:"kept"`
+}
+
+// Bounds on what a step's record keeps of a proposal (BoundProposal):
+// MaxRecordedOps operations of its patch (1,000, the verifier's default
+// max_ops; a longer patch is rejected by any step that keeps the default),
+// and MaxRecordedPointerBytes bytes (1 KiB) of each JSON Pointer: an op's
+// path and from, and a decision's pointer. The raw response, itself
+// bounded by the answer limit, keeps the whole answer.
+const (
+	MaxRecordedOps          = 1000
+	MaxRecordedPointerBytes = 1 << 10
+)
+
+// BoundProposal cuts what the step's record keeps of the last attempt's
+// proposal to MaxRecordedOps operations and pointers of
+// MaxRecordedPointerBytes (its patch, decisions and audit), noting each
+// cut in Truncated. It leaves shared slices as they were: the cut ones are
+// copies. The runner calls it for each attempt; an attempt moved to
+// Earlier takes its notes along (Attempt.Truncated).
+func (s *StepRecord) BoundProposal() {
+	if n := len(s.Patch); n > MaxRecordedOps {
+		s.Patch = s.Patch[:MaxRecordedOps:MaxRecordedOps]
+		s.truncate("/patch", "operations", int64(n), MaxRecordedOps)
+	}
+	cloned := false
+	for i, op := range s.Patch {
+		path, from := op.Path.String(), op.From.String()
+		if len(path) <= MaxRecordedPointerBytes && len(from) <= MaxRecordedPointerBytes {
+			continue
+		}
+		if !cloned {
+			s.Patch, cloned = slices.Clone(s.Patch), true
+		}
+		if len(path) > MaxRecordedPointerBytes {
+			s.Patch[i].Path = cutTokens(path)
+			s.truncate(fmt.Sprintf("/patch/%d/path", i), "bytes", int64(len(path)), int64(len(s.Patch[i].Path.String())))
+		}
+		if len(from) > MaxRecordedPointerBytes {
+			s.Patch[i].From = cutTokens(from)
+			s.truncate(fmt.Sprintf("/patch/%d/from", i), "bytes", int64(len(from)), int64(len(s.Patch[i].From.String())))
+		}
+	}
+	s.Decisions = boundGates(&s.Truncated, "/decisions", s.Decisions)
+	s.Audit = boundGates(&s.Truncated, "/audit", s.Audit)
+}
+
+// boundGates cuts the pointers of gate results to MaxRecordedPointerBytes
+// (a copy when one is cut), noting each cut in notes under member.
+func boundGates(notes *[]Truncation, member string, gs []runtime.GateResult) []runtime.GateResult {
+	cloned := false
+	for i, g := range gs {
+		if len(g.Pointer) <= MaxRecordedPointerBytes {
+			continue
+		}
+		if !cloned {
+			gs, cloned = slices.Clone(gs), true
+		}
+		gs[i].Pointer = cutPointer(g.Pointer)
+		truncate(notes, fmt.Sprintf("%s/%d/pointer", member, i), "bytes", int64(len(g.Pointer)), int64(len(gs[i].Pointer)))
+	}
+	for i, g := range gs {
+		if len(g.Message) <= maxRecordedMessageBytes {
+			continue
+		}
+		if !cloned {
+			gs, cloned = slices.Clone(gs), true
+		}
+		gs[i].Message = cutText(g.Message, maxRecordedMessageBytes)
+		truncate(notes, fmt.Sprintf("%s/%d/message", member, i), "bytes", int64(len(g.Message)), int64(len(gs[i].Message)))
+	}
+	return gs
+}
+
+// maxRecordedMessageBytes bounds a decision's message in a record (4 KiB):
+// a message quotes the pointers it is about.
+const maxRecordedMessageBytes = 4 << 10
+
+// Bounded returns the illegal commit with its pointer and message cut as
+// BoundProposal cuts a decision's (the step's audit notes the cut).
+func (c IllegalCommit) Bounded() IllegalCommit {
+	if len(c.Pointer) > MaxRecordedPointerBytes {
+		c.Pointer = cutPointer(c.Pointer)
+	}
+	c.Message = cutText(c.Message, maxRecordedMessageBytes)
+	return c
+}
+
+// truncate notes a cut in the step's Truncated.
+func (s *StepRecord) truncate(member, unit string, length, kept int64) {
+	truncate(&s.Truncated, member, unit, length, kept)
+}
+
+// truncate notes a cut in notes, unless the same member was noted already
+// (a record bounded twice).
+func truncate(notes *[]Truncation, member, unit string, length, kept int64) {
+	for _, t := range *notes {
+		if t.Member == member {
+			return
+		}
+	}
+	*notes = append(*notes, Truncation{Member: member, Unit: unit, Length: length, Kept: kept})
+}
+
+// cutTokens is the pointer of text cut by cutPointer.
+func cutTokens(text string) runtime.Pointer {
+	p, err := runtime.ParsePointer(cutPointer(text))
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// cutPointer cuts a pointer's text to MaxRecordedPointerBytes, without
+// splitting a UTF-8 sequence or an escape (~0, ~1).
+func cutPointer(p string) string {
+	p = cutText(p, MaxRecordedPointerBytes)
+	if strings.HasSuffix(p, "~") {
+		p = p[:len(p)-1]
+	}
+	return p
+}
+
+// cutText cuts s to at most n bytes, without splitting a UTF-8 sequence.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// keptBytes is what shrink keeps of each raw response, prompt message and
+// standard error (64 KiB, actors.KeptAnswerBytes).
+const keptBytes = actors.KeptAnswerBytes
+
+// shrink cuts a record whose line would be longer than MaxWriteBytes:
+// first every raw response (and its base64 form), standard error and
+// tools-protocol turn's text to its first keptBytes, then, when that is
+// not enough, every prompt message to its first keptBytes and every patch
+// to no operation; each cut is noted in the step's Truncated. It returns the line, or an error naming the
+// run when even that is longer than MaxRecordBytes. Records are never
+// this long unless --max-answer-bytes and --max-attempts are raised far.
+func (r *Record) shrink(b []byte) ([]byte, error) {
+	for stage := 0; len(b) > MaxWriteBytes && stage < 2; stage++ {
+		for i := range r.Steps {
+			s := &r.Steps[i]
+			if stage == 0 {
+				s.RawResponse = cutMember(&s.Truncated, "/raw_response", s.RawResponse)
+				s.RawResponseBase64 = cutMember(&s.Truncated, "/raw_response_base64", s.RawResponseBase64)
+				s.ActorStderr = cutMember(&s.Truncated, "/actor_stderr", s.ActorStderr)
+				for k := range s.Earlier {
+					a := &s.Earlier[k]
+					a.RawResponse = cutMember(&a.Truncated, "/raw_response", a.RawResponse)
+					a.ActorStderr = cutMember(&a.Truncated, "/actor_stderr", a.ActorStderr)
+				}
+				s.Turns = slices.Clone(s.Turns)
+				for k := range s.Turns {
+					s.Turns[k].Text = cutMember(&s.Truncated, fmt.Sprintf("/turns/%d/text", k), s.Turns[k].Text)
+				}
+				continue
+			}
+			s.Prompt = slices.Clone(s.Prompt)
+			for k := range s.Prompt {
+				s.Prompt[k].Content = cutMember(&s.Truncated, fmt.Sprintf("/prompt/%d/content", k), s.Prompt[k].Content)
+			}
+			if len(s.Patch) > 0 {
+				s.truncate("/patch", "operations", int64(len(s.Patch)), 0)
+				s.Patch = nil
+			}
+		}
+		var err error
+		if b, err = json.Marshal(r); err != nil {
+			return nil, fmt.Errorf("run %s: %w", r.RunID, err)
+		}
+	}
+	if len(b) > MaxRecordBytes {
+		return nil, fmt.Errorf("run %s: its record has %d bytes, more than the %d MiB a record may have", r.RunID, len(b), MaxRecordBytes>>20)
+	}
+	return b, nil
+}
+
+// cutMember cuts a text member to keptBytes, noting the cut in notes.
+func cutMember(notes *[]Truncation, member, v string) string {
+	if len(v) <= keptBytes {
+		return v
+	}
+	c := cutText(v, keptBytes)
+	truncate(notes, member, "bytes", int64(len(v)), int64(len(c)))
+	return c
+}
+
 // Attempt is a rejected attempt at a step.
 type Attempt struct {
 	RawResponse string               `json:"raw_response"`
@@ -206,6 +416,8 @@ type Attempt struct {
 	AnswerBytes  int64  `json:"answer_bytes,omitempty"`
 	UsageInvalid string `json:"usage_invalid,omitempty"`
 	ActorStderr  string `json:"actor_stderr,omitempty"`
+	// Truncated is as in StepRecord, for this attempt's members.
+	Truncated []Truncation `json:"truncated,omitempty"`
 }
 
 // RunID is the stable key of a run, "case/config/actor/round" (round

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/patchbench/patchbench/internal/regularfile"
 )
 
 // Dropped is a line of runs.jsonl that Repair set aside: its line (from
@@ -55,10 +58,15 @@ func (r *Repaired) Changed() bool {
 // Repair makes the run directory dir readable again, keeping every intact
 // record, under the directory's lock (ErrLocked while a run writes it):
 //
-//   - a manifest.json that is missing or does not decode is restored from
-//     its backup (ManifestBackupFile) when that one decodes, and otherwise
-//     rebuilt from the members that can still be read (in order, up to the
-//     damage) and from the records (Repaired.Rebuilt and Lost say what);
+//   - a manifest.json that is missing, not a regular file (a FIFO:
+//     replaced), does not decode or holds a member no run writes (Manifest.check: "rounds": -5) is restored from its backup
+//     (ManifestBackupFile) when that one is intact, and otherwise rebuilt
+//     from the members that can still be read (in order, up to the damage)
+//     and from the records (Repaired.Rebuilt and Lost say what); an intact
+//     manifest.json that differs from an intact backup is replaced by the
+//     backup when it would drop records that belong to the backup's run
+//     (so no record of the backup's run is dropped), else the backup
+//     follows it;
 //   - every line of runs.jsonl that is a record of the run (a JSON run
 //     record, checkRecord, of the manifest's cases, configurations,
 //     actors and rounds) is kept as it was; every other line (not JSON, a
@@ -94,14 +102,30 @@ func Repair(dir string) (*Repaired, error) {
 // repairManifest reads the manifest, or restores or rebuilds it.
 func repairManifest(dir string, res *Repaired) (*Manifest, error) {
 	path, backup := filepath.Join(dir, ManifestFile), filepath.Join(dir, ManifestBackupFile)
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path, maxManifestBytes)
 	var m *Manifest
 	if err == nil {
 		m, err = parseManifest(path, b)
 	}
 	if err == nil {
+		bb, berr := readRegular(backup, maxManifestBytes)
+		if berr == nil && !bytes.Equal(bb, b) {
+			// Both intact, but not the same: the backup wins when the
+			// manifest would drop records that belong to the backup's run.
+			if bm, perr := parseManifest(backup, bb); perr == nil {
+				lost, err := recordsOnlyIn(dir, bm, m)
+				if err != nil {
+					return nil, err
+				}
+				if lost > 0 {
+					res.ManifestError = fmt.Errorf("%s differs from its backup, and %d records of runs.jsonl belong to the backup's run but not to its own", path, lost)
+					res.Manifest = "restored"
+					return bm, WriteFileAtomic(path, bb, 0o644)
+				}
+			}
+		}
 		// Intact: the backup follows it.
-		if bb, berr := os.ReadFile(backup); berr != nil || !bytes.Equal(bb, b) {
+		if berr != nil || !bytes.Equal(bb, b) {
 			if err := WriteFileAtomic(backup, b, 0o644); err != nil {
 				return nil, err
 			}
@@ -109,11 +133,12 @@ func repairManifest(dir string, res *Repaired) (*Manifest, error) {
 		return m, nil
 	}
 	var me *ManifestError
-	if !errors.As(err, &me) && !errors.Is(err, os.ErrNotExist) {
+	var nr *NotRegularError
+	if !errors.As(err, &me) && !errors.Is(err, os.ErrNotExist) && !errors.As(err, &nr) {
 		return nil, err
 	}
 	res.ManifestError = err
-	if bb, berr := os.ReadFile(backup); berr == nil {
+	if bb, berr := readRegular(backup, maxManifestBytes); berr == nil {
 		if bm, berr := parseManifest(backup, bb); berr == nil {
 			res.Manifest = "restored"
 			return bm, WriteFileAtomic(path, bb, 0o644)
@@ -122,9 +147,21 @@ func repairManifest(dir string, res *Repaired) (*Manifest, error) {
 	if _, serr := os.Stat(filepath.Join(dir, RunsFile)); errors.Is(err, os.ErrNotExist) && serr != nil {
 		return nil, fmt.Errorf("%s is not a run directory: it holds no %s, no backup of it and no %s", dir, ManifestFile, RunsFile)
 	}
-	m, got := salvageManifest(b)
-	if err := fillFromRecords(dir, m, got, res); err != nil {
-		return nil, err
+	// A member that decodes but holds what no run writes is left out, and
+	// rebuilt like a lost one, until the manifest passes its check.
+	skip := map[string]bool{}
+	var got map[string]bool
+	for {
+		rebuilt := res.Rebuilt
+		m, got = salvageManifest(b, skip)
+		if err := fillFromRecords(dir, m, got, res); err != nil {
+			return nil, err
+		}
+		member, cerr := m.check()
+		if cerr == nil || skip[member] {
+			break
+		}
+		skip[member], res.Rebuilt = true, rebuilt
 	}
 	for _, name := range manifestMembers() {
 		if !got[name] && !unkeyed[name] && !slices.Contains(res.Rebuilt, name) {
@@ -136,9 +173,36 @@ func repairManifest(dir string, res *Repaired) (*Manifest, error) {
 	return m, WriteManifest(dir, *m)
 }
 
+// recordsOnlyIn counts the records of dir's runs.jsonl that belong to the
+// run of manifest a (membership.check) but not to that of b.
+func recordsOnlyIn(dir string, a, b *Manifest) (int, error) {
+	f, err := openRegular(filepath.Join(dir, RunsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	ina, inb := newMembership(a), newMembership(b)
+	n := 0
+	err = eachLine(f, func(line []byte, _ int, _ int64, rest func(io.Writer) (int64, error)) error {
+		var r Record
+		if rest != nil || json.Unmarshal(line, &r) != nil || checkRecord(&r) != nil {
+			return nil
+		}
+		if ina.check(&r) == nil && inb.check(&r) != nil {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
 // salvageManifest reads the members of a damaged manifest, in order, up
-// to the first that does not decode; got names those read.
-func salvageManifest(b []byte) (*Manifest, map[string]bool) {
+// to the first that does not decode, but those in skip; got names those
+// read.
+func salvageManifest(b []byte, skip map[string]bool) (*Manifest, map[string]bool) {
 	m, got := &Manifest{}, map[string]bool{}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -155,7 +219,7 @@ func salvageManifest(b []byte) (*Manifest, map[string]bool) {
 			break
 		}
 		one, _ := json.Marshal(map[string]json.RawMessage{name: v})
-		if json.Unmarshal(one, m) == nil {
+		if !skip[name] && json.Unmarshal(one, m) == nil {
 			got[name] = true
 		}
 	}
@@ -168,7 +232,7 @@ func salvageManifest(b []byte) (*Manifest, map[string]bool) {
 func fillFromRecords(dir string, m *Manifest, got map[string]bool, res *Repaired) error {
 	var cases, configs, actors []string
 	rounds := 0
-	f, err := os.Open(filepath.Join(dir, RunsFile))
+	f, err := openRegular(filepath.Join(dir, RunsFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -176,8 +240,11 @@ func fillFromRecords(dir string, m *Manifest, got map[string]bool, res *Repaired
 		return err
 	}
 	defer f.Close()
-	err = eachLine(f, func(line []byte, _ int, _ int64) error {
+	err = eachLine(f, func(line []byte, _ int, _ int64, rest func(io.Writer) (int64, error)) error {
 		var r Record
+		if rest != nil {
+			return nil // too long to be a record
+		}
 		if json.Unmarshal(line, &r) != nil || checkRecord(&r) != nil {
 			return nil
 		}
@@ -205,7 +272,7 @@ func fillFromRecords(dir string, m *Manifest, got map[string]bool, res *Repaired
 	fill("cases", func() { m.Cases = len(m.CaseIDs) })
 	fill("configs", func() { m.Configs = configs })
 	fill("actors", func() { m.Actors = actors })
-	fill("rounds", func() { m.Rounds = rounds })
+	fill("rounds", func() { m.Rounds = max(rounds, 1) })
 	return nil
 }
 
@@ -226,7 +293,7 @@ func manifestMembers() []string {
 // other line aside.
 func repairRuns(dir string, m *Manifest, res *Repaired) error {
 	path := filepath.Join(dir, RunsFile)
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -243,15 +310,17 @@ func repairRuns(dir string, m *Manifest, res *Repaired) error {
 	var dropped *os.File
 	in := newMembership(m)
 	rewrite := false
-	err = eachLine(f, func(line []byte, n int, off int64) error {
+	err = eachLine(f, func(line []byte, n int, off int64, rest func(io.Writer) (int64, error)) error {
 		body := bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(body)) == 0 {
+		if rest == nil && len(bytes.TrimSpace(body)) == 0 {
 			rewrite = rewrite || len(line) > 0
 			return nil
 		}
 		reason := ""
 		var r Record
 		switch err := json.Unmarshal(body, &r); {
+		case rest != nil:
+			reason = ErrLineTooLong.Error()
 		case err != nil && !bytes.HasSuffix(line, []byte("\n")):
 			reason = "the last line, cut short: " + err.Error()
 		case err != nil:
@@ -272,16 +341,33 @@ func repairRuns(dir string, m *Manifest, res *Repaired) error {
 			return w.WriteByte('\n')
 		}
 		rewrite = true
-		res.Dropped = append(res.Dropped, Dropped{Line: n, Offset: off, Bytes: len(line), Reason: reason})
 		if dropped == nil {
 			var err error
-			if dropped, err = os.OpenFile(filepath.Join(dir, DroppedFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+			if dropped, err = regularfile.OpenAppend(filepath.Join(dir, DroppedFile)); err != nil {
 				return err
 			}
 		}
-		if _, err := dropped.Write(append(bytes.TrimRight(line, "\n"), '\n')); err != nil {
+		// Set aside as it was, with a newline; an over-long line is
+		// copied through, never held whole.
+		size := int64(len(line))
+		dw := bufio.NewWriterSize(dropped, 1<<20)
+		lw := &lastByte{w: dw}
+		_, err := lw.Write(line)
+		if err == nil && rest != nil {
+			var k int64
+			k, err = rest(lw)
+			size += k
+		}
+		if err == nil && lw.last != '\n' {
+			err = dw.WriteByte('\n')
+		}
+		if err == nil {
+			err = dw.Flush()
+		}
+		if err != nil {
 			return fmt.Errorf("writing %s: %w", filepath.Join(dir, DroppedFile), cause(err))
 		}
+		res.Dropped = append(res.Dropped, Dropped{Line: n, Offset: off, Bytes: int(min(size, math.MaxInt)), Reason: reason})
 		return nil
 	})
 	if err == nil && dropped != nil {
@@ -313,24 +399,51 @@ func repairRuns(dir string, m *Manifest, res *Repaired) error {
 	return syncDir(dir)
 }
 
+// lastByte passes writes on to w and remembers the last byte written.
+type lastByte struct {
+	w    io.Writer
+	last byte
+}
+
+func (l *lastByte) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		l.last = p[len(p)-1]
+	}
+	return l.w.Write(p)
+}
+
 // eachLine calls fn with each line of r (with its newline, when it has
-// one), its number from 1 and the byte offset where it starts.
-func eachLine(r io.Reader, fn func(line []byte, n int, off int64) error) error {
-	br := bufio.NewReaderSize(r, 1<<20)
+// one), its number from 1 and the byte offset where it starts. A line
+// longer than MaxRecordBytes comes cut after that many bytes, with rest
+// set: rest copies what is left of it (fn may call it; otherwise the rest
+// is skipped), so that no more than MaxRecordBytes of a line is held.
+func eachLine(r io.Reader, fn func(line []byte, n int, off int64, rest func(io.Writer) (int64, error)) error) error {
+	lr := newLineReader(r, MaxRecordBytes)
 	var off int64
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if ferr := fn(line, n, off); ferr != nil {
-				return ferr
-			}
-			off += int64(len(line))
-		}
-		if err == io.EOF {
+		line, err := lr.next()
+		var rest func(io.Writer) (int64, error)
+		var restBytes int64
+		switch {
+		case err == io.EOF:
 			return nil
-		}
-		if err != nil {
+		case errors.Is(err, ErrLineTooLong):
+			rest = func(w io.Writer) (int64, error) {
+				k, err := lr.rest(w)
+				restBytes += k
+				return k, err
+			}
+		case err != nil:
 			return err
 		}
+		if ferr := fn(line, n, off, rest); ferr != nil {
+			return ferr
+		}
+		if rest != nil {
+			if _, err := rest(io.Discard); err != nil {
+				return err
+			}
+		}
+		off += int64(len(line)) + restBytes
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/gofrs/flock"
+	"github.com/patchbench/patchbench/internal/regularfile"
 )
 
 // File names inside a run directory.
@@ -56,7 +57,7 @@ func OpenSink(dir string) (*Sink, error) {
 	}
 	removeTemporaries(dir)
 	path := filepath.Join(dir, RunsFile)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := regularfile.OpenAppend(path)
 	if err != nil {
 		lock.Unlock()
 		return nil, err
@@ -72,6 +73,10 @@ func OpenSink(dir string) (*Sink, error) {
 
 // lockDir takes dir's lock (ErrLocked when another process holds it).
 func lockDir(dir string) (*flock.Flock, error) {
+	// The lock file is opened for reading: a FIFO there would block.
+	if err := regularfile.Check(filepath.Join(dir, LockFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
 	lock := flock.New(filepath.Join(dir, LockFile))
 	ok, err := lock.TryLock()
 	if err == nil && !ok {
@@ -83,13 +88,20 @@ func lockDir(dir string) (*flock.Flock, error) {
 	return lock, nil
 }
 
-// Write appends one record as a JSON line, written with a single call. A
+// Write appends one record as a JSON line, written with a single call; a
+// record longer than MaxWriteBytes is cut first (Record.shrink, which
+// changes r), so that every reader can read it back. A
 // write that fails (a full disk) leaves no part of its line behind, and
 // its error names the run, the file and the cause.
 func (s *Sink) Write(r *Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("run %s: %w", r.RunID, err)
+	}
+	if len(b) > MaxWriteBytes {
+		if b, err = r.shrink(b); err != nil {
+			return err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

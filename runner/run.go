@@ -462,14 +462,15 @@ func ownViolation(ctx context.Context, s *bench.Step, before *runtime.Document, 
 func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []actors.Message, resp actors.Response, d *runtime.Decision, own *runtime.GateResult, inherited, badUsage string) {
 	if sr.Attempts > 0 {
 		sr.Earlier = append(sr.Earlier, rundir.Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions, Audit: sr.Audit,
-			AnswerBytes: sr.AnswerBytes, UsageInvalid: sr.UsageInvalid, ActorStderr: sr.ActorStderr})
+			AnswerBytes: sr.AnswerBytes, UsageInvalid: sr.UsageInvalid, ActorStderr: sr.ActorStderr, Truncated: sr.Truncated})
+		sr.Truncated = nil
 	}
 	sr.ActorStderr = resp.Stderr
 	sr.Attempts, sr.RawResponse, sr.Decisions, sr.Audit, sr.Committed = attempt, resp.Raw, d.Gates, d.Audit, d.Committed
 	sr.AnswerBytes, sr.UsageInvalid = resp.Oversize, badUsage
 	sr.InheritedViolation = inherited
 	if g := own; g != nil {
-		r.rec.IllegalCommits = append(r.rec.IllegalCommits, rundir.IllegalCommit{Step: s.ID, Gate: g.Gate, Code: g.Code, Pointer: g.Pointer, Message: g.Message})
+		r.rec.IllegalCommits = append(r.rec.IllegalCommits, rundir.IllegalCommit{Step: s.ID, Gate: g.Gate, Code: g.Code, Pointer: g.Pointer, Message: g.Message}.Bounded())
 	}
 	sr.Prompt, sr.Patch, sr.Model, sr.Fingerprint = msgs, nil, resp.Model, resp.Fingerprint
 	sr.LatencyMS, sr.Cached = resp.Latency.Milliseconds(), resp.Cached
@@ -480,6 +481,7 @@ func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []a
 	if d.Proposal != nil {
 		sr.Patch = d.Proposal.Patch
 	}
+	sr.BoundProposal() // what the record keeps of it: rundir.MaxRecordedOps, MaxRecordedPointerBytes
 }
 
 // committedStep notes a commit and the phase move that follows it. A

@@ -177,6 +177,10 @@ func describeKind(k jsonschema.ErrorKind) string {
 		return "must not contain equal items"
 	case *kind.FalseSchema:
 		return "is not allowed here"
+	case *kind.RefCycle:
+		// Schema locations only: the contract's, which the actor may see.
+		return fmt.Sprintf("cannot be checked: the schema's references loop: %s and %s both resolve to %s",
+			schemaLocation(k.KeywordLocation1), schemaLocation(k.KeywordLocation2), schemaLocation(k.URL))
 	}
 	return fmt.Sprintf("fails the schema keyword %q", strings.Join(k.KeywordPath(), "/"))
 }
@@ -207,4 +211,13 @@ func exactDecimal(r *big.Rat) string {
 		return r.RatString()
 	}
 	return r.FloatString(max(places[0], places[1]))
+}
+
+// schemaLocation is a location in a contract's schema as "#/pointer",
+// without the internal URL the schema was compiled under.
+func schemaLocation(loc string) string {
+	if i := strings.IndexByte(loc, '#'); i >= 0 {
+		return loc[i:]
+	}
+	return "#" + loc
 }

@@ -402,6 +402,12 @@ func TestRejectionsNeverNameHiddenStructure(t *testing.T) {
 			},
 			patch: `[{"op":"add","path":"/vault/zqnew","value":1}]`,
 			code:  CodeSchemaViolation, pointer: "", message: `fails the schema keyword "dependentRequired/zqnew" (keyword /dependentRequired/zqnew)`},
+		{name: "a schema whose $ref loops names the loop",
+			mod: func(s *ContractSpec) {
+				s.Schema = mustJSON(t, `{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "properties": {"report": {"$ref": "#/$defs/a"}}}`)
+			},
+			patch: `[{"op":"replace","path":"/report/summary","value":"s"}]`,
+			code:  CodeSchemaViolation, pointer: "/report", message: `cannot be checked: the schema's references loop: #/properties/report/$ref/$ref/$ref and #/properties/report/$ref both resolve to #/$defs/a`},
 		{name: "a hidden array the step may append to and pass",
 			patch: `[{"op":"add","path":"/audit/-","value":{"zqat":"t","zqactor":"a","zqentry":"e"}}]`,
 			gates: GateSet{ACL: true, Schema: true},

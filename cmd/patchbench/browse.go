@@ -96,7 +96,9 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		say("%s is reachable from other machines: they can read every prompt and response, and reveal the hidden values", ln.Addr())
 	}
-	srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Only requests addressed to this server: a DNS-rebinding page cannot
+	// read it through the user's browser.
+	srv := &http.Server{Handler: browse.AllowHosts(b.Handler(), ln.Addr().String()), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	say("%d runs of %s opened in %.2fs; Ctrl-C stops the server", b.Runs(), strings.Join(pos, ", "), opened.Seconds())

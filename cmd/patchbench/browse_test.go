@@ -79,6 +79,32 @@ func TestBrowseCommand(t *testing.T) {
 			t.Errorf("%s: %s", path, resp.Status)
 		}
 	}
+	// DNS rebinding (issue 23): a page of attacker.example whose name now
+	// points at 127.0.0.1 asks for a revealed run; the server refuses
+	// every Host but its own address and localhost on its port.
+	port := url[strings.LastIndex(url, ":")+1 : len(url)-1]
+	for host, want := range map[string]int{
+		"attacker.example:" + port: 403, "attacker.example": 403, "localhost.attacker.example:" + port: 403,
+		"127.0.0.1:1": 403, "localhost:" + port: 200, "127.0.0.1:" + port: 200, "[::1]:" + port: 200,
+	} {
+		req, err := http.NewRequest("GET", url+"run/sup-example-refund/verify-only/oversharer/1?reveal=1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %s, want %d", host, resp.Status, want)
+		}
+		if want == 403 && strings.Contains(string(body), "sup-example-refund") {
+			t.Errorf("Host %s: the refusal shows the run: %s", host, body)
+		}
+	}
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d after the interrupt; stderr: %s", code, stderr.String())

@@ -22,19 +22,42 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
+	os.Exit(runSignals(os.Args[1:], os.Stdout, os.Stderr, interruptGrace))
+}
+
+// interruptGrace is how long a command may take to stop cleanly after
+// the first SIGINT or SIGTERM (5 s: run writes its manifest, an exec
+// actor's programs are killed) before the process ends without it.
+const interruptGrace = 5 * time.Second
+
+// runSignals runs a command (run) so that it can be interrupted at any
+// point: the first SIGINT or SIGTERM cancels its context, which asks for a
+// clean stop; a second signal then ends the process at once (the default
+// handling), and so does the end of grace, with exitUsage and a line on
+// stderr, if the command has not returned by then (a read that does not
+// watch the context).
+func runSignals(args []string, stdout, stderr io.Writer, grace time.Duration) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// The first signal asks for a clean stop; once it has, the
-		// default handling returns, and a second signal ends the process.
-		<-ctx.Done()
-		stop()
-	}()
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	defer stop()
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, stdout, stderr) }()
+	select {
+	case code := <-done:
+		return code
+	case <-ctx.Done():
+	}
 	stop()
-	os.Exit(code)
+	select {
+	case code := <-done:
+		return code
+	case <-time.After(grace):
+		fmt.Fprintf(stderr, "patchbench: interrupted; the command did not stop within %v, so it is stopped as it is\n", grace)
+		return exitUsage
+	}
 }
 
 // Exit codes (PatchBench design §8).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -42,10 +43,14 @@ func runRepair(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var me *rundir.ManifestError
 	switch {
+	case errors.As(res.ManifestError, &me) && me.Member != "":
+		fmt.Fprintf(stdout, "%s:%d: damaged: %q %v (byte offset %d)\n", me.Path, me.Line, me.Member, me.Err, me.Offset)
 	case errors.As(res.ManifestError, &me):
 		fmt.Fprintf(stdout, "%s:%d: damaged: %v (byte offset %d)\n", me.Path, me.Line, me.Err, me.Offset)
-	case res.ManifestError != nil:
+	case errors.Is(res.ManifestError, os.ErrNotExist):
 		fmt.Fprintf(stdout, "%s: missing: %v\n", filepath.Join(dir, rundir.ManifestFile), res.ManifestError)
+	case res.ManifestError != nil:
+		fmt.Fprintf(stdout, "%v\n", res.ManifestError)
 	}
 	switch res.Manifest {
 	case "restored":

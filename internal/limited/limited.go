@@ -42,8 +42,14 @@ func Read(r io.Reader, max int64) ([]byte, error) {
 }
 
 // ReadFile reads the file name of fsys (fs.ValidPath rules) with Read's
-// bound.
+// bound; a file that is not regular (a FIFO, a device) is an error,
+// before it is opened.
 func ReadFile(fsys fs.FS, name string, max int64) ([]byte, error) {
+	// A FIFO would block the open, a device never end: only regular
+	// files are read.
+	if fi, err := fs.Stat(fsys, name); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", name, fi.Mode().Type())
+	}
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,115 @@
+// Package regularfile opens and reads files only when they are regular
+// files (after symlinks), so that a FIFO put where a file is expected
+// never blocks a reader or writer, and a device (a symlink to /dev/zero)
+// is never read without end. PatchBench's run directories, cache entries
+// and file actor answers are read through it (issue 23).
+package regularfile
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// NotRegularError is a file that is not a regular file (a FIFO, a device,
+// a socket, a directory; a symlink counts as what it points to): reading
+// it could block forever or never end, so it is refused.
+type NotRegularError struct {
+	Path string
+	Mode os.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s is not a regular file (%s)", e.Path, kindOf(e.Mode))
+}
+
+// kindOf names the type of a file mode.
+func kindOf(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "mode " + m.String()
+}
+
+// Open opens path for reading only when it is a regular file: it is
+// checked first, then opened without blocking (O_NONBLOCK, in case it was
+// swapped for a FIFO since) and checked again; another kind is a
+// *NotRegularError. A missing file is an error wrapping os.ErrNotExist.
+func Open(path string) (*os.File, error) {
+	if err := Check(path); err != nil {
+		return nil, err
+	}
+	return checked(os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0))
+}
+
+// OpenAppend opens path for appending, creating it (mode 0644) if needed,
+// only when it is a regular file: a FIFO is opened without blocking (an
+// error when no one reads it) and refused, as is any other kind, with a
+// *NotRegularError.
+func OpenAppend(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		if cerr := Check(path); cerr != nil {
+			return nil, cerr
+		}
+		return nil, err
+	}
+	return checked(f, nil)
+}
+
+// checked closes and refuses an opened file that is not regular.
+func checked(f *os.File, err error) (*os.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &NotRegularError{Path: f.Name(), Mode: fi.Mode()}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Read reads the regular file at path (Open), of at most limit bytes: a
+// longer one is an error naming the limit, read no further.
+func Read(path string, limit int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return b, nil
+}
+
+// Check refuses a path that exists and is not a regular file
+// (*NotRegularError); a missing one is an error wrapping os.ErrNotExist.
+func Check(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		return &NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	return nil
+}
