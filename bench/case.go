@@ -692,15 +692,10 @@ func decodeValue(raw json.RawMessage) (any, error) {
 	return d.Value(), nil
 }
 
-// LoadCases loads every case file under dir in fsys: files ending in
-// .yaml, .yml or .json, at any depth, except JSON Schemas (*.schema.json).
+// LoadCaseDir loads every case file under dir: files ending in .yaml,
+// .yml or .json, at any depth, except JSON Schemas (*.schema.json).
 // Cases come back sorted by domain then id. Files that fail to parse are
-// reported as problems and left out; the other cases are returned.
-func LoadCases(fsys fs.FS, dir string) ([]*Case, Problems, error) {
-	return loadCases(fsys, dir, func(p string) string { return p })
-}
-
-// LoadCaseDir is LoadCases on a directory of the file system; problems
+// reported as problems and left out; the other cases are returned; problems
 // name files by their path as dir/relative.
 //
 // dir may also name a single case file.

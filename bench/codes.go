@@ -1,7 +1,7 @@
 package bench
 
 // Problem codes: the stable, kebab-case Code of every Problem that
-// loading (ParseCase, LoadCases) or validating (package bench/check) a case
+// loading (ParseCase, LoadCaseDir) or validating (package bench/check) a case
 // set reports, one per kind of problem. bench/README.md ("What patchbench
 // validate checks") lists them with the rules they stand for. A code never
 // changes meaning; a message may be reworded.

@@ -3,7 +3,7 @@
 // Case (its state, secrets, workflow, steps with their compiled
 // runtime.Contract, rubric Checks and reference proposals, pairs,
 // injections and stress artifacts), parsed from YAML or strict JSON with
-// lines for every problem (ParseCase, LoadCases, LoadCaseDir, the embedded
+// lines for every problem (ParseCase, LoadCaseDir, the embedded
 // suite), checked against the case JSON Schema, each Problem with a stable
 // code (codes.go); a Config (what an actor sees, which gates run); a step
 // contract file (LoadContractFile). A rubric Check says what its test means

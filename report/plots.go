@@ -273,10 +273,3 @@ func drawLegend(c draw.Canvas, entries []series, y vg.Length, size float64, base
 	}
 	return y - vg.Points(2)
 }
-
-// WriteFileAtomic writes b to path (mode 0644) so that a crash leaves the
-// old file or the new one, never half of one: rundir.WriteFileAtomic,
-// kept here for the callers of the first version of this package.
-func WriteFileAtomic(path string, b []byte) error {
-	return rundir.WriteFileAtomic(path, b, 0o644)
-}

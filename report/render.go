@@ -45,18 +45,13 @@ type RenderOptions struct {
 // and run without --wide).
 const TextWidth = 120
 
-// Render writes a report in one of Formats: text (each table under its
+// RenderWith writes a report in one of Formats (o.Format): text (each table under its
 // title, boxed by tablewriter), markdown (each under a ### heading), csv
 // (exactly one table, Data's columns: one value per cell, numbers as
 // numbers, an empty cell for a missing value; SelectTables chooses it),
 // latex (one booktabs table environment per table, with its caption and
 // label) or json (the report: summary, tables, paired tests and notes,
 // indented); then the report's notes. An unknown format writes nothing.
-func Render(w io.Writer, rep Report, format string) error {
-	return RenderWith(w, rep, RenderOptions{Format: format})
-}
-
-// RenderWith is Render with options.
 func RenderWith(w io.Writer, rep Report, o RenderOptions) error {
 	switch o.Format {
 	case "json":

@@ -152,15 +152,6 @@ func (b *Builder) Report() Report {
 	return rep
 }
 
-// BuildReport is the report of records held in memory (Builder).
-func BuildReport(recs []*rundir.Record, configs []*bench.Config, actorNames []string, baseline string) Report {
-	b := NewBuilder(configs, actorNames, baseline)
-	for _, r := range recs {
-		b.Add(r)
-	}
-	return b.Report()
-}
-
 // RejectionsTable gives, per configuration and actor, the failed gate
 // results of every attempt by gate, in pipeline order.
 func RejectionsTable(s Summary) Table {

@@ -212,15 +212,6 @@ func (s *Summarizer) Summary() Summary {
 	return Summary{Rows: rows, RunsRecorded: s.recorded}
 }
 
-// Summarize is the summary of records held in memory (Summarizer).
-func Summarize(recs []*rundir.Record, configs []*bench.Config, actorNames []string) Summary {
-	s := NewSummarizer(configs, actorNames)
-	for _, r := range recs {
-		s.Add(r)
-	}
-	return s.Summary()
-}
-
 // add counts one run of the group. Error and pending runs count as runs
 // only.
 func (g *group) add(r *rundir.Record) {

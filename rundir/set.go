@@ -34,7 +34,8 @@ type Combined struct {
 	// first appear.
 	Actors []string
 	names  []map[string]string
-	source map[string]int
+	// seen holds the actor names already in Actors.
+	seen map[string]bool
 }
 
 // SetSettings are the manifest members that directories read as one
@@ -120,7 +121,7 @@ func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 	if err := CheckSettings(paths, ms); err != nil {
 		return nil, err
 	}
-	c := &Combined{Paths: paths, Manifests: ms, names: make([]map[string]string, len(paths)), source: map[string]int{}}
+	c := &Combined{Paths: paths, Manifests: ms, names: make([]map[string]string, len(paths)), seen: map[string]bool{}}
 	defined := map[string]int{}
 	for i, m := range ms {
 		for _, cfg := range m.Configurations() {
@@ -156,8 +157,8 @@ func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 				name = a + "@" + labels[i]
 			}
 			c.names[i][a] = name
-			if _, ok := c.source[name]; !ok {
-				c.source[name] = i
+			if !c.seen[name] {
+				c.seen[name] = true
 				c.Actors = append(c.Actors, name)
 			}
 		}
@@ -171,15 +172,6 @@ func (c *Combined) Name(dir int, a string) string {
 		return n
 	}
 	return a
-}
-
-// Source is the directory whose manifest describes the actor named name
-// in the comparison (the first that holds it).
-func (c *Combined) Source(name string) *Manifest {
-	if i, ok := c.source[name]; ok {
-		return c.Manifests[i]
-	}
-	return nil
 }
 
 // overlap reports whether a and b both hold a run of actor.

@@ -12,7 +12,6 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/bench/check"
-	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runtime"
 )
@@ -168,7 +167,7 @@ func TestFailureFamiliesDefaultRun(t *testing.T) {
 			}
 		}
 	}
-	sum := report.Summarize(sink.recs, cfgs, names)
+	sum := summarize(sink.recs, cfgs, names)
 	for _, row := range sum.Rows {
 		where := row.Config + "/" + row.Actor
 		full := row.Config == "verify-only" || row.Config == "patchoptic"
@@ -272,7 +271,7 @@ func TestFileActorPendingCycle(t *testing.T) {
 				}
 			}
 		}
-		sum := report.Summarize(sink.recs, cfgs, []string{files.Name()})
+		sum := summarize(sink.recs, cfgs, []string{files.Name()})
 		for _, row := range sum.Rows {
 			if row.Measured()+row.Pending+row.Errors != row.Runs {
 				t.Errorf("cycle %d: %+v", cycle, row)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
 )
 
@@ -94,7 +93,7 @@ func TestLiveActorEndToEnd(t *testing.T) {
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}
-	sum := report.Summarize(sink.recs, cfgs, []string{a.Name()})
+	sum := summarize(sink.recs, cfgs, []string{a.Name()})
 	for _, row := range sum.Rows {
 		want := 1.0
 		if row.View == bench.ViewProjected {

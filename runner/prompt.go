@@ -2,9 +2,6 @@ package runner
 
 import (
 	_ "embed"
-
-	"github.com/patchbench/patchbench/actors"
-	"github.com/patchbench/patchbench/bench"
 )
 
 //go:embed prompt.tmpl
@@ -35,10 +32,4 @@ type promptData struct {
 	// Outline says View is an outline of the view (the tools protocol's
 	// progressive disclosure), not the view whole.
 	Outline bool
-}
-
-// RenderPrompt renders the messages for one attempt at a step with the
-// embedded template (DefaultPrompt.Render).
-func RenderPrompt(step *bench.Step, phase, now string, view any, feedback []string) ([]actors.Message, error) {
-	return DefaultPrompt.Render(step, phase, now, view, feedback)
 }

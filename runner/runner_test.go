@@ -11,7 +11,6 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
 )
 
@@ -75,7 +74,7 @@ func TestRunNoModelActors(t *testing.T) {
 			t.Errorf("%s: tokens %+v", r.RunID, r.Tokens)
 		}
 	}
-	sum := report.Summarize(sink.recs, cfgs, []string{"reference", "oversharer"})
+	sum := summarize(sink.recs, cfgs, []string{"reference", "oversharer"})
 	for _, row := range sum.Rows {
 		if row.Runs != 2 {
 			t.Errorf("%s/%s: %d runs", row.Config, row.Actor, row.Runs)
@@ -243,7 +242,7 @@ func TestShardsPartitionTheRuns(t *testing.T) {
 func TestPromptShowsOnlyTheView(t *testing.T) {
 	c, _ := loadExample(t)
 	s := c.Steps[0]
-	msgs, err := RenderPrompt(s, "triage", c.Now, s.Contract.View(c.State), []string{"scope: write_outside_region: operation 0 writes /order/total"})
+	msgs, err := DefaultPrompt.Render(s, "triage", c.Now, s.Contract.View(c.State), []string{"scope: write_outside_region: operation 0 writes /order/total"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +255,7 @@ func TestPromptShowsOnlyTheView(t *testing.T) {
 	if strings.Contains(text, "4000 0000 0000 9995") {
 		t.Error("the projected prompt shows the canary")
 	}
-	full, _ := RenderPrompt(s, "triage", c.Now, c.State.Value(), nil)
+	full, _ := DefaultPrompt.Render(s, "triage", c.Now, c.State.Value(), nil)
 	if !strings.Contains(full[1].Content, "4000 0000 0000 9995") {
 		t.Error("the full-state prompt does not show the state")
 	}

@@ -47,7 +47,7 @@ func BenchmarkStagePrompt(b *testing.B) {
 	c, s, _, view := stageCase(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := RenderPrompt(s, "draft", c.Now, view, nil); err != nil {
+		if _, err := DefaultPrompt.Render(s, "draft", c.Now, view, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -55,7 +55,7 @@ func BenchmarkStagePrompt(b *testing.B) {
 
 func benchTokens(b *testing.B, warm bool) {
 	c, s, _, view := stageCase(b)
-	msgs, err := RenderPrompt(s, "draft", c.Now, view, nil)
+	msgs, err := DefaultPrompt.Render(s, "draft", c.Now, view, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

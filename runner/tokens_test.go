@@ -29,7 +29,7 @@ func TestCountSplit(t *testing.T) {
 				}
 				texts = append(texts, string(v))
 				for _, fb := range [][]string{nil, {"scope: write_outside_region: /x\n/y", "schema: schema_violation: bad"}} {
-					msgs, err := RenderPrompt(s, "draft", c.Now, view, fb)
+					msgs, err := DefaultPrompt.Render(s, "draft", c.Now, view, fb)
 					if err != nil {
 						t.Fatal(err)
 					}
