@@ -218,6 +218,20 @@ func TestServer(t *testing.T) {
 		if strings.Count(page, `class="actor-grid"`) != 1 {
 			t.Error("the actor filter leaves more than one grid")
 		}
+		// An unknown value is said, not only "0 runs match".
+		for q, want := range map[string]string{
+			"/?domain=nope":            `No run has domain &#34;nope&#34;: the filter matches nothing (domains: finance, support).`,
+			"/?config=PatchOptic":      `No run has config &#34;PatchOptic&#34;`,
+			"/?actor=gpt&outcome=lost": `No run has outcome &#34;lost&#34;`,
+			"/?round=3":                `No run has round &#34;3&#34;: the filter matches nothing (rounds: 1, 2).`,
+		} {
+			if _, page := get(t, srv, q); !strings.Contains(page, want) || !strings.Contains(page, `role="alert"`) {
+				t.Errorf("%s: the page does not say %s", q, want)
+			}
+		}
+		if _, page := get(t, srv, "/?domain=support&round=2&actor=follower&config=patchoptic&outcome=passed"); strings.Contains(page, "unknown-filter") {
+			t.Error("known filter values are called unknown")
+		}
 		_, page = get(t, srv, "/?domain=support&round=2")
 		for _, r := range runRowRE.FindAllStringSubmatch(page, -1) {
 			if r[2] != "support" || r[5] != "2" {

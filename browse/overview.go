@@ -129,6 +129,9 @@ type overview struct {
 	Capped   bool
 	Static   bool
 	Warnings []string
+	// Unknown says which filter values name nothing the runs have
+	// (UnknownFilters).
+	Unknown  []string
 	Total    int
 	Expected int
 	Complete bool
@@ -386,6 +389,38 @@ func (b *B) cell(k cellKey, f Filter, q string, static bool) gridCell {
 	c.Query = Filter{Round: f.Round, Outcome: f.Outcome, Kind: f.Kind, Mechanism: f.Mechanism, Q: k.kase + "/" + k.config + "/" + k.actor + "/"}.Query()
 	c.Dim = f.Outcome != "" && !c.Flags.Has(f.Outcome)
 	return c
+}
+
+// UnknownFilters names the filter values of a query that nothing in the
+// comparison has (a domain, configuration, actor, outcome or round no run
+// has), each with the values there are: such a filter matches no run,
+// and the overview says why.
+func (b *B) UnknownFilters(q url.Values) []string {
+	var out []string
+	check := func(key string, known []string) {
+		v := strings.TrimSpace(q.Get(key))
+		if v != "" && !slices.Contains(known, v) {
+			out = append(out, fmt.Sprintf("No run has %s %q: the filter matches nothing (%ss: %s).", key, v, key, strings.Join(known, ", ")))
+		}
+	}
+	check("domain", b.domains)
+	var configs []string
+	for _, c := range b.configs {
+		configs = append(configs, c.Name)
+	}
+	check("config", configs)
+	check("actor", b.actors)
+	var outcomes []string
+	for _, o := range Outcomes {
+		outcomes = append(outcomes, string(o))
+	}
+	check("outcome", outcomes)
+	var rounds []string
+	for r := 1; r <= b.rounds; r++ {
+		rounds = append(rounds, strconv.Itoa(r))
+	}
+	check("round", rounds)
+	return out
 }
 
 // rate is a rate and its 95 % interval, as the main table prints them.

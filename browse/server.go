@@ -50,7 +50,9 @@ func (b *B) serveOverview(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	b.render(w, http.StatusOK, pageData{Title: "PatchBench runs", Overview: b.overview(f, false)})
+	o := b.overview(f, false)
+	o.Unknown = b.UnknownFilters(r.URL.Query())
+	b.render(w, http.StatusOK, pageData{Title: "PatchBench runs", Overview: o})
 }
 
 func (b *B) serveRun(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/rundir"
 )
 
 // exampleReport is the report of the example case, one round of the
@@ -148,5 +149,50 @@ func TestFitTextWraps(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRepeatNote: actors that answer alike in every round get a note that
+// their intervals narrow without evidence; one round, or an actor whose
+// runs differ between rounds, gets none.
+func TestRepeatNote(t *testing.T) {
+	recs, configs := exampleRun(t, 2)
+	note := func(recs []*rundir.Record) string {
+		b := report.NewBuilder(configs, actorNames, "patchoptic")
+		for _, r := range recs {
+			b.Add(r)
+		}
+		for _, n := range b.Report().Notes {
+			if strings.Contains(n, "answered alike") {
+				return n
+			}
+		}
+		return ""
+	}
+	if n := note(recs); !strings.HasPrefix(n, "reference, oversharer, follower answered alike in each of 2 rounds") {
+		t.Errorf("two rounds of the no-model actors: %q", n)
+	}
+	var one []*rundir.Record
+	for _, r := range recs {
+		if r.Round == 1 {
+			one = append(one, r)
+		}
+	}
+	if n := note(one); n != "" {
+		t.Errorf("one round: %q", n)
+	}
+	// The follower answers otherwise in round 2 of one run.
+	var changed []*rundir.Record
+	done := false
+	for _, r := range recs {
+		if r.Actor == "follower" && r.Round == 2 && !done {
+			c := *r
+			c.Tokens.Completion++
+			r, done = &c, true
+		}
+		changed = append(changed, r)
+	}
+	if n := note(changed); !strings.HasPrefix(n, "reference, oversharer answered alike") {
+		t.Errorf("the follower varies: %q", n)
 	}
 }

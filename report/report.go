@@ -75,6 +75,13 @@ type Builder struct {
 	domains  map[domainKey]*domainCount
 	pass     map[string]map[pairKey]bool // config → (case, round, actor) → semantic pass
 	models   map[string][]string         // actor → the models its provider said answered
+	// repeats tells the actors that answer alike in every round:
+	// outcome is the first round's outcome of each case × configuration
+	// × actor, varies the actors whose outcomes differ between rounds,
+	// rounds the rounds each actor has.
+	outcome map[domainKey]string
+	varies  map[string]bool
+	rounds  map[string]map[int]bool
 }
 
 type domainKey struct{ actor, domain, config string }
@@ -93,7 +100,8 @@ type pairKey struct {
 // skipped, and the report says so.
 func NewBuilder(configs []*bench.Config, actorNames []string, baseline string) *Builder {
 	return &Builder{sum: NewSummarizer(configs, actorNames), configs: configs, actors: actorNames, baseline: baseline,
-		domains: map[domainKey]*domainCount{}, pass: map[string]map[pairKey]bool{}, models: map[string][]string{}}
+		domains: map[domainKey]*domainCount{}, pass: map[string]map[pairKey]bool{}, models: map[string][]string{},
+		outcome: map[domainKey]string{}, varies: map[string]bool{}, rounds: map[string]map[int]bool{}}
 }
 
 // Models lists the models a live actor's provider said answered its runs
@@ -111,6 +119,7 @@ func (b *Builder) Add(r *rundir.Record) {
 	if !r.HasOutcome() {
 		return
 	}
+	b.addRepeat(r)
 	k := domainKey{r.Actor, r.Domain, r.Config}
 	d := b.domains[k]
 	if d == nil {
@@ -130,6 +139,42 @@ func (b *Builder) Add(r *rundir.Record) {
 	b.pass[r.Config][pairKey{r.Case, r.Round, r.Actor}] = r.SemanticPass
 }
 
+// addRepeat notes a run's outcome (status, leak, pass, illegal commits,
+// content, tokens) beside the other rounds' of its case, configuration
+// and actor.
+func (b *Builder) addRepeat(r *rundir.Record) {
+	sig := fmt.Sprintf("%s|%t|%t|%d|%g|%d|%d", r.Status, r.Leaked, r.SemanticPass, len(r.IllegalCommits), r.ContentScore, r.Tokens.Prompt, r.Tokens.Completion)
+	k := domainKey{r.Actor, r.Case, r.Config}
+	if prev, ok := b.outcome[k]; !ok {
+		b.outcome[k] = sig
+	} else if prev != sig {
+		b.varies[r.Actor] = true
+	}
+	if b.rounds[r.Actor] == nil {
+		b.rounds[r.Actor] = map[int]bool{}
+	}
+	b.rounds[r.Actor][r.Round] = true
+}
+
+// repeatNote says which actors of several rounds answered alike in every
+// round (the no-model actors do): their rounds repeat one round's runs,
+// so intervals that count every run narrow without evidence. "" when
+// none did.
+func (b *Builder) repeatNote() string {
+	var same []string
+	n := 0
+	for _, a := range b.actors {
+		if len(b.rounds[a]) > 1 && !b.varies[a] {
+			same = append(same, a)
+			n = max(n, len(b.rounds[a]))
+		}
+	}
+	if len(same) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s answered alike in each of %d rounds: the rounds repeat one round's runs, so the 95%% intervals, which count every run, are narrower than the evidence; one round's intervals are the honest ones (rounds narrow the intervals of actors that sample).", strings.Join(same, ", "), n)
+}
+
 // Summarizer is the builder's summary of the records added so far.
 func (b *Builder) Summarizer() *Summarizer { return b.sum }
 
@@ -145,6 +190,9 @@ func (b *Builder) Report() Report {
 		rep.Tables = append(rep.Tables, t)
 	}
 	mc, paired, notes := b.pairedTests()
+	if n := b.repeatNote(); n != "" {
+		notes = append(notes, n)
+	}
 	rep.Paired, rep.Notes = paired, notes
 	if len(mc.Rows) > 0 {
 		rep.Tables = append(rep.Tables, mc)

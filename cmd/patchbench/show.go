@@ -23,7 +23,7 @@ const showExamples = `  # One run of the default benchmark, as a readable trace 
 
   # The runs worth a look: those that leaked, or committed illegally:
   patchbench show --list --filter leaked
-  patchbench show --list --filter illegal --out results/run-1a2b3c4d5e
+  patchbench show --list --filter illegal results/run-1a2b3c4d5e
 
   # From a chosen run directory, as the JSON record:
   patchbench show sup-tier-escalation/patchoptic/reference/1 --out results/fin --format json
@@ -34,7 +34,7 @@ const showExamples = `  # One run of the default benchmark, as a readable trace 
 // audit), then the rubric checks and the leaks with the offending text
 // marked.
 func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("show", "patchbench show RUN_ID [--out DIR] [--cases DIR] [--format text|json]\n  patchbench show --list [--filter OUTCOME] [--out DIR]", showExamples, stdout, stderr)
+	fs := newFlags("show", "patchbench show RUN_ID [--out DIR] [--cases DIR] [--format text|json]\n  patchbench show --list [--filter OUTCOME] [DIR | --out DIR]", showExamples, stdout, stderr)
 	out := fs.String("out", "", "the run `dir` (default: the newest directory under results/ that holds the run)")
 	casesDir := fs.String("cases", "", "the case set `dir` of the run, when the manifest's case set cannot be loaded from here")
 	format := fs.choice("format", "text", "output `format`: text, or json (the record as runs.jsonl holds it)", "text", "json")
@@ -45,10 +45,16 @@ func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *list {
-		if len(pos) > 0 {
-			return fs.usageError("--list takes no run id")
+		dir := *out
+		switch {
+		case len(pos) > 1:
+			return fs.usageError("--list takes one run directory")
+		case len(pos) == 1 && dir != "":
+			return fs.usageError("give the run directory once: as an argument or with --out")
+		case len(pos) == 1:
+			dir = pos[0]
 		}
-		return listRuns(*out, *filter, stdout, stderr)
+		return listRuns(dir, *filter, stdout, stderr)
 	}
 	if *filter != "" {
 		return fs.usageError("--filter goes with --list")
@@ -74,6 +80,7 @@ func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf(stderr, "show", "%v", err)
 	}
+	fmt.Fprintf(stderr, "patchbench show: run %s, line %d of %s\n", id, line, filepath.Join(dir, rundir.RunsFile))
 	if format == "json" {
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, raw, "", "  "); err != nil {

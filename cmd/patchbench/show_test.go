@@ -24,6 +24,10 @@ func TestShowAndPending(t *testing.T) {
 		{name: "a label for the configuration", args: []string{"show", "sup-example-refund/PatchOptic/follower/1", "--out", out}, golden: "show-follower-patchoptic"},
 		{name: "the runs that leaked", args: []string{"show", "--list", "--filter", "leaked", "--out", out}, golden: "show-list-leaked",
 			stderr: []string{"9 runs (leaked) of 18"}},
+		{name: "the directory as an argument", args: []string{"show", "--list", "--filter", "leaked", out}, golden: "show-list-leaked",
+			stderr: []string{out + ": 9 runs (leaked) of 18"}},
+		{name: "the directory twice", args: []string{"show", "--list", out, "--out", out}, exit: 2, stderr: []string{"give the run directory once"}},
+		{name: "the directory read", args: []string{"show", "sup-example-refund/patchoptic/reference/1", "--out", out}, stderr: []string{"run sup-example-refund/patchoptic/reference/1, line ", "of " + filepath.Join(out, "runs.jsonl")}},
 		{name: "a bad filter", args: []string{"show", "--list", "--filter", "nope", "--out", out}, exit: 2, stderr: []string{"want passed, failed"}},
 		{name: "a filter without --list", args: []string{"show", "x/y/z/1", "--filter", "leaked"}, exit: 2, stderr: []string{"--filter goes with --list"}},
 	})
