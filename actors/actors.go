@@ -7,7 +7,11 @@
 // files; the exec actor runs a program the user brings (an agent
 // framework, a script); the live ones (openai, ollama) ask a model,
 // through a response cache and a rate limiter (Build). The package knows
-// nothing of the case format: the runner fills each request.
+// nothing of the case format: the runner fills each request. In the tools
+// protocol a request carries the step's tools (StepTools) and the
+// conversation, and an answer tool calls; anthropic: joins the live
+// actors, and mcp:COMMAND (MCPAgent) and patchbench mcp (MCPStdio) serve
+// the tools to external agents over MCP (Driver).
 package actors
 
 import (

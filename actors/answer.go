@@ -62,6 +62,9 @@ func (r Response) Clip(limit int64) Response {
 	return r
 }
 
+// CutUTF8 cuts s to at most n bytes, without splitting a UTF-8 sequence.
+func CutUTF8(s string, n int) string { return cutUTF8(s, n) }
+
 // cutUTF8 cuts s to at most n bytes, without splitting a UTF-8 sequence.
 func cutUTF8(s string, n int) string {
 	if len(s) <= n {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -46,30 +45,13 @@ type Anthropic struct {
 // (Params.AnthropicBaseURL, ANTHROPIC_BASE_URL) is a local address, and is
 // never sent in plain text to another machine.
 func NewAnthropic(spec string, p Params) (*Anthropic, error) {
-	rest, ok := strings.CutPrefix(spec, "anthropic:")
-	if !ok || rest == "" {
-		return nil, fmt.Errorf("actor %q: want anthropic:MODEL", spec)
-	}
-	model, query, _ := strings.Cut(rest, "?")
-	if model == "" {
-		return nil, fmt.Errorf("actor %q: no model", spec)
-	}
-	if err := applyQuery(&p, query); err != nil {
-		return nil, fmt.Errorf("actor %q: %w", spec, err)
-	}
-	if p.Timeout <= 0 {
-		p.Timeout = 2 * time.Minute
+	model, err := liveSpec(spec, "anthropic", &p)
+	if err != nil {
+		return nil, err
 	}
 	base := cmp.Or(p.AnthropicBaseURL, DefaultAnthropicBaseURL)
-	u, err := url.Parse(base)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("actor %q: base URL %q is not a URL", spec, base)
-	}
-	if p.AnthropicKey != "" && u.Scheme == "http" && !isLocal(u.Hostname()) {
-		return nil, fmt.Errorf("actor %q: refusing to send ANTHROPIC_API_KEY in plain text to %s; use https", spec, u.Host)
-	}
-	if p.AnthropicKey == "" && !isLocal(u.Hostname()) && !p.CacheOnly {
-		return nil, fmt.Errorf("actor %q: ANTHROPIC_API_KEY is not set (a key is needed for %s)", spec, u.Host)
+	if err := checkEndpoint(spec, base, "ANTHROPIC_API_KEY", p.AnthropicKey, p.CacheOnly); err != nil {
+		return nil, err
 	}
 	tap := newBodyTap(http.DefaultTransport, p.MaxAnswerBytes, 0, "", "content", "0", "text")
 	rec := &headerRecorder{next: tap}

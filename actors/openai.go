@@ -89,33 +89,16 @@ func (p Params) RoundSeed(r int) *int {
 // NewOpenAI makes the actor of a spec "openai:MODEL[?temperature=T&seed=S&max_output_tokens=N]".
 // A key is required unless the base URL is a local address.
 func NewOpenAI(spec string, p Params) (*OpenAI, error) {
-	rest, ok := strings.CutPrefix(spec, "openai:")
-	if !ok || rest == "" {
-		return nil, fmt.Errorf("actor %q: want openai:MODEL", spec)
-	}
-	model, query, _ := strings.Cut(rest, "?")
-	if model == "" {
-		return nil, fmt.Errorf("actor %q: no model", spec)
-	}
-	if err := applyQuery(&p, query); err != nil {
-		return nil, fmt.Errorf("actor %q: %w", spec, err)
-	}
-	if p.Timeout <= 0 {
-		p.Timeout = 2 * time.Minute
+	model, err := liveSpec(spec, "openai", &p)
+	if err != nil {
+		return nil, err
 	}
 	base := p.OpenAIBaseURL
 	if base == "" {
 		base = "https://api.openai.com/v1"
 	}
-	u, err := url.Parse(base)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("actor %q: base URL %q is not a URL", spec, base)
-	}
-	if p.OpenAIKey != "" && u.Scheme == "http" && !isLocal(u.Hostname()) {
-		return nil, fmt.Errorf("actor %q: refusing to send OPENAI_API_KEY in plain text to %s; use https", spec, u.Host)
-	}
-	if p.OpenAIKey == "" && !isLocal(u.Hostname()) && !p.CacheOnly {
-		return nil, fmt.Errorf("actor %q: OPENAI_API_KEY is not set (a key is needed for %s)", spec, u.Host)
+	if err := checkEndpoint(spec, base, "OPENAI_API_KEY", p.OpenAIKey, p.CacheOnly); err != nil {
+		return nil, err
 	}
 	cfg := openai.DefaultConfig(p.OpenAIKey)
 	cfg.BaseURL = strings.TrimSuffix(base, "/")
@@ -132,6 +115,45 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 // ProposalSchema is the JSON Schema of a proposal, {"patch": [...],
 // "note": "..."} with RFC 6902 operations, sent with --structured.
 var ProposalSchema = json.RawMessage(`{"type":"object","properties":{"patch":{"type":"array","items":{"type":"object","properties":{"op":{"type":"string","enum":["add","remove","replace","move","copy","test"]},"path":{"type":"string"},"from":{"type":"string"},"value":{}},"required":["op","path"]}},"note":{"type":"string"}},"required":["patch","note"]}`)
+
+// liveSpec reads a live actor's spec "KIND:MODEL[?temperature=T&seed=S&max_output_tokens=N]":
+// the model, with the query's overrides applied to p and the default
+// timeout (2 minutes) filled in.
+func liveSpec(spec, kind string, p *Params) (string, error) {
+	rest, ok := strings.CutPrefix(spec, kind+":")
+	if !ok || rest == "" {
+		return "", fmt.Errorf("actor %q: want %s:MODEL", spec, kind)
+	}
+	model, query, _ := strings.Cut(rest, "?")
+	if model == "" {
+		return "", fmt.Errorf("actor %q: no model", spec)
+	}
+	if err := applyQuery(p, query); err != nil {
+		return "", fmt.Errorf("actor %q: %w", spec, err)
+	}
+	if p.Timeout <= 0 {
+		p.Timeout = 2 * time.Minute
+	}
+	return model, nil
+}
+
+// checkEndpoint checks a live actor's base URL and key (named keyName in
+// messages): a key is never sent in plain text to another machine, and is
+// required unless the base URL is a local address or every answer comes
+// from the cache.
+func checkEndpoint(spec, base, keyName, key string, cacheOnly bool) error {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("actor %q: base URL %q is not a URL", spec, base)
+	}
+	if key != "" && u.Scheme == "http" && !isLocal(u.Hostname()) {
+		return fmt.Errorf("actor %q: refusing to send %s in plain text to %s; use https", spec, keyName, u.Host)
+	}
+	if key == "" && !isLocal(u.Hostname()) && !cacheOnly {
+		return fmt.Errorf("actor %q: %s is not set (a key is needed for %s)", spec, keyName, u.Host)
+	}
+	return nil
+}
 
 // isLocal reports whether a host is this machine or a private network.
 func isLocal(host string) bool {

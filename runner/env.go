@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
@@ -165,7 +164,7 @@ func (e *StepEnv) spend(n int64) bool {
 // the arguments are outputs of the actor (scanned for leaks), the result
 // is not. The error is non-nil only when ctx ends.
 func (e *StepEnv) Call(ctx context.Context, c actors.ToolCall) (string, rundir.ToolCall, error) {
-	rec := rundir.ToolCall{ID: clipText(c.ID, 256), Name: clipText(c.Name, 256)}
+	rec := rundir.ToolCall{ID: actors.CutUTF8(c.ID, 256), Name: actors.CutUTF8(c.Name, 256)}
 	rec.Arguments, rec.ArgumentsBytes = clipKept(c.Arguments)
 	if c.Oversize > 0 {
 		rec.ArgumentsBytes = c.Oversize
@@ -178,7 +177,7 @@ func (e *StepEnv) Call(ctx context.Context, c actors.ToolCall) (string, rundir.T
 	if c.Name == actors.ToolReadState && (code == "" || code == ToolAbsent) {
 		var a readArgs
 		if decodeArgs(c.Arguments, &a) == nil && a.Pointer != nil {
-			rec.Read, rec.Pointer = true, clipText(*a.Pointer, 1024)
+			rec.Read, rec.Pointer = true, actors.CutUTF8(*a.Pointer, 1024)
 			if p, err := runtime.ParsePointer(*a.Pointer); err == nil {
 				rec.Hidden = e.hidden(p)
 			}
@@ -382,20 +381,7 @@ func clipKept(s string) (string, int64) {
 	if len(s) <= keptToolBytes {
 		return s, 0
 	}
-	return clipText(s, keptToolBytes), int64(len(s))
-}
-
-// clipText cuts s to at most n bytes at a UTF-8 boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for k := n; k > n-utf8.UTFMax && k > 0; k-- {
-		if utf8.RuneStart(s[k]) {
-			return s[:k]
-		}
-	}
-	return s[:n]
+	return actors.CutUTF8(s, keptToolBytes), int64(len(s))
 }
 
 // maxAnswer is the answer limit in bytes.

@@ -10,6 +10,12 @@
 // actors.Breaker) stops the runs of the actors that use it (DownError);
 // Options.Progress hears where a session stands. Stress submits every
 // stress artifact to every configuration; Replay runs them as runs.
+//
+// In the tools protocol (Options.Protocol, PatchBench design §5) each step
+// is a StepEnv with the tools read_state and propose_patch: an actor that
+// answers turn by turn is asked in a loop (toolLoop), an external agent
+// (an actors.Driver, over MCP) calls the tools itself through an
+// actors.AgentEnv (drivenLoop); both end a step on a commit or a budget.
 package runner
 
 import (
