@@ -352,7 +352,9 @@ func MainTable(s Summary) Table {
 			"tokens_mean", "tokens_lo", "tokens_hi", "tokens_change_vs_full",
 			"commit_rate", "content_score", "content_score_accepted",
 			"semantic_pass", "semantic_pass_lo", "semantic_pass_hi",
-			"legal_pass", "legal_pass_lo", "legal_pass_hi"}},
+			"legal_pass", "legal_pass_lo", "legal_pass_hi",
+			"attack_runs", "attack_success_rate", "attack_success_lo", "attack_success_hi",
+			"utility_under_attack", "utility_under_attack_lo", "utility_under_attack_hi"}},
 		// Leaked/round is the leak rate times the cases of a round;
 		// all committed is what content (accepted) is taken over.
 		Optional: []string{"Leaked/round", "All committed", "vs full"}}
@@ -383,9 +385,27 @@ func MainTable(s Summary) Table {
 			r.TokensMean, r.TokensCI.Low, r.TokensCI.High, optionalValue(r.TokensChangeVsFull),
 			r.CommitRate, r.ContentScore, optionalValue(r.ContentScoreAccepted),
 			r.SemanticPass, r.SemanticPassCI.Low, r.SemanticPassCI.High,
-			r.LegalPass, r.LegalPassCI.Low, r.LegalPassCI.High)
+			r.LegalPass, r.LegalPassCI.Low, r.LegalPassCI.High,
+			r.AttackRuns, optionalValue(r.AttackSuccess), intervalLow(r.AttackSuccessCI), intervalHigh(r.AttackSuccessCI),
+			optionalValue(r.UtilityUnderAttack), intervalLow(r.UtilityUnderAttackCI), intervalHigh(r.UtilityUnderAttackCI))
 	}
 	return t
+}
+
+// intervalLow and intervalHigh are an interval's bounds as Data cells,
+// missing when the interval is.
+func intervalLow(ci *scoring.Interval) any {
+	if ci == nil {
+		return nil
+	}
+	return ci.Low
+}
+
+func intervalHigh(ci *scoring.Interval) any {
+	if ci == nil {
+		return nil
+	}
+	return ci.High
 }
 
 // optionalValue is a value that may be missing, as a Data cell.

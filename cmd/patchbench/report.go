@@ -35,6 +35,10 @@ const reportExamples = `  # Every table of a run directory, for the terminal (a 
   # leak-mechanisms, illegal, rejections, domains, mcnemar, paper):
   patchbench report results/run-1a2b3c4d5e --format csv --table attacks
 
+  # Every table as CSV files in a folder, with the tidy long.csv (one row per
+  # configuration x actor x metric; --format json for the same as JSON):
+  patchbench report results/run-1a2b3c4d5e --format csv --all tables
+
   # Leaked runs by the mechanism of the pull each leak answered
   # (context, policy, injection; leak-kinds: by secret kind):
   patchbench report results/run-1a2b3c4d5e --table leak-mechanisms
@@ -60,13 +64,22 @@ func textWidth(w io.Writer, wide bool) int {
 	return report.TextWidth
 }
 
+// baseNames are the files' names without their directory.
+func baseNames(files []string) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = filepath.Base(f)
+	}
+	return out
+}
+
 // reportFormats are report's formats: report.Formats and html.
 var reportFormats = append(slices.Clone(report.Formats), "html")
 
 // runReport prints the tables of one or more run directories, read as
 // one comparison and recomputed from their records as they are read.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--wide] [--intervals] [--ci-columns] [--paper] [--paper-map ROW=ACTOR]... [--reveal] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
+	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--all DIR] [--wide] [--intervals] [--ci-columns] [--paper] [--paper-map ROW=ACTOR]... [--reveal] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
 	format := fs.choice("format", "text", "output `format`: text, markdown, csv, latex, json or html", reportFormats...)
 	var tables stringList
 	fs.Var(&tables, "table", "only the tables with these `names` (repeatable or comma list; csv takes one, main by default)")
@@ -80,6 +93,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	plots := fs.String("plots", "", "also write the charts (leak rate, illegal commits, semantic pass, tokens per configuration) into this `dir`")
 	plotFormat := fs.choice("plot-format", "png", "the charts' `format`: png, svg or pdf", report.PlotFormats...)
 	plotSize := fs.choice("plot-size", "one-column", "the charts' `size`: one-column (3.5 in wide) or two-column (7 in)", "one-column", "two-column")
+	all := fs.String("all", "", "with --format csv or json, write every table into this `dir`: one file per table (NAME.csv or NAME.json) and the tidy long.csv or long.json (table, config, label, actor, group, metric, value, lo, hi)")
 	reveal := fs.Bool("reveal", false, "with --format html, put the hidden values and the secrets in the file (its run pages show them, marked); without it the file holds none")
 	casesDir := fs.String("cases", "", "with --format html or --paper, the case set `dir` of the runs, when the manifest's cannot be loaded from here")
 	pos, code, ok := fs.parseWithArgs(args, 1<<20)
@@ -126,13 +140,24 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		rep.Tables = append(rep.Tables, paperTable(ctx, set, b, rep.Summary, *casesDir, mapped, stderr))
 	}
-	if len(tables) == 0 && *format == "csv" {
+	if *all != "" && *format != "csv" && *format != "json" {
+		return fs.usageError("--all writes csv or json files; give --format csv or --format json")
+	}
+	if len(tables) == 0 && *format == "csv" && *all == "" {
 		tables = stringList{"main"}
 	}
 	if len(tables) > 0 {
 		if rep, err = report.SelectTables(rep, tables); err != nil {
 			return fs.usageError("--table: %v", err)
 		}
+	}
+	if *all != "" {
+		files, err := report.WriteAll(*all, rep, *format)
+		if err != nil {
+			return failf(stderr, "report", "%v", err)
+		}
+		fmt.Fprintf(stderr, "patchbench report: wrote %d files into %s: %s\n", len(files), *all, strings.Join(baseNames(files), ", "))
+		return exitOK
 	}
 	if *format == "csv" && len(rep.Tables) != 1 {
 		return fs.usageError("--format csv writes one table; give one --table")

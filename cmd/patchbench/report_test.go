@@ -361,3 +361,25 @@ func TestVersion(t *testing.T) {
 		t.Errorf("resume of an old manifest: exit %d: %s", code, stderr)
 	}
 }
+
+// TestReportAll: --all writes every table into a folder, as CSV or JSON,
+// with the tidy long file; it goes with csv or json only.
+func TestReportAll(t *testing.T) {
+	out := t.TempDir()
+	runOK(t, "run", "--cases", exampleCases, "--out", out)
+	for _, format := range []string{"csv", "json"} {
+		dir := filepath.Join(t.TempDir(), "tables")
+		_, stderr, code := runCLI(t, cliCase{args: []string{"report", out, "--format", format, "--all", dir}})
+		if code != 0 || !strings.Contains(stderr, "files into "+dir) {
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		for _, name := range []string{"main", "attacks", "domains", "long"} {
+			if _, err := os.Stat(filepath.Join(dir, name+"."+format)); err != nil {
+				t.Errorf("%s: %v", format, err)
+			}
+		}
+	}
+	checkCLI(t, []cliCase{
+		{name: "all with text", args: []string{"report", out, "--all", t.TempDir()}, exit: 2, stderr: []string{"--all writes csv or json files"}},
+	})
+}
