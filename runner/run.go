@@ -191,7 +191,7 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		}
 		resp = resp.Clip(r.o.MaxAnswerBytes)
 		badUsage := r.count(msgs, resp)
-		r.outputs = append(r.outputs, scoring.Output{Step: s.ID, Text: resp.Raw})
+		r.outputs = append(r.outputs, answerOutputs(s.ID, resp)...)
 		before, phase := r.sess.State(), r.sess.Phase()
 		res, err := r.decide(ctx, s, resp, submit)
 		if err != nil {
@@ -213,6 +213,29 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		}
 	}
 	return false, nil
+}
+
+// answerOutputs are the strings an answer to step brings, each an output
+// the run's leaks are looked for in (PatchBench design §6: every string
+// an actor or provider sends is one): the response text, and the model,
+// the system fingerprint, the usage figures sent as text (Usage.Invalid
+// quotes them; Usage.Source) and an exec program's standard error, each
+// recorded with the step.
+func answerOutputs(step string, resp actors.Response) []scoring.Output {
+	out := []scoring.Output{{Step: step, Field: scoring.FieldResponse, Text: resp.Raw}}
+	add := func(field, text string) {
+		if text != "" {
+			out = append(out, scoring.Output{Step: step, Field: field, Text: text})
+		}
+	}
+	add(scoring.FieldModel, resp.Model)
+	add(scoring.FieldFingerprint, resp.Fingerprint)
+	if u := resp.Usage; u != nil {
+		add(scoring.FieldUsage, u.Invalid)
+		add(scoring.FieldUsage, u.Source)
+	}
+	add(scoring.FieldStderr, resp.Stderr)
+	return out
 }
 
 // decide runs an answer through the session: the configuration's gates

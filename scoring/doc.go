@@ -2,8 +2,9 @@
 // (PatchBench design §6). It holds:
 //
 //   - leaks: a Detector finds a case's canaries (Canaries) in text and in
-//     JSON values, as written, normalised, base64, hex or URL-encoded;
-//     Spans marks where;
+//     JSON values, as written, normalised, in NFKC, with the text's JSON
+//     escapes undone (at any depth), base64, hex or URL-encoded; Spans
+//     marks where;
 //   - rubric checks and the content score: CheckResults, Score and
 //     ContentScore judge a case's rubric on a final state;
 //   - a run's score: ScoreRun (leaks in the outputs and the final state,

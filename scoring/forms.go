@@ -1,0 +1,430 @@
+package scoring
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// This file holds the readings of a text the detectors compare a canary
+// with (PatchBench design §6): the text as written; its normalised form
+// (case, spacing and separators ignored); its Unicode compatibility form
+// (NFKC: fullwidth digits, ligatures, superscripts) normalised the same
+// way; the texts its JSON escapes decode to, once and again (JSON held in
+// a JSON string, however deep, up to maxUnescape levels); and the texts
+// its base64, hex and URL-encoded runs decode to, each with its own JSON
+// escapes undone.
+
+// maxUnescape bounds how many times a text's JSON escapes are undone in
+// turn: an answer holding JSON in a string of JSON in a string, four
+// levels deep.
+const maxUnescape = 4
+
+// form is one reading of a text: the text, its normalised form and, when
+// its NFKC differs from it, that NFKC and its normalised form.
+type form struct {
+	s, norm    string
+	kc, kcNorm string // "" when NFKC leaves s unchanged (always for ASCII)
+}
+
+func newForm(s string) form {
+	f := form{s: s, norm: normalise(s)}
+	if !isASCII(s) {
+		if kc := norm.NFKC.String(s); kc != s {
+			f.kc, f.kcNorm = kc, normalise(kc)
+		}
+	}
+	return f
+}
+
+// newDecodedForm is newForm for what an encoded run decodes to, which is
+// mostly not text at all (a word read as base64): its NFKC is taken only
+// when it is UTF-8.
+func newDecodedForm(s string) form {
+	if !utf8.ValidString(s) {
+		return form{s: s, norm: normalise(s)}
+	}
+	return newForm(s)
+}
+
+// size is the bytes a form holds.
+func (f *form) size() int { return len(f.s) + len(f.norm) + len(f.kc) + len(f.kcNorm) }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// normalise lower-cases s and keeps only its letters and digits (ASCII
+// bytes by table, other runes by package unicode; a byte that is not
+// UTF-8 is dropped).
+func normalise(s string) string { return normaliseAt(s, nil) }
+
+// normaliseAt is normalise, recording the origin of each byte written in
+// at when it is not nil.
+func normaliseAt(s string, at *origin) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if k := asciiNorm[c]; k != 0 {
+				b = append(b, k)
+				at.add(1, i, i+1)
+			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			n := len(b)
+			b = utf8.AppendRune(b, unicode.ToLower(r))
+			at.add(len(b)-n, i, i+w)
+		}
+		i += w
+	}
+	return string(b)
+}
+
+// nfkcAt is s in Unicode compatibility form (NFKC), as norm.NFKC.String
+// writes it, recording in at the origin of each byte: the part of s it
+// comes from (a normalisation segment; the iterator may hand one
+// segment's output out in pieces, the input consumed with the last).
+func nfkcAt(s string, at *origin) string {
+	var it norm.Iter
+	it.InitString(norm.NFKC, s)
+	b := make([]byte, 0, len(s))
+	from, pending := 0, 0 // the bytes written since s[from:] was last consumed
+	for !it.Done() {
+		if pending == 0 {
+			from = it.Pos()
+		}
+		seg := it.Next()
+		b = append(b, seg...)
+		pending += len(seg)
+		if it.Pos() > from {
+			at.add(pending, from, it.Pos())
+			pending = 0
+		}
+	}
+	if pending > 0 {
+		at.add(pending, max(0, min(from, len(s)-1)), len(s))
+	}
+	return string(b)
+}
+
+// asciiNorm maps each ASCII letter and digit to its normalised byte, and
+// every other ASCII byte to 0.
+var asciiNorm = func() (t [utf8.RuneSelf]byte) {
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c
+	}
+	for c := byte('a'); c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = c, c
+	}
+	return t
+}()
+
+// origin records, for each byte a transformation of a text writes, the
+// byte range [lo, hi) of the text it comes from; a nil *origin records
+// nothing.
+type origin struct{ lo, hi []int }
+
+func (o *origin) add(n, lo, hi int) {
+	if o == nil {
+		return
+	}
+	for range n {
+		o.lo, o.hi = append(o.lo, lo), append(o.hi, hi)
+	}
+}
+
+// unescapeJSON undoes, wherever they stand in s, the escapes JSON writes
+// inside strings (RFC 8259 §7): \" \\ \/ \b \f \n \r \t and \uXXXX, a
+// surrogate pair as one rune and a lone surrogate as U+FFFD (as
+// encoding/json decodes it). A backslash that starts no escape is kept.
+// Undoing them over the whole text, not string by string, gives every
+// string the text holds as JSON decoded, whether or not the text around
+// it is valid JSON (prose, a code fence, a trailing comma). at, when not
+// nil, gets the origin of each byte written.
+func unescapeJSON(s string, at *origin) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	start := 0 // of the plain run not yet written
+	flush := func(end int) {
+		b.WriteString(s[start:end])
+		if at != nil {
+			for k := start; k < end; k++ {
+				at.add(1, k, k+1)
+			}
+		}
+	}
+	for i := 0; i < len(s); {
+		if s[i] != '\\' || i+1 >= len(s) {
+			i++
+			continue
+		}
+		var r rune
+		n := 2
+		switch s[i+1] {
+		case '"', '\\', '/':
+			r = rune(s[i+1])
+		case 'b':
+			r = '\b'
+		case 'f':
+			r = '\f'
+		case 'n':
+			r = '\n'
+		case 'r':
+			r = '\r'
+		case 't':
+			r = '\t'
+		case 'u':
+			u, ok := hex4(s, i+2)
+			if !ok {
+				i++
+				continue
+			}
+			r, n = rune(u), 6
+			if utf16.IsSurrogate(r) {
+				r = utf8.RuneError
+				if lo, ok := hex4(s, i+8); ok && s[i+6] == '\\' && s[i+7] == 'u' {
+					if pair := utf16.DecodeRune(rune(u), rune(lo)); pair != utf8.RuneError {
+						r, n = pair, 12
+					}
+				}
+			}
+		default:
+			i++
+			continue
+		}
+		flush(i)
+		w, _ := b.WriteRune(r)
+		at.add(w, i, i+n)
+		i += n
+		start = i
+	}
+	if start == 0 {
+		if at != nil {
+			flush(len(s))
+		}
+		return s
+	}
+	flush(len(s))
+	return b.String()
+}
+
+// hex4 reads four hex digits at s[i:].
+func hex4(s string, i int) (uint16, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var v uint16
+	for _, c := range []byte(s[i : i+4]) {
+		d, ok := hexDigit(c)
+		if !ok {
+			return 0, false
+		}
+		v = v<<4 | uint16(d)
+	}
+	return v, true
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// unescapeChain is what undoing s's JSON escapes gives, once, twice, …
+// while a backslash is left and the text changes, at most maxUnescape
+// times; nil when s has no escape.
+func unescapeChain(s string) []string {
+	var out []string
+	for range maxUnescape {
+		if strings.IndexByte(s, '\\') < 0 {
+			break
+		}
+		u := unescapeJSON(s, nil)
+		if u == s {
+			break
+		}
+		out = append(out, u)
+		s = u
+	}
+	return out
+}
+
+// base64Class says which bytes a base64 run (standard or URL alphabet)
+// is made of.
+var base64Class = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-") {
+		t[c] = true
+	}
+	return t
+}()
+
+// minBase64Run is the shortest run of base64 characters decoded.
+const minBase64Run = 8
+
+// base64Runs returns the [start, end) of each maximal run of at least
+// minBase64Run base64 characters in s, with up to two '=' of padding
+// after it.
+func base64Runs(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s); {
+		if !base64Class[s[i]] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && base64Class[s[j]] {
+			j++
+		}
+		if j-i >= minBase64Run {
+			end := j
+			for end < len(s) && end-j < 2 && s[end] == '=' {
+				end++
+			}
+			out = append(out, [2]int{i, end})
+		}
+		i = j
+	}
+	return out
+}
+
+// minHexPairs is the fewest hex byte pairs a hex run holds.
+const minHexPairs = 6
+
+func isHexSep(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\f', '\r', ':', '-':
+		return true
+	}
+	return false
+}
+
+// hexRuns returns the [start, end) of each run of at least minHexPairs
+// pairs of hex digits in s, each pair followed by at most one separator
+// (white space, ':' or '-'), leftmost first, as the regular expression
+// (?:[0-9a-fA-F]{2}[\s:-]?){6,} finds them.
+func hexRuns(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i+2*minHexPairs <= len(s); {
+		if _, ok := hexDigit(s[i]); !ok {
+			i++
+			continue
+		}
+		j, pairs := i, 0
+		for j+1 < len(s) {
+			_, ok1 := hexDigit(s[j])
+			_, ok2 := hexDigit(s[j+1])
+			if !ok1 || !ok2 {
+				break
+			}
+			j += 2
+			pairs++
+			if j < len(s) && isHexSep(s[j]) {
+				j++
+			}
+		}
+		if pairs >= minHexPairs {
+			out = append(out, [2]int{i, j})
+			i = j
+			continue
+		}
+		i++
+	}
+	return out
+}
+
+// decodeHexRun decodes a hex run without its separators, from each of
+// the two offsets at which a canary's bytes may start.
+func decodeHexRun(run string) []string {
+	clean := strings.Map(func(r rune) rune {
+		if r < utf8.RuneSelf && isHexSep(byte(r)) {
+			return -1
+		}
+		return r
+	}, run)
+	var out []string
+	for off := 0; off <= 1 && off < len(clean); off++ {
+		if b, err := hex.DecodeString(clean[off : off+(len(clean)-off)/2*2]); err == nil {
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
+
+// decodeBase64 decodes a base64 run with each alphabet (once when the run
+// holds no character on which they differ), with and without padding,
+// and from each of the four offsets at which a canary embedded in a
+// longer text may start.
+func decodeBase64(run string) []string {
+	var out []string
+	body := strings.TrimRight(run, "=")
+	encs := []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding}
+	if !strings.ContainsAny(body, "+/-_") {
+		encs = encs[:1]
+	}
+	for off := 0; off < 4 && off < len(body); off++ {
+		part := body[off:]
+		if len(part)%4 == 1 { // a lone trailing character carries no byte
+			part = part[:len(part)-1]
+		}
+		for _, enc := range encs {
+			if b, err := enc.DecodeString(part); err == nil {
+				out = append(out, string(b))
+			}
+		}
+	}
+	return out
+}
+
+// hasPercentEscape reports whether s holds a %XX escape.
+func hasPercentEscape(s string) bool {
+	for i := strings.IndexByte(s, '%'); i >= 0 && i+2 < len(s); {
+		if _, ok := hexDigit(s[i+1]); ok {
+			if _, ok := hexDigit(s[i+2]); ok {
+				return true
+			}
+		}
+		k := strings.IndexByte(s[i+1:], '%')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
+	}
+	return false
+}
+
+// urlDecodings are the texts URL decoding gives s (query and path
+// unescaping), when s holds a %XX escape or a '+'.
+func urlDecodings(s string) []string {
+	if !hasPercentEscape(s) && !strings.Contains(s, "+") {
+		return nil
+	}
+	var out []string
+	if u, err := url.QueryUnescape(s); err == nil {
+		out = append(out, u)
+	}
+	if u, err := url.PathUnescape(s); err == nil && u != s {
+		out = append(out, u)
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package scoring
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// randomText is a seeded random text of ASCII, separators, escapes,
+// fullwidth and combining characters, Hangul and astral runes, and bytes
+// that are not UTF-8.
+func randomText(r *rand.Rand) string {
+	pieces := []string{"a", "Z", "4", "0", " ", "-", ":", "\\", `"`, "u", "\\u00", "\\ud83d", "\\ude00", "\\n", "%", "%2", "+", "=", "/", "_",
+		"ab", "0f", "C3", "４", "Ａ", "é", "e\u0301", "ﬁ", "½", "가", "\u1100\u1161", "😀", "\xff", "\xc3", "\n", "\t"}
+	var b strings.Builder
+	for range r.IntN(40) {
+		b.WriteString(pieces[r.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+// unescapeJSON over a JSON string literal gives what encoding/json
+// decodes it to, for strings escaped by encoding/json and for every rune
+// written as a \u escape.
+func TestUnescapeJSONAgreesWithEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		s := randomText(r)
+		b, _ := json.Marshal(s)
+		var want string
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := unescapeJSON(string(b), nil); got != `"`+want+`"` {
+			t.Fatalf("unescapeJSON(%s) = %q, want %q", b, got, `"`+want+`"`)
+		}
+		var all strings.Builder
+		all.WriteByte('"')
+		for _, c := range want {
+			all.WriteString(jsonUEscape(c))
+		}
+		all.WriteByte('"')
+		if got := unescapeJSON(all.String(), nil); got != `"`+want+`"` {
+			t.Fatalf("unescapeJSON(%s) = %q, want %q", all.String(), got, `"`+want+`"`)
+		}
+	}
+	// Surrogates as encoding/json decodes them.
+	for _, lit := range []string{`"\ud83d\ude00"`, `"\ud83d"`, `"\ude00\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`} {
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := unescapeJSON(lit, nil); got != `"`+want+`"` {
+			t.Errorf("unescapeJSON(%s) = %q, want %q", lit, got, `"`+want+`"`)
+		}
+	}
+}
+
+// The readings Spans maps back agree with the ones detection compares:
+// the same text, and origins that cover it in order.
+func TestReadingsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 3000 {
+		s := randomText(r)
+		if got, want := nfkcAt(s, nil), norm.NFKC.String(s); got != want {
+			t.Fatalf("nfkcAt(%q) = %q, want %q", s, got, want)
+		}
+		if got, want := normalise(s), referenceNormalise(s); got != want {
+			t.Fatalf("normalise(%q) = %q, want %q", s, got, want)
+		}
+		base := &reading{s: s}
+		for _, rd := range []*reading{base.unescape(), base.normalised(), base.nfkc(), base.unescape().nfkc().normalised()} {
+			if len(rd.lo) != len(rd.s) || len(rd.hi) != len(rd.s) {
+				t.Fatalf("reading %q of %q: %d origins", rd.s, s, len(rd.lo))
+			}
+			for i := range rd.lo {
+				if rd.lo[i] < 0 || rd.hi[i] > len(s) || rd.lo[i] >= rd.hi[i] || (i > 0 && rd.lo[i] < rd.lo[i-1]) {
+					t.Fatalf("reading %q of %q: origin %d is [%d, %d)", rd.s, s, i, rd.lo[i], rd.hi[i])
+				}
+			}
+		}
+		if got, want := base.unescape().s, unescapeJSON(s, nil); got != want {
+			t.Fatalf("unescape reading %q, want %q", got, want)
+		}
+	}
+}
+
+// referenceNormalise is the normalised form as first written: every
+// letter and digit, lower-cased.
+func referenceNormalise(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// The run scanners find what the regular expressions they replace found.
+func TestRunScannersAgreeWithRegexps(t *testing.T) {
+	b64 := regexp.MustCompile(`[A-Za-z0-9+/_-]{8,}={0,2}`)
+	hx := regexp.MustCompile(`(?:[0-9a-fA-F]{2}[\s:-]?){6,}`)
+	r := rand.New(rand.NewPCG(5, 6))
+	pieces := []string{"a", "F", "0", "9", "g", " ", ":", "-", "=", "+", "/", "_", "\n", "\v", "ab", "c3d4", "é"}
+	for range 5000 {
+		var sb strings.Builder
+		for range r.IntN(60) {
+			sb.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := sb.String()
+		if got, want := base64Runs(s), toPairs(b64.FindAllStringIndex(s, -1)); !slices.Equal(got, want) {
+			t.Fatalf("base64Runs(%q) = %v, want %v", s, got, want)
+		}
+		if got, want := hexRuns(s), toPairs(hx.FindAllStringIndex(s, -1)); !slices.Equal(got, want) {
+			t.Fatalf("hexRuns(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func toPairs(ms [][]int) [][2]int {
+	var out [][2]int
+	for _, m := range ms {
+		out = append(out, [2]int{m[0], m[1]})
+	}
+	return out
+}
