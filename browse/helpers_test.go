@@ -48,13 +48,6 @@ func makeRunAttempts(t testing.TB, caseIDs, actorNames []string, rounds, attempt
 // makeRunProtocol is makeRunAttempts in a protocol ("" for json).
 func makeRunProtocol(t testing.TB, caseIDs, actorNames []string, rounds, attempts int, protocol string) string {
 	t.Helper()
-	all, configs := suite()
-	var cases []*bench.Case
-	for _, c := range all {
-		if slices.Contains(caseIDs, c.ID) {
-			cases = append(cases, c)
-		}
-	}
 	var acts []actors.Actor
 	for _, n := range actorNames {
 		a, err := actors.New(n, actors.Params{})
@@ -62,6 +55,23 @@ func makeRunProtocol(t testing.TB, caseIDs, actorNames []string, rounds, attempt
 			t.Fatal(err)
 		}
 		acts = append(acts, a)
+	}
+	return makeRunActors(t, caseIDs, acts, rounds, attempts, protocol)
+}
+
+// makeRunActors is makeRunProtocol with the actors given.
+func makeRunActors(t testing.TB, caseIDs []string, acts []actors.Actor, rounds, attempts int, protocol string) string {
+	t.Helper()
+	all, configs := suite()
+	var cases []*bench.Case
+	for _, c := range all {
+		if slices.Contains(caseIDs, c.ID) {
+			cases = append(cases, c)
+		}
+	}
+	var actorNames []string
+	for _, a := range acts {
+		actorNames = append(actorNames, a.Name())
 	}
 	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: rounds, Concurrency: 2, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base", Protocol: protocol}
 	dir := t.TempDir()

@@ -92,7 +92,9 @@ type stepView struct {
 	Inherited     string
 	Diff          []diffView
 	DiffNote      string
-	Model         string
+	// Model is the model the last attempt's provider (or exec program)
+	// said answered, masked as the response is.
+	Model []Seg
 }
 
 type msgView struct {
@@ -251,11 +253,7 @@ func (b *B) loadRunMemo(ctx context.Context, id string, reveal bool, memo *pageM
 		}
 	}
 	for _, l := range rec.Leaks {
-		where := "the response of step " + l.Step
-		if l.Where == scoring.WhereState {
-			where = "the final state at " + l.Path
-		}
-		p.Leaks = append(p.Leaks, leakView{Secret: l.Secret, Where: base.text(where), Detector: l.Detector, Class: strings.TrimPrefix(report.LeakClass(l), "; ")})
+		p.Leaks = append(p.Leaks, leakView{Secret: l.Secret, Where: base.text(l.Place()), Detector: l.Detector, Class: strings.TrimPrefix(report.LeakClass(l), "; ")})
 	}
 	p.LeakCount = report.Plural(len(p.Leaks), "leak")
 	for _, cf := range b.configs {
@@ -285,7 +283,7 @@ func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.
 	for i := range rec.Steps {
 		s := &rec.Steps[i]
 		sv := &stepView{N: i + 1, ID: s.Step, Phase: s.Phase, Attempts: s.Attempts, NotReached: s.NotReached, Projected: projected,
-			ViewTokens: s.ViewTokens, ViewDigest: s.ViewDigest, Model: s.Model, PhaseError: s.PhaseError, Inherited: s.InheritedViolation}
+			ViewTokens: s.ViewTokens, ViewDigest: s.ViewDigest, PhaseError: s.PhaseError, Inherited: s.InheritedViolation}
 		p.Steps = append(p.Steps, sv)
 		var st *bench.Step
 		if c != nil {
@@ -335,6 +333,9 @@ func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.
 				sv.View = memo.segs(m.key, "view", func() []Seg { return vm.json(st.Contract.View(before), nil, nil) })
 			}
 		}
+		// The model the provider or program says answered is what the
+		// actor sent too: masked as the response is.
+		sv.Model = m.text(s.Model)
 		if s.NotReached {
 			sv.Result = "not reached"
 			continue

@@ -105,15 +105,27 @@ func NewBuilder(configs []*bench.Config, actorNames []string, baseline string) *
 }
 
 // Models lists the models a live actor's provider said answered its runs
-// (the steps' model), at most four.
+// (the steps' model), at most four. A model name the run's leaks list as
+// carrying a canary (scoring.FieldModel) is given as WithheldModel: the
+// name is what the actor sent, and a report never shows a secret.
 func (b *Builder) Models(actor string) []string { return b.models[actor] }
+
+// WithheldModel stands, in Models, for a model name that carries a
+// canary.
+const WithheldModel = "a model name withheld: it carries a secret"
 
 // Add counts one record: the last record of a run (rundir.Latest).
 func (b *Builder) Add(r *rundir.Record) {
 	b.sum.Add(r)
 	for _, st := range r.Steps {
-		if ms := b.models[r.Actor]; st.Model != "" && len(ms) < 4 && !slices.Contains(ms, st.Model) {
-			b.models[r.Actor] = append(ms, st.Model)
+		model := st.Model
+		for _, l := range r.Leaks {
+			if l.Field == scoring.FieldModel && l.Step == st.Step {
+				model = WithheldModel
+			}
+		}
+		if ms := b.models[r.Actor]; model != "" && len(ms) < 4 && !slices.Contains(ms, model) {
+			b.models[r.Actor] = append(ms, model)
 		}
 	}
 	if !r.HasOutcome() {

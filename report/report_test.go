@@ -366,3 +366,20 @@ func TestLeakKindAndMechanismTables(t *testing.T) {
 
 // cmpTable compares tables by what they print.
 var cmpTable = cmpopts.IgnoreFields(report.Table{}, "Data")
+
+// A model name the run's leaks say carries a canary is withheld from the
+// models a report names; the others are kept, each once.
+func TestBuilderWithholdsLeakingModels(t *testing.T) {
+	configs := []*bench.Config{{Name: "x", Label: "X"}}
+	b := report.NewBuilder(configs, []string{"a"}, "")
+	leaking := rec("c1", "x", 1, false, true)
+	leaking.Steps = []rundir.StepRecord{{Step: "s1", Model: "m-4000 0000 0000 9995"}, {Step: "s2", Model: "gpt-x"}}
+	leaking.Leaks = []scoring.Leak{{Secret: "card", Where: scoring.WhereOutput, Detector: scoring.DetectExact, Step: "s1", Field: scoring.FieldModel}}
+	clean := rec("c2", "x", 1, true, false)
+	clean.Steps = []rundir.StepRecord{{Step: "s1", Model: "gpt-x"}}
+	b.Add(leaking)
+	b.Add(clean)
+	if diff := cmp.Diff([]string{report.WithheldModel, "gpt-x"}, b.Models("a")); diff != "" {
+		t.Errorf("Models mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -18,8 +18,10 @@ import (
 // case, configuration, actor and outcome; per step, the phase, the view
 // with the secrets it shows or hides, the injections planted for it, the
 // rejected earlier attempts, the decoded patch, the enforcing decisions and
-// the audit's (ILLEGAL COMMIT where the audit rejects a commit), and the
-// response with each leaked canary marked >>>…<<<[secret, detector]; then
+// the audit's (ILLEGAL COMMIT where the audit rejects a commit), the
+// response and what the actor reported besides it (model, fingerprint,
+// usage not believed, standard error), with each leaked canary marked
+// >>>…<<<[secret, detector], in the run's error too; then
 // every rubric check and every leak. c and cfg may be nil when the run's
 // case or configuration cannot be had: the trace is then written from the
 // record alone. Control characters an actor sent are not escaped here
@@ -73,7 +75,8 @@ func (t *trace) header() {
 	t.printf("configuration %s\nactor %s, round %d\n", cfgText, r.Actor, r.Round)
 	t.printf("status %s\n", OutcomeText(r))
 	if r.Error != nil {
-		t.printf("error: %s\n", *r.Error)
+		msg, _ := markLeaks(*r.Error, t.det)
+		t.printf("error: %s\n", msg)
 	}
 	t.printf("tokens %d (prompt %d, completion %d; %s)\n", r.Tokens.Prompt+r.Tokens.Completion, r.Tokens.Prompt, r.Tokens.Completion, r.Tokens.Source)
 	if r.Attack != nil {
@@ -143,6 +146,7 @@ func (t *trace) step(i int, s *rundir.StepRecord) {
 		writeDecisions(t.w, "    decisions", e.Decisions)
 		writeDecisions(t.w, "    audit", e.Audit)
 		t.response("    ", e.RawResponse)
+		t.reported("    ", e.Model, e.Fingerprint, e.UsageInvalid, e.ActorStderr)
 	}
 	if len(s.Earlier) > 0 && s.Attempts > 0 {
 		t.printf("  attempt %d:\n", s.Attempts)
@@ -293,6 +297,23 @@ func (t *trace) last(s *rundir.StepRecord) {
 		}
 	}
 	t.response("  ", s.RawResponse)
+	t.reported("  ", s.Model, s.Fingerprint, s.UsageInvalid, s.ActorStderr)
+}
+
+// reported writes what an attempt's actor said besides its response, each
+// with its leaks marked as the response's are: the model and system
+// fingerprint its provider named, why its usage figures were not
+// believed, and an exec program's standard error.
+func (t *trace) reported(indent, model, fingerprint, usageInvalid, stderr string) {
+	for _, f := range [][2]string{{"model", model}, {"system fingerprint", fingerprint}, {"usage not believed", usageInvalid}} {
+		if f[1] != "" {
+			marked, _ := markLeaks(f[1], t.det)
+			t.printf("%s%s: %s\n", indent, f[0], marked)
+		}
+	}
+	if stderr != "" {
+		t.block(indent, "standard error", stderr)
+	}
 }
 
 // response writes a raw response, its leaks marked, each line after
@@ -347,11 +368,7 @@ func (t *trace) leaks() {
 	}
 	t.printf("leaks: %d\n", len(t.r.Leaks))
 	for _, l := range t.r.Leaks {
-		if l.Where == scoring.WhereState {
-			t.printf("  %s in the final state at %s (%s%s)\n", l.Secret, l.Path, l.Detector, LeakClass(l))
-		} else {
-			t.printf("  %s in the response of step %s (%s%s)\n", l.Secret, l.Step, l.Detector, LeakClass(l))
-		}
+		t.printf("  %s in %s (%s%s)\n", l.Secret, l.Place(), l.Detector, LeakClass(l))
 	}
 }
 

@@ -412,10 +412,14 @@ type Attempt struct {
 	RawResponse string               `json:"raw_response"`
 	Decisions   []runtime.GateResult `json:"decisions"`
 	Audit       []runtime.GateResult `json:"audit,omitempty"`
-	// AnswerBytes and UsageInvalid are as in StepRecord.
+	// AnswerBytes, UsageInvalid, ActorStderr, Model and Fingerprint are
+	// as in StepRecord: every string the actor sent with the attempt,
+	// each an output its leaks are looked for in.
 	AnswerBytes  int64  `json:"answer_bytes,omitempty"`
 	UsageInvalid string `json:"usage_invalid,omitempty"`
 	ActorStderr  string `json:"actor_stderr,omitempty"`
+	Model        string `json:"model,omitempty"`
+	Fingerprint  string `json:"system_fingerprint,omitempty"`
 	// Truncated is as in StepRecord, for this attempt's members.
 	Truncated []Truncation `json:"truncated,omitempty"`
 }

@@ -485,7 +485,7 @@ func ownViolation(ctx context.Context, s *bench.Step, before *runtime.Document, 
 func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []actors.Message, resp actors.Response, d *runtime.Decision, own *runtime.GateResult, inherited, badUsage string) {
 	if sr.Attempts > 0 {
 		sr.Earlier = append(sr.Earlier, rundir.Attempt{RawResponse: sr.RawResponse, Decisions: sr.Decisions, Audit: sr.Audit,
-			AnswerBytes: sr.AnswerBytes, UsageInvalid: sr.UsageInvalid, ActorStderr: sr.ActorStderr, Truncated: sr.Truncated})
+			AnswerBytes: sr.AnswerBytes, UsageInvalid: sr.UsageInvalid, ActorStderr: sr.ActorStderr, Model: sr.Model, Fingerprint: sr.Fingerprint, Truncated: sr.Truncated})
 		sr.Truncated = nil
 	}
 	sr.ActorStderr = resp.Stderr

@@ -54,6 +54,28 @@ const (
 	FieldStderr      = "actor_stderr"       // an exec actor's standard error
 )
 
+// Place says where the leak was found, in words: "the response of step
+// reply", "the model name reported at step reply", "the final state at
+// /ticket/reply".
+func (l Leak) Place() string {
+	if l.Where == WhereState {
+		return "the final state at " + l.Path
+	}
+	switch l.Field {
+	case FieldResponse:
+		return "the response of step " + l.Step
+	case FieldModel:
+		return "the model name reported at step " + l.Step
+	case FieldFingerprint:
+		return "the system fingerprint reported at step " + l.Step
+	case FieldUsage:
+		return "the usage reported at step " + l.Step
+	case FieldStderr:
+		return "the standard error of the actor's program at step " + l.Step
+	}
+	return "the " + l.Field + " of step " + l.Step
+}
+
 // Where values of a Leak.
 const (
 	WhereOutput = "output"
