@@ -157,7 +157,8 @@ func (t *trace) step(i int, s *rundir.StepRecord) {
 }
 
 // conversation writes the turns of a step of the tools protocol: each
-// turn's text and tool calls, a read with its pointer and whether it lay
+// turn's model, text and tool calls (what the actor sent, its leaks
+// marked), a read with its pointer and whether it lay
 // inside the view (a hidden location, answered as absent, says so), a
 // proposal with its arguments, and each result (the tool's answer: an
 // input of the actor, not marked for leaks).
@@ -175,6 +176,10 @@ func (t *trace) conversation(s *rundir.StepRecord) {
 		if turn.Cached {
 			cached = ", cached"
 		}
+		if turn.Model != "" {
+			model, _ := markLeaks(turn.Model, t.det)
+			cached += ", model " + model
+		}
 		t.printf("  turn %d (%d prompt + %d completion tokens%s, request sha256 %.12s):\n", k+1, turn.Tokens.Prompt, turn.Tokens.Completion, cached, turn.RequestDigest)
 		if turn.Text != "" || turn.TextBytes > 0 {
 			t.block("    ", "text", turn.Text)
@@ -189,9 +194,11 @@ func (t *trace) conversation(s *rundir.StepRecord) {
 				case c.Error != "":
 					where = "absent"
 				}
-				t.printf("    read_state %q: %s\n", Printable(c.Pointer), where)
+				pointer, _ := markLeaks(c.Pointer, t.det)
+				t.printf("    read_state %q: %s\n", Printable(pointer), where)
 			default:
-				t.printf("    %s:\n", Printable(truncateText(c.Name, 80)))
+				name, _ := markLeaks(truncateText(c.Name, 80), t.det)
+				t.printf("    %s:\n", Printable(name))
 				t.block("      ", "arguments", c.Arguments)
 			}
 			lines := strings.Split(Printable(truncateText(c.Result, 600)), "\n")

@@ -160,16 +160,18 @@ func (e *StepEnv) spend(n int64) bool {
 
 // Call answers one tool call: the result's text, as the actor is given
 // it, and the call's record. Every call counts against the step's tool
-// call and byte budgets, an unknown or malformed one too; the name and
-// the arguments are outputs of the actor (scanned for leaks), the result
-// is not. The error is non-nil only when ctx ends.
+// call and byte budgets, an unknown or malformed one too; the name, the
+// arguments and the call's id are outputs of the actor (scanned for
+// leaks, scoring.FieldToolCall), the result is not. The error is non-nil only when ctx ends.
 func (e *StepEnv) Call(ctx context.Context, c actors.ToolCall) (string, rundir.ToolCall, error) {
 	rec := rundir.ToolCall{ID: actors.CutUTF8(c.ID, 256), Name: actors.CutUTF8(c.Name, 256)}
 	rec.Arguments, rec.ArgumentsBytes = clipKept(c.Arguments)
 	if c.Oversize > 0 {
 		rec.ArgumentsBytes = c.Oversize
 	}
-	e.r.outputs = append(e.r.outputs, scoring.Output{Step: e.s.ID, Text: c.Name}, scoring.Output{Step: e.s.ID, Text: c.Arguments})
+	for _, text := range []string{c.Name, c.Arguments, c.ID} {
+		e.r.outputs = append(e.r.outputs, scoring.Output{Step: e.s.ID, Field: scoring.FieldToolCall, Text: text})
+	}
 	text, code, err := e.call(ctx, c)
 	if err != nil {
 		return "", rec, err

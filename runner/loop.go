@@ -14,7 +14,6 @@ import (
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runtime"
-	"github.com/patchbench/patchbench/scoring"
 )
 
 //go:embed tools.tmpl
@@ -84,9 +83,7 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		if implausible != "" {
 			sr.UsageInvalid = implausible
 		}
-		if resp.Raw != "" {
-			r.outputs = append(r.outputs, scoring.Output{Step: s.ID, Text: resp.Raw})
-		}
+		r.outputs = append(r.outputs, answerOutputs(s.ID, resp)...)
 		env.spend(max(resp.Oversize, int64(len(resp.Raw))))
 		assistant := actors.Message{Role: "assistant", Content: resp.Raw}
 		var results []actors.Message

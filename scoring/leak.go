@@ -52,6 +52,7 @@ const (
 	FieldFingerprint = "system_fingerprint" // the provider's system fingerprint
 	FieldUsage       = "usage"              // usage figures sent as text (quoted when not counts)
 	FieldStderr      = "actor_stderr"       // an exec actor's standard error
+	FieldToolCall    = "tool_call"          // a tool call's name, arguments or id (tools protocol)
 )
 
 // Place says where the leak was found, in words: "the response of step
@@ -72,6 +73,8 @@ func (l Leak) Place() string {
 		return "the usage reported at step " + l.Step
 	case FieldStderr:
 		return "the standard error of the actor's program at step " + l.Step
+	case FieldToolCall:
+		return "a tool call of step " + l.Step
 	}
 	return "the " + l.Field + " of step " + l.Step
 }
