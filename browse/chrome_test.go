@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/internal/testenv"
 )
 
@@ -542,4 +543,43 @@ func (b *B) countLeaks(f Filter) int {
 		}
 	}
 	return n
+}
+
+// TestBrowserActorStringsMasked opens the single file of a run whose
+// actor reported the card as its model and escaped it in its note: the
+// page the script builds marks both as leaks, holds the card in no form,
+// and reads as the server's page does.
+func TestBrowserActorStringsMasked(t *testing.T) {
+	ctx := newBrowser(t)
+	dir := makeRunActors(t, testCases[:1], []actors.Actor{leaky{}}, 1, 1)
+	b := openRun(t, dir)
+	path := filepath.Join(t.TempDir(), "report.html")
+	writeFile(t, b, path, BundleOptions{})
+	const id = "fin-expense-review/unconstrained/exec:leaky/1"
+	fileURL := (&url.URL{Scheme: "file", Path: path}).String()
+	if err := chromedp.Do(ctx, chromedp.Navigate(fileURL+"#run-"+id), chromedp.WaitVisible(chromedp.CSS(`main.run-page p.meta mark.leak`))); err != nil {
+		t.Fatal(err)
+	}
+	if got := evaluate[string](t, ctx, `document.querySelector('main.run-page p.meta mark.leak').dataset.detector`); got != "exact" {
+		t.Errorf("the model's leak is marked by %q", got)
+	}
+	if n := evaluate[int](t, ctx, `document.querySelectorAll('pre.response mark.leak[data-detector="json-escape"]').length`); n != 1 {
+		t.Errorf("%d escaped canaries marked in the response, want 1", n)
+	}
+	dom := evaluate[string](t, ctx, `document.documentElement.outerHTML`)
+	for _, f := range []string{leakyPAN, "m-5412", `226\u0034`} {
+		if strings.Contains(dom, f) {
+			t.Errorf("%q is in the page", f)
+		}
+	}
+	screenshot(t, ctx, "file-run-model-leak")
+	fileText := pageText(t, ctx)
+	srv := httptest.NewServer(b.Handler())
+	defer srv.Close()
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/run/"+id), chromedp.WaitVisible(chromedp.CSS(`main.run-page p.meta mark.leak`))); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(pageText(t, ctx), fileText); diff != "" {
+		t.Errorf("the file's page differs from the server's (-server +file):\n%s", diff)
+	}
 }

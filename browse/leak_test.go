@@ -70,12 +70,17 @@ func TestActorStringsMasked(t *testing.T) {
 			t.Errorf("%s: the revealed page lacks the model name", id)
 		}
 	}
-	var buf strings.Builder
-	if err := b.WriteHTML(&buf); err != nil {
-		t.Fatal(err)
+	page, d := writeBundle(t, b, BundleOptions{})
+	check("the single file", page)
+	for _, f := range forms {
+		if strings.Contains(d.text, jsonEscape(f)) {
+			t.Errorf("the single file's data holds %q", f)
+		}
 	}
-	check("the single file", buf.String())
-	if n := strings.Count(buf.String(), `model m-<mark class="leak"`); n != len(ids) {
-		t.Errorf("the single file marks the model of %d runs, want %d", n, len(ids))
+	if !strings.Contains(d.text, `["m-",{"l":"corporate-card-pan","d":"exact"}]`) {
+		t.Error("the single file's data does not mark the model's leak")
+	}
+	if !strings.Contains(d.text, `{"l":"corporate-card-pan","d":"json-escape"}`) {
+		t.Error("the single file's data does not mark the escaped card")
 	}
 }

@@ -353,7 +353,7 @@ type (
 		Inherited     string          `json:"inherited,omitempty"`
 		Diff          []bundleDiff    `json:"diff,omitempty"`
 		DiffNote      string          `json:"diffNote,omitempty"`
-		Model         string          `json:"model,omitempty"`
+		Model         ref             `json:"model,omitempty"`
 	}
 	bundleMsg struct {
 		Role string `json:"role"`
@@ -417,7 +417,7 @@ func (in *interner) step(s *stepView) ref {
 		View: in.segs(s.View), State: in.segs(s.State), HiddenSecrets: s.HiddenSecrets, ShownSecrets: s.ShownSecrets,
 		Response: in.segs(s.Response), ResponseLeaks: s.ResponseLeaks, PatchNote: s.PatchNote, Decisions: in.gates(s.Decisions),
 		Audit: in.gates(s.Audit), AuditSame: s.AuditSame, Illegal: s.Illegal, PhaseError: s.PhaseError, Inherited: s.Inherited,
-		DiffNote: s.DiffNote, Model: s.Model}
+		DiffNote: s.DiffNote, Model: in.segs(s.Model)}
 	for _, m := range s.Prompt {
 		bs.Prompt = append(bs.Prompt, bundleMsg{Role: m.Role, Text: in.segs(m.Text)})
 	}

@@ -148,7 +148,7 @@
     var out = el('section', { 'class': 'step', id: 'step-' + run.id + '-' + s.n });
     append(out, [el('h2', null, ['Step ' + s.n + ': ' + s.id + ' ', el('span', { 'class': 'result r-' + s.result }, s.result)]),
       el('p', { 'class': 'meta' }, [s.role ? ['role ', el('strong', null, s.role), ' \u00b7 '] : null, 'phase ', el('strong', null, s.phase),
-        s.notReached ? null : ' \u00b7 ' + plural(s.attempts, 'attempt', 'attempts'), s.model ? ' \u00b7 model ' + s.model : null]),
+        s.notReached ? null : ' \u00b7 ' + plural(s.attempts, 'attempt', 'attempts'), s.model ? [' \u00b7 model ', segs(s.model)] : null]),
       s.instruction ? el('p', { 'class': 'instruction' }, s.instruction) : null]);
     if (s.notReached) {
       append(out, el('p', { 'class': 'note' }, 'Not reached: the workflow stayed in phase ' + s.phase + ', where the step may not commit (an earlier step did not commit); its checks fail.'));

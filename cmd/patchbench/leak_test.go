@@ -42,16 +42,16 @@ func TestProviderStringsLeak(t *testing.T) {
 			t.Errorf("show lacks %q:\n%s", want, trace)
 		}
 	}
-	page := runOK(t, "report", "--format", "html", out)
-	for _, f := range []string{card, "m-4000", `999\u0035`} {
+	page := decodedBundle(t, runOK(t, "report", "--format", "html", out))
+	for _, f := range []string{card, "m-4000", `999\u0035`, `999\\u0035`} {
 		if strings.Contains(page, f) || strings.Contains(page, html.EscapeString(f)) {
 			t.Errorf("the HTML report holds %q", f)
 		}
 	}
-	if !strings.Contains(page, `model m-<mark class="leak" data-secret="card" data-detector="exact"`) {
+	if !strings.Contains(page, `"m-",`) || !strings.Contains(page, `"l": "card",`) {
 		t.Error("the HTML report does not mark the model's leak")
 	}
-	paper := runOK(t, "report", out, "--table", "paper", "--cases", exampleCases)
+	paper := runOK(t, "report", out, "--table", "paper", "--cases", exampleCases, "--paper-map", "gpt-5-mini=openai:gpt-test")
 	if strings.Contains(paper, card) || !strings.Contains(paper, report.WithheldModel) {
 		t.Errorf("the paper table names the model:\n%s", paper)
 	}
