@@ -372,11 +372,11 @@ var cmpTable = cmpopts.IgnoreFields(report.Table{}, "Data")
 func TestBuilderWithholdsLeakingModels(t *testing.T) {
 	configs := []*bench.Config{{Name: "x", Label: "X"}}
 	b := report.NewBuilder(configs, []string{"a"}, "")
-	leaking := rec("c1", "x", 1, false, true)
-	leaking.Steps = []rundir.StepRecord{{Step: "s1", Model: "m-4000 0000 0000 9995"}, {Step: "s2", Model: "gpt-x"}}
-	leaking.Leaks = []scoring.Leak{{Secret: "card", Where: scoring.WhereOutput, Detector: scoring.DetectExact, Step: "s1", Field: scoring.FieldModel}}
-	clean := rec("c2", "x", 1, true, false)
-	clean.Steps = []rundir.StepRecord{{Step: "s1", Model: "gpt-x"}}
+	leaking := &rundir.Record{RunID: "c1/x/a/1", Case: "c1", Config: "x", Actor: "a", Round: 1, Status: rundir.StatusFailed, Leaked: true,
+		Steps: []rundir.StepRecord{{Step: "s1", Model: "m-4000 0000 0000 9995"}, {Step: "s2", Model: "gpt-x"}},
+		Leaks: []scoring.Leak{{Secret: "card", Where: scoring.WhereOutput, Detector: scoring.DetectExact, Step: "s1", Field: scoring.FieldModel}}}
+	clean := &rundir.Record{RunID: "c2/x/a/1", Case: "c2", Config: "x", Actor: "a", Round: 1, Status: rundir.StatusPassed, SemanticPass: true,
+		Steps: []rundir.StepRecord{{Step: "s1", Model: "gpt-x"}}}
 	b.Add(leaking)
 	b.Add(clean)
 	if diff := cmp.Diff([]string{report.WithheldModel, "gpt-x"}, b.Models("a")); diff != "" {
