@@ -51,7 +51,7 @@ func TestProviderStringsLeak(t *testing.T) {
 	if !strings.Contains(page, `"m-",`) || !strings.Contains(page, `"l": "card",`) {
 		t.Error("the HTML report does not mark the model's leak")
 	}
-	paper := runOK(t, "report", out, "--table", "paper", "--cases", exampleCases, "--paper-map", "gpt-5-mini=openai:gpt-test")
+	paper := runOK(t, "report", out, "--table", "paper", "--format", "csv", "--cases", exampleCases, "--paper-map", "gpt-5-mini=openai:gpt-test")
 	if strings.Contains(paper, card) || !strings.Contains(paper, report.WithheldModel) {
 		t.Errorf("the paper table names the model:\n%s", paper)
 	}
