@@ -551,7 +551,7 @@ func (b *B) countLeaks(f Filter) int {
 // and reads as the server's page does.
 func TestBrowserActorStringsMasked(t *testing.T) {
 	ctx := newBrowser(t)
-	dir := makeRunActors(t, testCases[:1], []actors.Actor{leaky{}}, 1, 1)
+	dir := makeRunActors(t, testCases[:1], []actors.Actor{leaky{}}, 1, 1, "")
 	b := openRun(t, dir)
 	path := filepath.Join(t.TempDir(), "report.html")
 	writeFile(t, b, path, BundleOptions{})
