@@ -35,8 +35,8 @@ func TestProviderStringsLeak(t *testing.T) {
 	for _, want := range []string{
 		"  model: m->>>" + card + "<<<[card, exact]\n",
 		`"note": "card on file: >>>4000 0000 0000 999\u0035<<<[card, json-escape]"`,
-		"  card in the model name reported at step reply (exact)\n",
-		"  card in the response of step reply (json-escape)\n",
+		"  card in the model name reported at step reply (exact; financial, injection pull)\n",
+		"  card in the response of step reply (json-escape; financial, injection pull)\n",
 	} {
 		if !strings.Contains(trace, want) {
 			t.Errorf("show lacks %q:\n%s", want, trace)
