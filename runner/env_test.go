@@ -378,3 +378,40 @@ func TestToolsProtocolNoModelSuite(t *testing.T) {
 		t.Errorf("%d reads of hidden locations, %d answered as absent", hidden, absentAnswers)
 	}
 }
+
+// FuzzStepEnvCall: whatever name and arguments an agent sends, Call
+// answers (no panic), with a result that is either a read's value, a
+// proposal's decision or an error result with a known code, and never
+// shows a hidden value.
+func FuzzStepEnvCall(f *testing.F) {
+	c, cfgs := loadExampleWithLines(f)
+	cfg := configNamed(f, cfgs, "patchoptic")
+	for _, seed := range [][2]string{
+		{actors.ToolReadState, `{"pointer": "/customer", "depth": 3}`},
+		{actors.ToolReadState, `{"pointer": "/order/lines/1"}`},
+		{actors.ToolReadState, `{"pointer": "/customer/card_number", "depth": -1}`},
+		{actors.ToolProposePatch, rightProposal},
+		{actors.ToolProposePatch, `{"patch": [{"op": "copy", "from": "/customer/card_number", "path": "/ticket/reply"}], "note": ""}`},
+		{"x", `{}`},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	known := map[string]bool{"": true, ToolUnknown: true, ToolMalformed: true, ToolOversized: true, ToolAbsent: true, ToolBadPointer: true, ToolTooLarge: true, ToolStepOver: true, ToolBudgetSpent: true}
+	f.Fuzz(func(t *testing.T, name, args string) {
+		e := testEnv(t, c, cfg, Options{MaxAttempts: 2})
+		for range 2 {
+			text, rec, err := e.Call(context.Background(), actors.ToolCall{Name: name, Arguments: args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !known[rec.Error] {
+				t.Fatalf("unknown code %q", rec.Error)
+			}
+			for _, hidden := range []string{"7731", "0000 9995"} {
+				if strings.Contains(text, hidden) && !strings.Contains(args, hidden) {
+					t.Fatalf("a hidden value in the result: %q", text)
+				}
+			}
+		}
+	})
+}

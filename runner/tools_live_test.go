@@ -255,3 +255,22 @@ func TestToolsFilesActor(t *testing.T) {
 		t.Fatalf("status %s error %v turns %d", r.Status, r.Error, len(r.Steps[0].Turns))
 	}
 }
+
+// TestToolsLiveBrokenArguments: OpenAI's wire format carries arguments as
+// text, so a model can send arguments that are not JSON at all: each gets
+// an error result (malformed_arguments), and the step ends when its turns
+// are spent.
+func TestToolsLiveBrokenArguments(t *testing.T) {
+	srv := httptest.NewServer(&fakeAgent{script: []fakeTurn{{calls: [][2]string{{actors.ToolProposePatch, `{"patch": [`}, {actors.ToolReadState, `pointer=/`}}}}})
+	defer srv.Close()
+	r := runTools(t, "patchoptic", liveActor(t, "openai:fake-1", srv.URL, "", false), Options{Tools: ToolOptions{MaxTurns: 3}})
+	s := r.Steps[0]
+	if r.Status != rundir.StatusFailed || s.Ended != EndedTurns || len(s.Turns) != 3 || s.Attempts != 0 {
+		t.Fatalf("status %s ended %q turns %d attempts %d", r.Status, s.Ended, len(s.Turns), s.Attempts)
+	}
+	for _, c := range s.Turns[0].Calls {
+		if c.Error != ToolMalformed {
+			t.Errorf("%s %q: %q", c.Name, c.Arguments, c.Error)
+		}
+	}
+}
