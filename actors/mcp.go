@@ -225,6 +225,10 @@ func (a *MCPStdio) Drive(ctx context.Context, env AgentEnv) error {
 	return nil
 }
 
+// Served reports whether Drive ran: false when the run directory held the
+// run already, so that nothing was served.
+func (a *MCPStdio) Served() bool { return a.sessionEnded != nil }
+
 // Wait waits for the client to end the session (when Drive ran).
 func (a *MCPStdio) Wait() {
 	if a.sessionEnded != nil {

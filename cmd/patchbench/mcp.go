@@ -80,6 +80,9 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "patchbench mcp: serving case %s (%s) on standard input and output; the run goes to %s\n", *caseID, *config, p.dir)
 	code = execute(ctx, p, false, "text", stderr, stderr)
+	if !agent.Served() && code == exitOK {
+		fmt.Fprintf(stderr, "patchbench mcp: %s holds this run already, so nothing was served; give another --out to serve the case again\n", p.dir)
+	}
 	agent.Wait() // the client may go on asking until it closes the session
 	return code
 }

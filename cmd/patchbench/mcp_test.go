@@ -69,8 +69,16 @@ func TestMCPCommand(t *testing.T) {
 	if m, err := rundir.ReadManifest(out); err != nil || m.Actors[0] != "mcp:stdio" || m.Protocol != "tools" {
 		t.Fatalf("manifest %+v, %v", m, err)
 	}
+	// The same command again: the directory holds the run, nothing is
+	// served, and it says so.
+	mcpStdin = io.NopCloser(strings.NewReader(""))
+	var again bytes.Buffer
+	if c := runMCP(context.Background(), []string{"--case", "sup-example-refund", "--cases", exampleCases, "--out", out}, io.Discard, &again); c != 0 || !strings.Contains(again.String(), "holds this run already") {
+		t.Errorf("again: exit %d\n%s", c, again.String())
+	}
 	stdout, errOut, c := runCLI(t, cliCase{args: []string{"show", "--out", out, "sup-example-refund/patchoptic/mcp:stdio/1"}})
 	if c != 0 || !strings.Contains(stdout, "status passed") || !strings.Contains(stdout, `read_state "/customer/card_number": HIDDEN from the view: answered as absent`) {
 		t.Errorf("show: exit %d\n%s%s", c, stdout, errOut)
 	}
 }
+
