@@ -81,4 +81,3 @@ func TestMCPCommand(t *testing.T) {
 		t.Errorf("show: exit %d\n%s%s", c, stdout, errOut)
 	}
 }
-
