@@ -4,14 +4,27 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/patchbench/patchbench/internal/testenv"
 	"github.com/patchbench/patchbench/rundir"
 )
+
+// TestMain lets the test binary be patchbench itself (for a client that
+// starts the command): with PATCHBENCH_TEST_MAIN set it runs main.
+func TestMain(m *testing.M) {
+	if os.Getenv("PATCHBENCH_TEST_MAIN") != "" {
+		main()
+	}
+	os.Exit(m.Run())
+}
 
 // TestMCPCommand: patchbench mcp serves the example case over its
 // standard input and output to the SDK's client (instructions, the task
@@ -79,5 +92,51 @@ func TestMCPCommand(t *testing.T) {
 	stdout, errOut, c := runCLI(t, cliCase{args: []string{"show", "--out", out, "sup-example-refund/patchoptic/mcp:stdio/1"}})
 	if c != 0 || !strings.Contains(stdout, "status passed") || !strings.Contains(stdout, `read_state "/customer/card_number": HIDDEN from the view: answered as absent`) {
 		t.Errorf("show: exit %d\n%s%s", c, stdout, errOut)
+	}
+}
+
+// TestMCPCommandTypeScript: patchbench mcp against a client no one here
+// wrote, the official TypeScript SDK's stdio client (scripts/mcp-ts-sdk.sh
+// installs it into .mcp-ts/), which starts the command itself (the test
+// binary, as patchbench through PATCHBENCH_TEST_MAIN). It skips with one
+// visible line without node or the SDK (and fails then where
+// PATCHBENCH_REQUIRE_MCP_TS is set).
+func TestMCPCommandTypeScript(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, "PATCHBENCH_REQUIRE_MCP_TS", "node is not installed, so the TypeScript MCP client was not run", "Debian: apt-get install nodejs npm; then scripts/mcp-ts-sdk.sh")
+	}
+	dir, err := filepath.Abs("../../.mcp-ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		testenv.Missing(t, "PATCHBENCH_REQUIRE_MCP_TS", "the MCP TypeScript SDK is not in .mcp-ts/, so its client was not run", "scripts/mcp-ts-sdk.sh installs it")
+	}
+	src, err := os.ReadFile("testdata/mcp-ts-stdio.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := filepath.Join(dir, fmt.Sprintf("stdio-%d.mjs", os.Getpid()))
+	if err := os.WriteFile(client, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(client)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, _ := filepath.Abs(exampleCases)
+	out := filepath.Join(t.TempDir(), "mcp")
+	command, _ := json.Marshal([]string{self, "mcp", "--case", "sup-example-refund", "--cases", cases, "--out", out})
+	cmd := exec.Command(node, client)
+	cmd.Env = append(os.Environ(), "PATCHBENCH_TEST_MAIN=1", "PATCHBENCH_MCP_COMMAND="+string(command))
+	got, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(got)) != "ok" {
+		t.Fatalf("client: %v\n%s", err, got)
+	}
+	stdout, _, c := runCLI(t, cliCase{args: []string{"show", "--out", out, "sup-example-refund/patchoptic/mcp:stdio/1"}})
+	if c != 0 || !strings.Contains(stdout, "status passed") {
+		t.Errorf("show: exit %d\n%s", c, stdout)
 	}
 }
