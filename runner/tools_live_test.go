@@ -161,6 +161,17 @@ func TestToolsLiveScript(t *testing.T) {
 			if !strings.Contains(f.bodies[0], `"read_state"`) || !strings.Contains(f.bodies[0], `"propose_patch"`) {
 				t.Errorf("the tools were not offered: %.1000s", f.bodies[0])
 			}
+			// Each wire format's own shape of tools, calls and results.
+			wire := map[string][]string{
+				"openai:fake-1":    {`"type":"function"`, `"tool_calls":[`, `"role":"tool"`, `"tool_call_id":"call_2_0"`},
+				"ollama:fake-1":    {`"tools":[`, `"tool_calls":[`, `"role":"tool"`, `"tool_name":"propose_patch"`},
+				"anthropic:fake-1": {`"input_schema":{`, `"type":"tool_use"`, `"type":"tool_result"`, `"tool_use_id":"toolu_2_0"`, `"system":[`},
+			}[spec]
+			for _, w := range wire {
+				if !strings.Contains(third, w) {
+					t.Errorf("the third request lacks %s: %.3000s", w, third)
+				}
+			}
 			before := f.requests.Load()
 			again := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, cache, true), Options{MaxAttempts: 2})
 			if f.requests.Load() != before || again.Status != rundir.StatusPassed || len(again.Steps[0].Turns) != 4 || !again.Steps[0].Turns[3].Cached {
