@@ -224,6 +224,7 @@ func TestServer(t *testing.T) {
 			"/?config=PatchOptic":      `No run has config &#34;PatchOptic&#34;`,
 			"/?actor=gpt&outcome=lost": `No run has outcome &#34;lost&#34;`,
 			"/?round=3":                `No run has round &#34;3&#34;: the filter matches nothing (rounds: 1, 2).`,
+			"/?mechanism=bribe":        `No run has mechanism &#34;bribe&#34;`,
 		} {
 			if _, page := get(t, srv, q); !strings.Contains(page, want) || !strings.Contains(page, `role="alert"`) {
 				t.Errorf("%s: the page does not say %s", q, want)

@@ -392,8 +392,8 @@ func (b *B) cell(k cellKey, f Filter, q string, static bool) gridCell {
 }
 
 // UnknownFilters names the filter values of a query that nothing in the
-// comparison has (a domain, configuration, actor, outcome or round no run
-// has), each with the values there are: such a filter matches no run,
+// comparison has (a domain, configuration, actor, outcome, round, secret
+// kind or leak mechanism no run has), each with the values there are: such a filter matches no run,
 // and the overview says why.
 func (b *B) UnknownFilters(q url.Values) []string {
 	var out []string
@@ -420,6 +420,8 @@ func (b *B) UnknownFilters(q url.Values) []string {
 		rounds = append(rounds, strconv.Itoa(r))
 	}
 	check("round", rounds)
+	check("kind", b.kinds)
+	check("mechanism", bench.LeakMechanisms)
 	return out
 }
 
