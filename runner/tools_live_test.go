@@ -2,115 +2,16 @@ package runner
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/internal/fakeagent"
 	"github.com/patchbench/patchbench/rundir"
 )
-
-// fakeTurn is one scripted answer of a fake provider: a text and tool
-// calls (name and arguments), or an HTTP error status.
-type fakeTurn struct {
-	text   string
-	calls  [][2]string
-	status int
-}
-
-// fakeAgent is a local server speaking the three wire formats of the
-// live actors (OpenAI chat completions, Ollama chat, Anthropic
-// messages); it answers turn n of a step (one more than the assistant
-// messages in the request) with script[n-1], the last one again past the
-// script's end, and keeps every request's body.
-type fakeAgent struct {
-	script   []fakeTurn
-	requests atomic.Int64
-	mu       sync.Mutex
-	bodies   []string
-}
-
-func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case "/api/show":
-		fmt.Fprint(w, `{}`)
-		return
-	case "/api/tags":
-		fmt.Fprint(w, `{"models": []}`)
-		return
-	}
-	f.requests.Add(1)
-	b, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, string(b))
-	f.mu.Unlock()
-	var req struct {
-		Messages []struct {
-			Role string `json:"role"`
-		} `json:"messages"`
-	}
-	json.Unmarshal(b, &req)
-	turn := 1
-	for _, m := range req.Messages {
-		if m.Role == "assistant" {
-			turn++
-		}
-	}
-	t := f.script[min(turn, len(f.script))-1]
-	if t.status != 0 {
-		w.WriteHeader(t.status)
-		fmt.Fprint(w, `{"error": {"message": "scripted failure", "type": "api_error"}}`)
-		return
-	}
-	var out any
-	switch r.URL.Path {
-	case "/v1/chat/completions":
-		var calls []any
-		for i, c := range t.calls {
-			calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", turn, i), "type": "function", "function": map[string]any{"name": c[0], "arguments": c[1]}})
-		}
-		out = map[string]any{"id": "x", "object": "chat.completion", "model": "fake-1", "choices": []any{map[string]any{"index": 0,
-			"message": map[string]any{"role": "assistant", "content": t.text, "tool_calls": calls}, "finish_reason": "tool_calls"}},
-			"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
-	case "/api/chat":
-		var calls []any
-		for _, c := range t.calls {
-			var args any
-			if json.Unmarshal([]byte(c[1]), &args) != nil {
-				args = map[string]any{}
-			}
-			calls = append(calls, map[string]any{"function": map[string]any{"name": c[0], "arguments": args}})
-		}
-		out = map[string]any{"model": "fake-1", "created_at": "2025-01-01T00:00:00Z", "message": map[string]any{"role": "assistant", "content": t.text, "tool_calls": calls},
-			"done": true, "prompt_eval_count": 100, "eval_count": 10}
-	case "/v1/messages":
-		var blocks []any
-		if t.text != "" {
-			blocks = append(blocks, map[string]any{"type": "text", "text": t.text})
-		}
-		for i, c := range t.calls {
-			var input any
-			if json.Unmarshal([]byte(c[1]), &input) != nil {
-				input = map[string]any{}
-			}
-			blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d_%d", turn, i), "name": c[0], "input": input})
-		}
-		out = map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "fake-1", "content": blocks, "stop_reason": "tool_use",
-			"usage": map[string]any{"input_tokens": 100, "output_tokens": 10}}
-	default:
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(out)
-}
 
 // liveActor builds the actor spec (openai:, ollama: or anthropic:)
 // against the fake at url, with a response cache in cacheDir ("" for
@@ -137,11 +38,11 @@ func TestToolsLiveScript(t *testing.T) {
 	wrong := `{"patch": [{"op": "replace", "path": "/order/status", "value": "refunded"}], "note": "x"}`
 	for _, spec := range liveSpecs {
 		t.Run(spec, func(t *testing.T) {
-			f := &fakeAgent{script: []fakeTurn{
-				{text: "Let me look.", calls: [][2]string{{actors.ToolReadState, `{"pointer": "/ticket", "depth": 1}`}}},
-				{calls: [][2]string{{actors.ToolProposePatch, wrong}}},
-				{calls: [][2]string{{actors.ToolReadState, `{"pointer": "/audit"}`}}},
-				{calls: [][2]string{{actors.ToolProposePatch, rightProposal}}},
+			f := &fakeagent.Server{Script: []fakeagent.Turn{
+				{Text: "Let me look.", Calls: [][2]string{{actors.ToolReadState, `{"pointer": "/ticket", "depth": 1}`}}},
+				{Calls: [][2]string{{actors.ToolProposePatch, wrong}}},
+				{Calls: [][2]string{{actors.ToolReadState, `{"pointer": "/audit"}`}}},
+				{Calls: [][2]string{{actors.ToolProposePatch, rightProposal}}},
 			}}
 			srv := httptest.NewServer(f)
 			defer srv.Close()
@@ -151,15 +52,15 @@ func TestToolsLiveScript(t *testing.T) {
 			if r.Status != rundir.StatusPassed || !s.Committed || s.Attempts != 2 || len(s.Turns) != 4 {
 				t.Fatalf("status %s error %v committed %v attempts %d turns %d", r.Status, r.Error, s.Committed, s.Attempts, len(s.Turns))
 			}
-			if r.Tokens.Prompt != 400 || r.Tokens.Completion != 40 || r.Tokens.Source != "provider" || f.requests.Load() != 4 {
-				t.Errorf("tokens %+v after %d requests", r.Tokens, f.requests.Load())
+			if r.Tokens.Prompt != 400 || r.Tokens.Completion != 40 || r.Tokens.Source != "provider" || f.Requests() != 4 {
+				t.Errorf("tokens %+v after %d requests", r.Tokens, f.Requests())
 			}
-			third := f.bodies[2]
+			third := f.Bodies()[2]
 			if !strings.Contains(third, "write_outside_region") || !strings.Contains(third, "Let me look.") {
 				t.Errorf("the third request lacks the feedback or the first turn: %.2000s", third)
 			}
-			if !strings.Contains(f.bodies[0], `"read_state"`) || !strings.Contains(f.bodies[0], `"propose_patch"`) {
-				t.Errorf("the tools were not offered: %.1000s", f.bodies[0])
+			if !strings.Contains(f.Bodies()[0], `"read_state"`) || !strings.Contains(f.Bodies()[0], `"propose_patch"`) {
+				t.Errorf("the tools were not offered: %.1000s", f.Bodies()[0])
 			}
 			// Each wire format's own shape of tools, calls and results.
 			wire := map[string][]string{
@@ -172,10 +73,10 @@ func TestToolsLiveScript(t *testing.T) {
 					t.Errorf("the third request lacks %s: %.3000s", w, third)
 				}
 			}
-			before := f.requests.Load()
+			before := f.Requests()
 			again := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, cache, true), Options{MaxAttempts: 2})
-			if f.requests.Load() != before || again.Status != rundir.StatusPassed || len(again.Steps[0].Turns) != 4 || !again.Steps[0].Turns[3].Cached {
-				t.Errorf("--cache-only: %d requests, status %s, turns %d", f.requests.Load()-before, again.Status, len(again.Steps[0].Turns))
+			if f.Requests() != before || again.Status != rundir.StatusPassed || len(again.Steps[0].Turns) != 4 || !again.Steps[0].Turns[3].Cached {
+				t.Errorf("--cache-only: %d requests, status %s, turns %d", f.Requests()-before, again.Status, len(again.Steps[0].Turns))
 			}
 		})
 	}
@@ -192,20 +93,20 @@ func TestToolsLiveHostile(t *testing.T) {
 	big := `{"patch": [], "note": "` + strings.Repeat("a", 10<<20) + `"}`
 	for _, tc := range []struct {
 		name   string
-		script []fakeTurn
+		script []fakeagent.Turn
 		ended  string
 		status string
 	}{
-		{"unknown tool", []fakeTurn{{calls: [][2]string{{"shell", `{"cmd": "cat /etc/passwd"}`}}}}, EndedTurns, rundir.StatusFailed},
-		{"malformed arguments", []fakeTurn{{calls: [][2]string{{actors.ToolReadState, `{"pointer": 5, "depth": "deep"}`}}}}, EndedTurns, rundir.StatusFailed},
-		{"1000 calls", []fakeTurn{{calls: many}}, EndedToolCalls, rundir.StatusFailed},
-		{"10 MB arguments", []fakeTurn{{calls: [][2]string{{actors.ToolProposePatch, big}}}}, EndedBytes, rundir.StatusFailed},
-		{"tool call as text", []fakeTurn{{text: `{"tool": "propose_patch", "arguments": ` + rightProposal + `}`}}, EndedFinalText, rundir.StatusFailed},
-		{"provider error mid-loop", []fakeTurn{{calls: [][2]string{{actors.ToolReadState, `{"pointer": ""}`}}}, {status: 500}}, "", rundir.StatusError},
+		{"unknown tool", []fakeagent.Turn{{Calls: [][2]string{{"shell", `{"cmd": "cat /etc/passwd"}`}}}}, EndedTurns, rundir.StatusFailed},
+		{"malformed arguments", []fakeagent.Turn{{Calls: [][2]string{{actors.ToolReadState, `{"pointer": 5, "depth": "deep"}`}}}}, EndedTurns, rundir.StatusFailed},
+		{"1000 calls", []fakeagent.Turn{{Calls: many}}, EndedToolCalls, rundir.StatusFailed},
+		{"10 MB arguments", []fakeagent.Turn{{Calls: [][2]string{{actors.ToolProposePatch, big}}}}, EndedBytes, rundir.StatusFailed},
+		{"tool call as text", []fakeagent.Turn{{Text: `{"tool": "propose_patch", "arguments": ` + rightProposal + `}`}}, EndedFinalText, rundir.StatusFailed},
+		{"provider error mid-loop", []fakeagent.Turn{{Calls: [][2]string{{actors.ToolReadState, `{"pointer": ""}`}}}, {Status: 500}}, "", rundir.StatusError},
 	} {
 		for _, spec := range liveSpecs {
 			t.Run(tc.name+"/"+spec, func(t *testing.T) {
-				srv := httptest.NewServer(&fakeAgent{script: tc.script})
+				srv := httptest.NewServer(&fakeagent.Server{Script: tc.script})
 				defer srv.Close()
 				r := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, "", false), Options{Tools: ToolOptions{MaxTurns: 4}})
 				if r.Status != tc.status || r.Steps[0].Ended != tc.ended || r.Steps[0].Committed {
@@ -272,7 +173,7 @@ func TestToolsFilesActor(t *testing.T) {
 // an error result (malformed_arguments), and the step ends when its turns
 // are spent.
 func TestToolsLiveBrokenArguments(t *testing.T) {
-	srv := httptest.NewServer(&fakeAgent{script: []fakeTurn{{calls: [][2]string{{actors.ToolProposePatch, `{"patch": [`}, {actors.ToolReadState, `pointer=/`}}}}})
+	srv := httptest.NewServer(&fakeagent.Server{Script: []fakeagent.Turn{{Calls: [][2]string{{actors.ToolProposePatch, `{"patch": [`}, {actors.ToolReadState, `pointer=/`}}}}})
 	defer srv.Close()
 	r := runTools(t, "patchoptic", liveActor(t, "openai:fake-1", srv.URL, "", false), Options{Tools: ToolOptions{MaxTurns: 3}})
 	s := r.Steps[0]

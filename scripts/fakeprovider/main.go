@@ -17,11 +17,13 @@
 //	        prompt and 10 completion tokens); with -fail-every N, every
 //	        Nth request is an HTTP 500 without Retry-After (after the same
 //	        latency): the live scheduling test of scripts/bench-harness.sh
-//	agent   a hostile model of the tools protocol (run --protocol tools),
-//	        chosen by -attack: unknown (a tool that does not exist),
-//	        malformed (arguments that are not JSON), calls (1,000 calls in
-//	        one answer), big (-size bytes of arguments), text (the tool
-//	        call written as text), error (a read, then HTTP 500): for
+//	agent   a hostile model of the tools protocol (run --protocol tools)
+//	        in the OpenAI, Ollama and Anthropic wire formats at once
+//	        (internal/fakeagent), chosen by -attack: unknown (a tool that
+//	        does not exist), malformed (arguments that are not JSON, or
+//	        of the wrong type), calls (1,000 calls in one answer), big
+//	        (-size bytes of arguments), text (the tool call written as
+//	        text), error (a read, then HTTP 500): for
 //	        scripts/hostile-agents.sh (issue 22)
 //
 // GET /stats answers "OK FAILED": the requests answered and failed so far.
@@ -43,6 +45,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/patchbench/patchbench/internal/fakeagent"
 )
 
 func main() {
@@ -66,17 +70,27 @@ func main() {
 		}
 		tl.f = f
 	}
+	var agent *fakeagent.Server
+	if *mode == "agent" {
+		script, err := agentScript(*attack, *size)
+		if err != nil {
+			log.Fatal(err)
+		}
+		agent = &fakeagent.Server{Script: script}
+	}
 	var requests, ok, failed atomic.Int64
 	http.HandleFunc("/stats", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%d %d\n", ok.Load(), failed.Load())
 	})
 	head := `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":`
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
+		if *mode == "agent" {
+			agent.ServeHTTP(w, r)
+			return
+		}
+		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		switch *mode {
-		case "agent":
-			agentAnswer(w, body, *attack, *size)
 		case "big":
 			io.WriteString(w, head+`"`)
 			chunk := strings.Repeat("x", 1<<20)
@@ -127,50 +141,27 @@ func main() {
 	log.Fatal(http.Serve(l, nil))
 }
 
-// agentAnswer writes the answer of a hostile tool-calling model to a chat
-// completions request: the attack's tool calls (or text, or an error).
-func agentAnswer(w http.ResponseWriter, body []byte, attack string, size int) {
-	var req struct {
-		Messages []struct {
-			Role string `json:"role"`
-		} `json:"messages"`
-	}
-	json.Unmarshal(body, &req)
-	turn := 1
-	for _, m := range req.Messages {
-		if m.Role == "assistant" {
-			turn++
-		}
-	}
-	type call struct{ name, args string }
-	var calls []call
-	text := ""
+// agentScript is the script of a hostile tool-calling model (mode agent)
+// for internal/fakeagent, which speaks the OpenAI, Ollama and Anthropic
+// wire formats.
+func agentScript(attack string, size int) ([]fakeagent.Turn, error) {
 	switch attack {
 	case "unknown":
-		calls = []call{{"shell", `{"cmd":"cat /etc/passwd"}`}}
+		return []fakeagent.Turn{{Calls: [][2]string{{"shell", `{"cmd":"cat /etc/passwd"}`}}}}, nil
 	case "malformed":
-		calls = []call{{"propose_patch", `{"patch": [`}}
+		return []fakeagent.Turn{{Calls: [][2]string{{"propose_patch", `{"patch": [`}, {"read_state", `{"pointer": 5}`}}}}, nil
 	case "calls":
-		for range 1000 {
-			calls = append(calls, call{"read_state", `{"pointer":""}`})
+		calls := make([][2]string, 1000)
+		for i := range calls {
+			calls[i] = [2]string{"read_state", `{"pointer":""}`}
 		}
+		return []fakeagent.Turn{{Calls: calls}}, nil
 	case "big":
-		calls = []call{{"propose_patch", `{"patch":[],"note":"` + strings.Repeat("a", size) + `"}`}}
+		return []fakeagent.Turn{{Calls: [][2]string{{"propose_patch", `{"patch":[],"note":"` + strings.Repeat("a", size) + `"}`}}}}, nil
 	case "text":
-		text = `{"tool": "propose_patch", "arguments": {"patch": [], "note": "done"}}`
+		return []fakeagent.Turn{{Text: `{"tool": "propose_patch", "arguments": {"patch": [], "note": "done"}}`}}, nil
 	case "error":
-		if turn > 1 {
-			w.WriteHeader(http.StatusInternalServerError)
-			io.WriteString(w, `{"error":{"message":"internal error","type":"server_error","param":null,"code":null}}`)
-			return
-		}
-		calls = []call{{"read_state", `{"pointer":""}`}}
+		return []fakeagent.Turn{{Calls: [][2]string{{"read_state", `{"pointer":""}`}}}, {Status: http.StatusInternalServerError}}, nil
 	}
-	var tc []map[string]any
-	for i, c := range calls {
-		tc = append(tc, map[string]any{"id": fmt.Sprintf("call_%d_%d", turn, i), "type": "function", "function": map[string]any{"name": c.name, "arguments": c.args}})
-	}
-	json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "model": "m",
-		"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text, "tool_calls": tc}, "finish_reason": "tool_calls"}},
-		"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 10}})
+	return nil, fmt.Errorf("unknown attack %q (unknown, malformed, calls, big, text, error)", attack)
 }

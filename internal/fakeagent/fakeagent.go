@@ -1,0 +1,123 @@
+// Package fakeagent is a scripted tool-calling model behind a local HTTP
+// server, speaking the three wire formats of PatchBench's live actors
+// (OpenAI chat completions at /v1/chat/completions, Ollama chat at
+// /api/chat with /api/show and /api/tags, Anthropic messages at
+// /v1/messages): for runner's tests of the tools protocol and for
+// scripts/fakeprovider's agent mode (scripts/hostile-agents.sh).
+package fakeagent
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// Turn is one scripted answer: a text and tool calls (name and
+// arguments, as the model writes them), or an HTTP error Status.
+type Turn struct {
+	Text   string
+	Calls  [][2]string
+	Status int
+}
+
+// Server answers turn n of a step (one more than the assistant messages
+// in the request) with Script[n-1], the last one again past the script's
+// end, and keeps every request's body. Its zero value with a Script is
+// ready; it is safe for concurrent use.
+type Server struct {
+	Script   []Turn
+	requests atomic.Int64
+	mu       sync.Mutex
+	bodies   []string
+}
+
+// Requests is the number of model requests answered (or failed).
+func (f *Server) Requests() int64 { return f.requests.Load() }
+
+// Bodies are the requests' bodies, in order.
+func (f *Server) Bodies() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.bodies...)
+}
+
+// ServeHTTP implements http.Handler.
+func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/api/show":
+		fmt.Fprint(w, `{}`)
+		return
+	case "/api/tags":
+		fmt.Fprint(w, `{"models": []}`)
+		return
+	}
+	f.requests.Add(1)
+	b, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, string(b))
+	f.mu.Unlock()
+	var req struct {
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	json.Unmarshal(b, &req)
+	turn := 1
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			turn++
+		}
+	}
+	t := f.Script[min(turn, len(f.Script))-1]
+	if t.Status != 0 {
+		w.WriteHeader(t.Status)
+		fmt.Fprint(w, `{"error": {"message": "scripted failure", "type": "api_error"}}`)
+		return
+	}
+	var out any
+	switch r.URL.Path {
+	case "/v1/chat/completions":
+		var calls []any
+		for i, c := range t.Calls {
+			calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", turn, i), "type": "function", "function": map[string]any{"name": c[0], "arguments": c[1]}})
+		}
+		out = map[string]any{"id": "x", "object": "chat.completion", "model": "fake-1", "choices": []any{map[string]any{"index": 0,
+			"message": map[string]any{"role": "assistant", "content": t.Text, "tool_calls": calls}, "finish_reason": "tool_calls"}},
+			"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+	case "/api/chat":
+		var calls []any
+		for _, c := range t.Calls {
+			calls = append(calls, map[string]any{"function": map[string]any{"name": c[0], "arguments": object(c[1])}})
+		}
+		out = map[string]any{"model": "fake-1", "created_at": "2025-01-01T00:00:00Z", "message": map[string]any{"role": "assistant", "content": t.Text, "tool_calls": calls},
+			"done": true, "prompt_eval_count": 100, "eval_count": 10}
+	case "/v1/messages":
+		var blocks []any
+		if t.Text != "" {
+			blocks = append(blocks, map[string]any{"type": "text", "text": t.Text})
+		}
+		for i, c := range t.Calls {
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d_%d", turn, i), "name": c[0], "input": object(c[1])})
+		}
+		out = map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "fake-1", "content": blocks, "stop_reason": "tool_use",
+			"usage": map[string]any{"input_tokens": 100, "output_tokens": 10}}
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
+}
+
+// object is arguments as the wire formats that carry them as a JSON
+// object do: {} for arguments that are not one.
+func object(args string) any {
+	var v map[string]any
+	if json.Unmarshal([]byte(args), &v) != nil {
+		return map[string]any{}
+	}
+	return v
+}
