@@ -2,6 +2,8 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -194,5 +196,52 @@ func TestRepeatNote(t *testing.T) {
 	}
 	if n := note(changed); !strings.HasPrefix(n, "reference, oversharer answered alike") {
 		t.Errorf("the follower varies: %q", n)
+	}
+}
+
+// TestSplitColumns cuts a table of single-word headers that no narrowing
+// fits into parts that fit, each with the first two columns, together
+// holding every other column once, in order, with its cells.
+func TestSplitColumns(t *testing.T) {
+	wide := report.Table{Name: "kinds", Header: []string{"Configuration", "Actor"}}
+	for i := range 12 {
+		wide.Header = append(wide.Header, fmt.Sprintf("confidential%02d", i))
+	}
+	for r := range 3 {
+		row := []string{"Unconstrained", fmt.Sprintf("actor-%d", r)}
+		for i := range 12 {
+			row = append(row, fmt.Sprint(r*100+i))
+		}
+		wide.Rows = append(wide.Rows, row)
+	}
+	parts := report.SplitColumns(wide, 120)
+	if len(parts) < 2 {
+		t.Fatalf("%d parts", len(parts))
+	}
+	var cols []string
+	for _, p := range parts {
+		if w := report.TextTableWidth(p); w > 120 {
+			t.Errorf("a part is %d columns wide", w)
+		}
+		if p.Header[0] != "Configuration" || p.Header[1] != "Actor" {
+			t.Errorf("a part starts with %q", p.Header[:2])
+		}
+		for r, row := range p.Rows {
+			for c := 2; c < len(row); c++ {
+				if want := fmt.Sprint(r*100 + len(cols) + c - 2); row[c] != want {
+					t.Errorf("cell %d,%s: %q, want %s", r, p.Header[c], row[c], want)
+				}
+			}
+			if row[1] != wide.Rows[r][1] {
+				t.Errorf("row %d of a part is %q", r, row[1])
+			}
+		}
+		cols = append(cols, p.Header[2:]...)
+	}
+	if !slices.Equal(cols, wide.Header[2:]) {
+		t.Errorf("the parts hold the columns %q", cols)
+	}
+	if one := report.SplitColumns(wide, 1000); len(one) != 1 {
+		t.Errorf("a table that fits is cut in %d", len(one))
 	}
 }

@@ -208,13 +208,66 @@ func SplitIntervals(t Table) Table {
 // line under it that says what the narrowing left out.
 func RenderText(w io.Writer, t Table, o RenderOptions) {
 	note := ""
+	parts := []Table{t}
 	if o.Width > 0 {
 		t, note = FitText(t, o.Width, o.Intervals)
+		parts = SplitColumns(t, o.Width)
+		if len(parts) > 1 {
+			split := fmt.Sprintf("(split in %d parts to fit %d columns, the first two columns repeated; patchbench report --wide shows it whole)", len(parts), o.Width)
+			if note == "" {
+				note = split
+			} else {
+				note += "\n" + split
+			}
+		}
 	}
-	RenderTable(w, t, false)
+	for _, p := range parts {
+		RenderTable(w, p, false)
+	}
 	if note != "" {
 		fmt.Fprintln(w, note)
 	}
+}
+
+// SplitColumns cuts a table still wider than width (after FitText) into
+// parts that fit, side by side in the order of its columns, each with the
+// table's first two columns (the configuration and the actor, say) in
+// front. A table that fits, or of three columns or fewer, is one part; a
+// column too wide for any part gets a part of its own.
+func SplitColumns(t Table, width int) []Table {
+	const keys = 2
+	if len(t.Header) <= keys+1 || TextTableWidth(t) <= width {
+		return []Table{t}
+	}
+	part := func(cols []int) Table {
+		p := Table{Name: t.Name, Title: t.Title, Data: t.Data}
+		for _, c := range cols {
+			p.Header = append(p.Header, t.Header[c])
+		}
+		for _, r := range t.Rows {
+			row := make([]string, 0, len(cols))
+			for _, c := range cols {
+				if c < len(r) {
+					row = append(row, r[c])
+				} else {
+					row = append(row, "")
+				}
+			}
+			p.Rows = append(p.Rows, row)
+		}
+		return p
+	}
+	var out []Table
+	cols := []int{0, 1}
+	for c := keys; c < len(t.Header); c++ {
+		try := append(slices.Clone(cols), c)
+		if len(cols) > keys && TextTableWidth(part(try)) > width {
+			out = append(out, part(cols))
+			try = []int{0, 1, c}
+		}
+		cols = try
+	}
+	return append(out, part(cols))
 }
 
 // FitText narrows a table whose text rendering is wider than width
