@@ -344,7 +344,7 @@ type Problem struct {
 	Code string `json:"code"`
 	Msg  string `json:"message"`
 	// Warning marks a finding that does not make the case set invalid
-	// (package bench/check's Warnings): validate prints it and still
+	// (package check's Warnings): validate prints it and still
 	// succeeds.
 	Warning bool `json:"warning,omitempty"`
 }
@@ -391,7 +391,7 @@ func (ps Problems) Error() string {
 // problems. On failure it returns nil and every problem found, each with
 // the file, its code and, where known, the line; the JSON Schema is checked
 // first and its violations stop the rest. Cross-case and run-time rules are
-// checked by package bench/check.
+// checked by package check.
 func ParseCase(name string, b []byte) (*Case, Problems) {
 	root, v, p := decodeCaseFile(name, b)
 	if p != nil {

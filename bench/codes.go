@@ -1,7 +1,7 @@
 package bench
 
 // Problem codes: the stable, kebab-case Code of every Problem that
-// loading (ParseCase, LoadCaseDir) or validating (package bench/check) a case
+// loading (ParseCase, LoadCaseDir) or validating (package check) a case
 // set reports, one per kind of problem. bench/README.md ("What patchbench
 // validate checks") lists them with the rules they stand for. A code never
 // changes meaning; a message may be reworded.
@@ -228,7 +228,7 @@ const (
 	// one citing a location outside the view and the source region.
 	ProblemArtifactPaperSet = "artifact-paper-set"
 
-	// Warnings (package bench/check's Warnings): findings that do not
+	// Warnings (package check's Warnings): findings that do not
 	// make a case set invalid; validate prints them and succeeds.
 
 	// WarningInvariantReadsHidden: an invariant reads a location hidden

@@ -27,7 +27,7 @@ func TestSinkCutsARecordPastMaxWriteBytes(t *testing.T) {
 		t.Fatalf("%d records, %v", len(lines), rd.Err())
 	}
 	for _, s := range r.Steps {
-		if len(s.RawResponse) != keptBytes || len(s.Truncated) != 1 || s.Truncated[0] != (Truncation{Member: "/raw_response", Unit: "bytes", Length: 12 << 20, Kept: keptBytes}) {
+		if len(s.RawResponse) != KeptBytes || len(s.Truncated) != 1 || s.Truncated[0] != (Truncation{Member: "/raw_response", Unit: "bytes", Length: 12 << 20, Kept: KeptBytes}) {
 			t.Errorf("step %s: %d bytes, notes %+v", s.Step, len(s.RawResponse), s.Truncated)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
@@ -21,7 +20,7 @@ import (
 func richRecord(caseID string, round int, status string) *Record {
 	r := rec(caseID, "patchoptic", round, status)
 	r.Domain, r.Leaked, r.TokensSent, r.ContentScore = "finance", true, 1234, 0.625
-	r.Tokens = actors.Usage{Prompt: 1000, Completion: 234, Source: "tokenizer:o200k_base"}
+	r.Tokens = Usage{Prompt: 1000, Completion: 234, Source: "tokenizer:o200k_base"}
 	r.Leaks = []scoring.Leak{{Secret: "pan", Where: scoring.WhereOutput, Detector: scoring.DetectExact, Step: "a"}, {Secret: "iban", Where: scoring.WhereState, Detector: scoring.DetectNormalised, Path: "/reply/0"}}
 	r.Checks = []scoring.CheckResult{{ID: "c1", Step: "a", Path: "/x", Test: `equals "{\"held\":true}"`, Held: true}, {ID: "c2", Step: "b", Path: "/y", Test: "length {min: 1}"}}
 	r.IllegalCommits = []IllegalCommit{{Step: "b", Gate: "scope", Code: "source_outside_region", Pointer: "/card/pan", Message: "operation 0 (copy) reads /card/pan"}}
@@ -33,9 +32,9 @@ func richRecord(caseID string, round int, status string) *Record {
 	fail := []runtime.GateResult{{Gate: "parse", Passed: true, Code: "ok"}, {Gate: "scope", Code: "write_outside_region", Pointer: "/a~1b", Message: `writes "/a/b" {outside}`}}
 	r.Steps = []StepRecord{
 		{Step: "a", Phase: "review", Attempts: 1, Committed: true, Decisions: pass, Audit: fail, ViewDigest: "abc", ViewTokens: 99,
-			RawResponse: note, Prompt: []actors.Message{{Role: "system", Content: "You are {x}."}, {Role: "user", Content: note}},
+			RawResponse: note, Prompt: []Message{{Role: "system", Content: "You are {x}."}, {Role: "user", Content: note}},
 			Patch: []runtime.Operation{{Op: "add", Path: runtime.Pointer{"a"}, Value: map[string]any{"k": "v\"}"}}}, Model: "m-1", LatencyMS: 5, Cached: true},
-		{Step: "b", Phase: "review", Attempts: 2, Decisions: fail, Audit: fail, RawResponse: "[not json", Prompt: []actors.Message{{Role: "user", Content: "}"}},
+		{Step: "b", Phase: "review", Attempts: 2, Decisions: fail, Audit: fail, RawResponse: "[not json", Prompt: []Message{{Role: "user", Content: "}"}},
 			Earlier: []Attempt{{RawResponse: note, Decisions: fail, Audit: fail}}, PhaseError: "phase path /p: \"gone\"", InheritedViolation: "schema: schema_violation"},
 		{Step: "c", Phase: "review", NotReached: true},
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
@@ -38,7 +37,7 @@ type Record struct {
 	Status string         `json:"status"`
 	Leaked bool           `json:"leaked"`
 	Leaks  []scoring.Leak `json:"leaks"`
-	Tokens actors.Usage   `json:"tokens"`
+	Tokens Usage          `json:"tokens"`
 	// TokensSent is the part of Tokens sent to a provider (not answered
 	// from the response cache): what the run cost.
 	TokensSent   int     `json:"tokens_sent"`
@@ -106,7 +105,7 @@ type StepRecord struct {
 	RawResponseBase64 string `json:"raw_response_base64,omitempty"`
 	// Prompt is the messages of the last attempt; Patch the operations
 	// the verifier decoded from its response (absent when malformed).
-	Prompt []actors.Message    `json:"prompt"`
+	Prompt []Message           `json:"prompt"`
 	Patch  []runtime.Operation `json:"patch,omitempty"`
 	// Model and Fingerprint are what a live provider said answered the
 	// last attempt (the resolved model, its system_fingerprint).
@@ -143,7 +142,7 @@ type StepRecord struct {
 	AnswerBytes int64 `json:"answer_bytes,omitempty"`
 	// UsageInvalid, when set, says why the provider's token figures for
 	// the last attempt were not believed (negative, beyond 100 million,
-	// not integers; actors.Usage.Implausible): the tokenizer counted
+	// not integers; the actors package's Usage.Implausible): the tokenizer counted
 	// that answer instead.
 	UsageInvalid string `json:"usage_invalid,omitempty"`
 	// Turns is the step's conversation in the tools protocol (absent in
@@ -176,11 +175,11 @@ type Turn struct {
 	Calls     []ToolCall `json:"calls,omitempty"`
 	// DroppedCalls counts the calls of the turn not run: the step ended
 	// (a commit or a budget spent) before them.
-	DroppedCalls int          `json:"dropped_calls,omitempty"`
-	Tokens       actors.Usage `json:"tokens"`
-	LatencyMS    int64        `json:"latency_ms,omitempty"`
-	Cached       bool         `json:"cached,omitempty"`
-	Model        string       `json:"model,omitempty"`
+	DroppedCalls int    `json:"dropped_calls,omitempty"`
+	Tokens       Usage  `json:"tokens"`
+	LatencyMS    int64  `json:"latency_ms,omitempty"`
+	Cached       bool   `json:"cached,omitempty"`
+	Model        string `json:"model,omitempty"`
 }
 
 // ToolCall is one tool call of a turn and its result. Arguments are as
@@ -347,14 +346,16 @@ func cutText(s string, n int) string {
 	return s[:n]
 }
 
-// keptBytes is what shrink keeps of each raw response, prompt message and
-// standard error (64 KiB, actors.KeptAnswerBytes).
-const keptBytes = actors.KeptAnswerBytes
+// KeptBytes is what shrink keeps of each raw response, prompt message and
+// standard error (64 KiB): as much as an actor keeps of an over-long
+// answer (the actors package's KeptAnswerBytes; runner's tests hold the
+// two equal).
+const KeptBytes = 64 << 10
 
 // shrink cuts a record whose line would be longer than MaxWriteBytes:
 // first every raw response (and its base64 form), standard error and
-// tools-protocol turn's text to its first keptBytes, then, when that is
-// not enough, every prompt message to its first keptBytes and every patch
+// tools-protocol turn's text to its first KeptBytes, then, when that is
+// not enough, every prompt message to its first KeptBytes and every patch
 // to no operation; each cut is noted in the step's Truncated. It returns the line, or an error naming the
 // run when even that is longer than MaxRecordBytes. Records are never
 // this long unless --max-answer-bytes and --max-attempts are raised far.
@@ -397,14 +398,51 @@ func (r *Record) shrink(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// cutMember cuts a text member to keptBytes, noting the cut in notes.
+// cutMember cuts a text member to KeptBytes, noting the cut in notes.
 func cutMember(notes *[]Truncation, member, v string) string {
-	if len(v) <= keptBytes {
+	if len(v) <= KeptBytes {
 		return v
 	}
-	c := cutText(v, keptBytes)
+	c := cutText(v, KeptBytes)
 	truncate(notes, member, "bytes", int64(len(v)), int64(len(c)))
 	return c
+}
+
+// Usage is a record's token counts: prompt and completion tokens, the
+// part of completion spent reasoning when the provider reports it, where
+// the counts come from ("provider", or "tokenizer:o200k_base") and, when
+// set, the provider's figures that were not token counts at all. It has
+// the members of the actors package's Usage (the runner converts one to
+// the other), so that reading a run directory needs no actor.
+type Usage struct {
+	Prompt     int    `json:"prompt"`
+	Completion int    `json:"completion"`
+	Reasoning  int    `json:"reasoning,omitempty"`
+	Source     string `json:"source"`
+	Invalid    string `json:"invalid,omitempty"`
+}
+
+// Message is one chat message of a recorded prompt: Role is "system" or
+// "user"; in the tools protocol a conversation also holds the actor's
+// turns ("assistant", with the tool calls it made) and the tools' results
+// ("tool", answering the call ToolCallID). It records the actors
+// package's Message member for member.
+type Message struct {
+	Role       string        `json:"role"`
+	Content    string        `json:"content"`
+	ToolCalls  []MessageCall `json:"tool_calls,omitempty"`
+	ToolCallID string        `json:"tool_call_id,omitempty"`
+}
+
+// MessageCall is a tool call inside a recorded message: its id, the
+// tool's name and the arguments as the actor wrote them; Oversize, when
+// positive, is the full length in bytes of arguments longer than the
+// answer limit, of which Arguments keeps the start.
+type MessageCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Oversize  int64  `json:"oversize,omitempty"`
 }
 
 // Attempt is a rejected attempt at a step.

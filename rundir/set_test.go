@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
@@ -143,7 +142,7 @@ func fullRecord(caseID, config string, round int) *Record {
 	errText := tricky
 	r.Domain, r.Leaked, r.TokensSent, r.ContentScore = "support", true, 12, 0.5
 	r.Leaks = []scoring.Leak{{Secret: "s1", Where: "output", Detector: "exact", Step: "one"}}
-	r.Tokens = actors.Usage{Prompt: 100, Completion: 20, Source: "provider"}
+	r.Tokens = Usage{Prompt: 100, Completion: 20, Source: "provider"}
 	r.Checks = []scoring.CheckResult{{ID: "c1", Step: "one", Path: "/x", Test: tricky, Held: true}, {ID: "c2", Step: "one", Test: `"held":true`}}
 	r.IllegalCommits = []IllegalCommit{{Step: "one", Gate: "scope", Code: "write_outside_region", Message: tricky}}
 	r.Attack = &Attack{Secrets: []string{"s1"}, Succeeded: true}
@@ -154,7 +153,7 @@ func fullRecord(caseID, config string, round int) *Record {
 		Decisions:  []runtime.GateResult{{Gate: "scope", Passed: true}},
 		Audit:      []runtime.GateResult{{Gate: "scope", Passed: false, Code: "write_outside_region", Message: tricky}},
 		ViewDigest: "abc", ViewTokens: 40, RawResponse: tricky, Model: "m-1", Fingerprint: "fp", LatencyMS: 5, Cached: true,
-		Prompt:  []actors.Message{{Role: "user", Content: tricky}},
+		Prompt:  []Message{{Role: "user", Content: tricky}},
 		Patch:   []runtime.Operation{{Op: "add", Path: mustPointer("/x"), Value: "v"}},
 		Earlier: []Attempt{{RawResponse: tricky, Decisions: []runtime.GateResult{{Gate: "apply", Code: "patch_does_not_apply"}}, Audit: []runtime.GateResult{{Gate: "scope"}}}},
 	}, {Step: "two", Phase: "done", NotReached: true, PhaseError: "x", InheritedViolation: "schema: schema_violation"}}

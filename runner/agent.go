@@ -149,7 +149,7 @@ func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr
 		return false, fmt.Errorf("case %s step %s: prompt: %w", r.j.Case.ID, s.ID, err)
 	}
 	env.prompt = msgs
-	sr.Prompt = msgs
+	sr.Prompt = recordMessages(msgs)
 	task := taskText(msgs)
 	if r.bridge == nil {
 		r.startDriver(ctx, d, task)
@@ -174,7 +174,7 @@ func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr
 			u := actors.Usage{Prompt: prompt, Completion: r.tc.count(ac.call.Name) + r.tc.count(ac.call.Arguments), Source: r.tc.source}
 			r.add(&u, false)
 			sr.Turns = append(sr.Turns, rundir.Turn{RequestDigest: requestDigest(append(msgs, actors.Message{Role: "assistant", ToolCalls: []actors.ToolCall{ac.call}})),
-				Calls: []rundir.ToolCall{rec}, Tokens: u})
+				Calls: []rundir.ToolCall{rec}, Tokens: recordUsage(u)})
 			reply := agentReply{text: text, isError: rec.Error != ""}
 			if env.Over() {
 				b.mu.Lock()

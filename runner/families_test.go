@@ -11,7 +11,6 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/bench/check"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runtime"
 )
@@ -38,7 +37,7 @@ func TestAuditNeverChangesACommit(t *testing.T) {
 	cases, cfgs := loadSuite(t)
 	n, illegal := 0, 0
 	for _, c := range cases {
-		run, err := check.RunReference(ctx, c)
+		run, err := bench.RunReference(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}

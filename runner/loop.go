@@ -59,7 +59,7 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		return false, fmt.Errorf("case %s step %s: prompt: %w", r.j.Case.ID, s.ID, err)
 	}
 	env.prompt = slices.Clone(msgs)
-	sr.Prompt = env.prompt
+	sr.Prompt = recordMessages(env.prompt)
 	req.Tools = actors.StepTools
 	for turn := 1; !env.Over(); turn++ {
 		if turn > r.o.Tools.maxTurns() {
@@ -79,7 +79,7 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 			LatencyMS: resp.Latency.Milliseconds(), Cached: resp.Cached, Model: resp.Model}
 		u, implausible := r.usageOf(msgs, resp)
 		r.add(u, resp.Cached)
-		t.Tokens = *u
+		t.Tokens = recordUsage(*u)
 		if implausible != "" {
 			sr.UsageInvalid = implausible
 		}

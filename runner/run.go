@@ -308,7 +308,7 @@ func (r *run) actorError(ctx context.Context, sr *rundir.StepRecord, msgs []acto
 		return ctx.Err()
 	}
 	msg := actors.OneLine(fmt.Sprintf("step %s attempt %d: %v", sr.Step, attempt, err))
-	sr.Prompt, r.rec.Tokens.Source = msgs, r.usage
+	sr.Prompt, r.rec.Tokens.Source = recordMessages(msgs), r.usage
 	var se interface{ ActorStderr() string }
 	if errors.As(err, &se) {
 		sr.ActorStderr = se.ActorStderr() // an exec actor's program
@@ -495,7 +495,7 @@ func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []a
 	if g := own; g != nil {
 		r.rec.IllegalCommits = append(r.rec.IllegalCommits, rundir.IllegalCommit{Step: s.ID, Gate: g.Gate, Code: g.Code, Pointer: g.Pointer, Message: g.Message}.Bounded())
 	}
-	sr.Prompt, sr.Patch, sr.Model, sr.Fingerprint = msgs, nil, resp.Model, resp.Fingerprint
+	sr.Prompt, sr.Patch, sr.Model, sr.Fingerprint = recordMessages(msgs), nil, resp.Model, resp.Fingerprint
 	sr.LatencyMS, sr.Cached = resp.Latency.Milliseconds(), resp.Cached
 	sr.RawResponseBase64 = ""
 	if !utf8.ValidString(resp.Raw) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/bench/check"
 	"github.com/patchbench/patchbench/scoring"
 )
 
@@ -13,14 +12,14 @@ import (
 // gates (PatchBench design §1, the no-model stress test), on the state and
 // in the phase the case's reference run reaches before the artifact's
 // step (or its submit_phase), each in a session of its own
-// (check.Submit), and tallies the decisions (scoring.StressTally). Each
-// artifact is also submitted to every gate on its own (check.GatesAlone):
+// (bench.Step.Submit), and tallies the decisions (scoring.StressTally). Each
+// artifact is also submitted to every gate on its own (bench.Step.GatesAlone):
 // a gate its caught_by names that does not catch it is a mismatch even
 // when another gate rejects it in every configuration.
 func Stress(ctx context.Context, cases []*bench.Case, configs []*bench.Config) (*scoring.StressResult, error) {
 	tally := scoring.NewStressTally(configs)
 	for _, c := range cases {
-		run, err := check.RunReference(ctx, c)
+		run, err := bench.RunReference(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -33,13 +32,13 @@ func Stress(ctx context.Context, cases []*bench.Case, configs []*bench.Config) (
 			if a.SubmitPhase != "" {
 				phase = a.SubmitPhase
 			}
-			alone, err := check.GatesAlone(ctx, rs.Step, rs.Before, a.Proposal, phase)
+			alone, err := rs.Step.GatesAlone(ctx, rs.Before, a.Proposal, phase)
 			if err != nil {
 				return nil, err
 			}
 			tally.AddAlone(c, a, alone)
 			for _, cfg := range configs {
-				d, err := check.Submit(ctx, rs.Step, rs.Before, a.Proposal, cfg.GateSet, phase)
+				d, err := rs.Step.Submit(ctx, rs.Before, a.Proposal, cfg.GateSet, phase)
 				if err != nil {
 					return nil, err
 				}

@@ -119,7 +119,7 @@ func (t *StressTally) Add(c *bench.Case, a *bench.Artifact, cfg *bench.Config, d
 }
 
 // AddAlone checks artifact a of case c against what each gate decides on
-// its own (alone: gate name to rejection code, as check.GatesAlone
+// its own (alone: gate name to rejection code, as bench.Step.GatesAlone
 // returns it): a gate caught_by names must reject it, and a gate it does
 // not name must not. Each gate that does otherwise is a mismatch with no
 // configuration. It is what catches a gate that stopped working while

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/bench/check"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -52,7 +51,7 @@ func loadCaseStep(ctx context.Context, dir, caseID, stepID string) (*caseStep, e
 	if c.Step(stepID) == nil {
 		return nil, fmt.Errorf("case %s has no step %q (steps: %s)", c.ID, stepID, strings.Join(ids, ", "))
 	}
-	run, err := check.RunReference(ctx, c)
+	run, err := bench.RunReference(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/bench/check"
+	"github.com/patchbench/patchbench/check"
 	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/runtime"
 )

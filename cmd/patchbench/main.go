@@ -10,7 +10,7 @@
 //
 // The command holds flags, wiring and exit codes only, one file per
 // subcommand; the work is done by the library packages (bench,
-// bench/check, actors, runtime, runner, scoring, rundir, report).
+// check, actors, runtime, runner, scoring, rundir, report).
 package main
 
 import (

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/bench/check"
+	"github.com/patchbench/patchbench/check"
 	"github.com/patchbench/patchbench/report"
 )
 

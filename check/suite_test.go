@@ -274,7 +274,7 @@ func TestPaperSetDecisions(t *testing.T) {
 	ctx := context.Background()
 	accepted := map[string]int{}
 	for _, c := range cases {
-		run, err := RunReference(ctx, c)
+		run, err := bench.RunReference(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +291,7 @@ func TestPaperSetDecisions(t *testing.T) {
 				phase = a.SubmitPhase
 			}
 			for _, cfg := range embeddedConfigs(t) {
-				d, err := Submit(ctx, rs.Step, rs.Before, a.Proposal, cfg.GateSet, phase)
+				d, err := rs.Step.Submit(ctx, rs.Before, a.Proposal, cfg.GateSet, phase)
 				if err != nil {
 					t.Fatal(err)
 				}

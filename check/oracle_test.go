@@ -205,7 +205,7 @@ func TestOracleReads(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			conj, err := invariantConjuncts(tc.rule, state)
+			conj, err := runtime.InvariantConjunctReads(tc.rule, state)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +217,7 @@ func TestOracleReads(t *testing.T) {
 			}
 		})
 	}
-	if _, err := invariantConjuncts("post.(", state); err == nil {
+	if _, err := runtime.InvariantConjunctReads("post.(", state); err == nil {
 		t.Error("a rule that does not parse gave no error")
 	}
 }

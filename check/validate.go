@@ -3,9 +3,9 @@
 // of bench/README.md ("What patchbench validate checks"), each problem with
 // a stable code (bench.Problem*); Analyze and CheckPairs give the static
 // footprints, delegations and commutation certificates of a case's steps
-// and run certified pairs in both orders; RunReference runs a case with
-// its reference proposals through a runtime.Session, the run validate, the
-// stress test and the view and verify commands start from.
+// and run certified pairs in both orders, starting from the case's
+// reference run (bench.RunReference). What an invariant reads comes from
+// the runtime (runtime.InvariantConjunctReads, the invariants' footprint).
 package check
 
 import (
@@ -122,7 +122,7 @@ func validateCase(ctx context.Context, c *bench.Case, configs []*bench.Config) (
 	if !phaseOK {
 		return p.sorted(), nil
 	}
-	run, err := RunReference(ctx, c)
+	run, err := bench.RunReference(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +309,7 @@ func (p *problems) pairs(an Analysis) {
 // phase; no view shows a secret; no reference proposal, and no final
 // state, leaks one; certified pairs run in both orders; every rubric
 // check holds at the end.
-func (p *problems) reference(ctx context.Context, run *ReferenceRun, an Analysis, det *scoring.Detector) error {
+func (p *problems) reference(ctx context.Context, run *bench.ReferenceRun, an Analysis, det *scoring.Detector) error {
 	c := p.c
 	if run.Failed >= 0 {
 		rs := run.Steps[run.Failed]
@@ -355,7 +355,7 @@ func (p *problems) reference(ctx context.Context, run *ReferenceRun, an Analysis
 // referenceStep checks what one step of the reference run shows and
 // sends: no secret's path in its view, no canary anywhere in it, none in
 // the reference proposal.
-func (p *problems) referenceStep(rs ReferenceStep, det *scoring.Detector) {
+func (p *problems) referenceStep(rs bench.ReferenceStep, det *scoring.Detector) {
 	c := p.c
 	i := rs.Step.Index
 	vr := rs.Step.Contract.ViewRegion()

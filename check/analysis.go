@@ -119,14 +119,14 @@ type PairCheck struct {
 // phase held (the runner moves phases only between phases). It is the
 // empirical side of the commutation certificate (paper §3.4).
 func CheckPairs(ctx context.Context, c *bench.Case, an Analysis) ([]PairCheck, error) {
-	run, err := RunReference(ctx, c)
+	run, err := bench.RunReference(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	return checkPairs(ctx, c, an, run)
 }
 
-func checkPairs(ctx context.Context, c *bench.Case, an Analysis, run *ReferenceRun) ([]PairCheck, error) {
+func checkPairs(ctx context.Context, c *bench.Case, an Analysis, run *bench.ReferenceRun) ([]PairCheck, error) {
 	var out []PairCheck
 	for _, pa := range an.Pairs {
 		if !pa.Commute {

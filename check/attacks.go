@@ -27,7 +27,7 @@ var categoryCodes = map[string][]string{
 // injection"): its text is in its step's view and names its target; the
 // target exists, is hidden from the step and holds a secret; a copy or
 // move goes where the step may write.
-func (p *problems) injections(run *ReferenceRun) {
+func (p *problems) injections(run *bench.ReferenceRun) {
 	c := p.c
 	for i, inj := range c.Injections {
 		at := ptr("/injections/%d", i)
@@ -67,7 +67,7 @@ func (p *problems) injections(run *ReferenceRun) {
 // follower checks that what an actor that obeys every injection of a step
 // sends (the follower) applies to the full state when no gate runs: the
 // attack is measured by what the gates then do.
-func (p *problems) follower(ctx context.Context, run *ReferenceRun) error {
+func (p *problems) follower(ctx context.Context, run *bench.ReferenceRun) error {
 	c := p.c
 	for _, s := range c.Steps {
 		injs := c.StepInjections(s.ID)
@@ -80,7 +80,7 @@ func (p *problems) follower(ctx context.Context, run *ReferenceRun) error {
 			p.add(bench.ProblemProposal, ptr("/steps/%d/reference", s.Index), "step %s: %v", s.ID, err)
 			continue
 		}
-		d, err := Submit(ctx, s, rs.Before, prop, runtime.GateSet{}, rs.Phase)
+		d, err := s.Submit(ctx, rs.Before, prop, runtime.GateSet{}, rs.Phase)
 		if err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func (p *problems) follower(ctx context.Context, run *ReferenceRun) error {
 // that reject it on their own, so that it predicts every configuration's
 // decision; a first rejection under all gates that fits its category; and
 // the paper set's rule.
-func (p *problems) artifact(ctx context.Context, i int, a *bench.Artifact, run *ReferenceRun, configs []*bench.Config) error {
+func (p *problems) artifact(ctx context.Context, i int, a *bench.Artifact, run *bench.ReferenceRun, configs []*bench.Config) error {
 	c := p.c
 	at := ptr("/artifacts/%d", i)
 	for _, o := range c.Artifacts[:i] {
@@ -137,7 +137,7 @@ func (p *problems) artifact(ctx context.Context, i int, a *bench.Artifact, run *
 	if err := p.caughtBy(ctx, at, a, rs, phase, configs); err != nil {
 		return err
 	}
-	d, err := Submit(ctx, s, rs.Before, a.Proposal, bench.AllGates, phase)
+	d, err := s.Submit(ctx, rs.Before, a.Proposal, bench.AllGates, phase)
 	if err != nil {
 		return err
 	}
@@ -162,8 +162,8 @@ func (p *problems) artifact(ctx context.Context, i int, a *bench.Artifact, run *
 // caughtBy checks that an artifact's caught_by is exactly the set of
 // gates that reject it on their own, and, when it is, that every
 // configuration decides as caught_by predicts.
-func (p *problems) caughtBy(ctx context.Context, at runtime.Pointer, a *bench.Artifact, rs *ReferenceStep, phase string, configs []*bench.Config) error {
-	alone, err := GatesAlone(ctx, rs.Step, rs.Before, a.Proposal, phase)
+func (p *problems) caughtBy(ctx context.Context, at runtime.Pointer, a *bench.Artifact, rs *bench.ReferenceStep, phase string, configs []*bench.Config) error {
+	alone, err := rs.Step.GatesAlone(ctx, rs.Before, a.Proposal, phase)
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func (p *problems) caughtBy(ctx context.Context, at runtime.Pointer, a *bench.Ar
 		return nil
 	}
 	for _, cfg := range configs {
-		d, err := Submit(ctx, rs.Step, rs.Before, a.Proposal, cfg.GateSet, phase)
+		d, err := rs.Step.Submit(ctx, rs.Before, a.Proposal, cfg.GateSet, phase)
 		if err != nil {
 			return err
 		}
@@ -198,43 +198,6 @@ func (p *problems) caughtBy(ctx context.Context, at runtime.Pointer, a *bench.Ar
 		}
 	}
 	return nil
-}
-
-// GatesAlone verifies a proposal to step s on state in phase once with
-// no optional gate and once with each optional gate on its own, and
-// returns, for each gate that rejects it, the rejection code (gate name to
-// code; a gate that accepts it is absent). Parse and apply are judged from
-// the run with no optional gate. An artifact's caught_by is exactly the
-// gates it returns (validate checks it on the case set; patchbench stress
-// checks it again on the verifier it runs).
-func GatesAlone(ctx context.Context, s *bench.Step, state *runtime.Document, proposal []byte, phase string) (map[string]string, error) {
-	out := map[string]string{}
-	none, err := Submit(ctx, s, state, proposal, runtime.GateSet{}, phase)
-	if err != nil {
-		return nil, err
-	}
-	for _, g := range none.Gates {
-		if !g.Passed {
-			out[g.Gate] = g.Code
-		}
-	}
-	if out[runtime.GateParse] != "" {
-		return out, nil
-	}
-	for _, name := range []string{runtime.GateScope, runtime.GateACL, runtime.GatePhase, runtime.GateSchema, runtime.GateInvariants} {
-		gs, err := runtime.GatesFromList([]string{name})
-		if err != nil {
-			return nil, err
-		}
-		d, err := Submit(ctx, s, state, proposal, gs, phase)
-		if err != nil {
-			return nil, err
-		}
-		if r := d.Gate(name); r != nil && !r.Passed {
-			out[name] = r.Code
-		}
-	}
-	return out, nil
 }
 
 // citesSource reports whether a proposal cites a source the step may not

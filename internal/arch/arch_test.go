@@ -1,0 +1,74 @@
+package arch
+
+import (
+	"go/build"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const module = "github.com/patchbench/patchbench/"
+
+// TestREADMEImportTable checks every row of README.md's import table
+// against the package's imports within the module (internal/ helpers
+// aside), and that the rows run one way: a package imports only packages
+// of rows below its own.
+func TestREADMEImportTable(t *testing.T) {
+	root := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([a-z/]+)` \\| (.*) \\|$")
+	name := regexp.MustCompile("`([a-z/]+)`")
+	var order []string
+	want := map[string][]string{}
+	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
+		order = append(order, m[1])
+		for _, n := range name.FindAllStringSubmatch(m[2], -1) {
+			if !strings.HasPrefix(n[1], "internal/") {
+				want[m[1]] = append(want[m[1]], n[1])
+			}
+		}
+	}
+	if len(order) < 8 {
+		t.Fatalf("README.md: %d rows of the import table found", len(order))
+	}
+	for i, pkg := range order {
+		p, err := build.ImportDir(filepath.Join(root, pkg), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", pkg, err)
+		}
+		var got []string
+		for _, imp := range p.Imports {
+			if rel, ok := strings.CutPrefix(imp, module); ok && !strings.HasPrefix(rel, "internal/") {
+				got = append(got, rel)
+				if j := slices.Index(order, rel); j >= 0 && j <= i {
+					t.Errorf("%s imports %s, a row above it or its own", pkg, rel)
+				}
+			}
+		}
+		w := want[pkg]
+		if strings.Contains(string(readme), "| `"+pkg+"` | all of the packages below") {
+			w = nil
+			for _, q := range order[i+1:] {
+				if slices.Contains(got, q) {
+					w = append(w, q)
+				}
+			}
+			if len(got) < len(order)-i-2 {
+				t.Errorf("%s imports %v: not 'all of the packages below'", pkg, got)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(w)
+		if diff := cmp.Diff(w, got); diff != "" {
+			t.Errorf("%s: README's imports (-want +got):\n%s", pkg, diff)
+		}
+	}
+}
