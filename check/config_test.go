@@ -13,12 +13,12 @@ import (
 // A seventh configuration is a file; nothing else changes.
 func TestSeventhConfiguration(t *testing.T) {
 	fsys := fstest.MapFS{}
-	entries, err := os.ReadDir("../configs")
+	entries, err := os.ReadDir("../bench/configs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("../configs", e.Name()))
+		b, err := os.ReadFile(filepath.Join("../bench/configs", e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}

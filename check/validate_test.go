@@ -9,7 +9,7 @@ import (
 	"github.com/patchbench/patchbench/bench"
 )
 
-const exampleFile = "../testdata/example/support/sup-example-refund.yaml"
+const exampleFile = "../bench/testdata/example/support/sup-example-refund.yaml"
 
 func readExample(t *testing.T) string {
 	t.Helper()
