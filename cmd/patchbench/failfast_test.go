@@ -278,11 +278,11 @@ func TestManifestMarksTheSessionUntilItEnds(t *testing.T) {
 	if !ok {
 		t.Fatal("plan")
 	}
-	sink, code, ok := openRunDir(p, false, io.Discard)
-	if !ok {
-		t.Fatal(code)
+	d, err := runner.OpenDir(p.dir, p.manifest, p.opts.Configs, false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sink.Close()
+	d.Abandon()
 	if m, err := rundir.ReadManifest(out); err != nil || !m.Interrupted || m.Finished != "" {
 		t.Fatalf("during the session: %+v %v", m, err)
 	}

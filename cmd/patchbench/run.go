@@ -160,17 +160,10 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 // runPlan is what a run does, once its flags are checked and its inputs
 // loaded.
 type runPlan struct {
-	opts     runner.Options
-	manifest rundir.Manifest
-	dir      string
-	acts     []actors.Actor
-	skip     map[string]bool // the runs the directory holds already
-	// fresh says the directory held no record when the session
-	// started: then every record is this session's, written once, and
-	// finish summarises them as they were written (written) instead of
-	// reading the directory back.
-	fresh         bool
-	written       *summingSink
+	opts          runner.Options
+	manifest      rundir.Manifest
+	dir           string
+	acts          []actors.Actor
 	progressEvery time.Duration
 	cacheFailures *cacheFailures
 }
@@ -511,9 +504,9 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 
 // nothingToDo reports whether the directory holds every run of the plan
 // (none is left for this session).
-func nothingToDo(p *runPlan) bool {
+func nothingToDo(p *runPlan, skip map[string]bool) bool {
 	for _, j := range p.opts.Jobs() {
-		if !p.skip[j.RunID()] {
+		if !skip[j.RunID()] {
 			return false
 		}
 	}
@@ -532,11 +525,12 @@ func redactURL(s string) string {
 // runs with their progress on standard error, records how the session
 // ended in the manifest, and reports.
 func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, stdout, stderr io.Writer) int {
-	sink, code, ok := openRunDir(p, retryErrors, stderr)
-	if !ok {
-		return code
+	d, err := runner.OpenDir(p.dir, p.manifest, p.opts.Configs, retryErrors)
+	if err != nil {
+		return failf(stderr, "run", "%v", err)
 	}
-	if len(p.skip) > 0 && nothingToDo(p) {
+	p.opts.TokensSpent = d.TokensSent
+	if len(d.Skip) > 0 && nothingToDo(p, d.Skip) {
 		fmt.Fprintf(stderr, "patchbench run: nothing to do: every run of %s is recorded (--retry-errors redoes the error runs); the tables below are the directory's\n", p.dir)
 	}
 	tty, width := terminal(stderr)
@@ -546,37 +540,26 @@ func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, s
 		prog.say("patchbench run: %v; no more requests are sent to it, and no more of its runs are started", e)
 	}
 	p.cacheFailures.setSay(prog.say)
-	p.written = &summingSink{sink: sink, s: report.NewSummarizer(p.opts.Configs, p.manifest.Actors), t: runTotals{pending: map[string]int{}}}
-	runErr := runner.Run(ctx, p.opts, p.skip, p.written)
+	runErr := runner.Run(ctx, p.opts, d.Skip, d)
 	prog.finish()
-	if err := sink.Close(); err != nil && runErr == nil {
-		runErr = err
-	}
-	m := &p.manifest
-	m.Finished = time.Now().UTC().Format(time.RFC3339)
-	if errors.Is(runErr, runner.ErrTokenBudget) {
-		m.TokenBudgetSpent, runErr = true, nil
+	end, err := d.End(runErr)
+	if end.TokenBudgetSpent {
 		fmt.Fprintf(stderr, "patchbench run: the token budget (--max-tokens-total %d) is spent; the runs not done are left for a later run\n", p.opts.MaxTokensTotal)
 	}
-	var down *runner.DownError
-	if errors.As(runErr, &down) {
-		runErr = nil // said in finish; the runs not started are left for the same command
-	}
-	m.Interrupted = runErr != nil
-	if err := rundir.WriteManifest(p.dir, *m); err != nil {
-		if runErr != nil && !errors.Is(runErr, context.Canceled) {
-			failf(stderr, "run", "%v", runErr) // what failed first
+	if err != nil {
+		if end.Err != nil && !errors.Is(end.Err, context.Canceled) {
+			failf(stderr, "run", "%v", end.Err) // what failed first
 		}
 		return failf(stderr, "run", "%v; %s still marks the session interrupted (as it has since the session started); fix the cause, then run the same command again", err, rundir.ManifestFile)
 	}
 	var fatal *runner.FatalError
-	if errors.As(runErr, &fatal) {
+	if errors.As(end.Err, &fatal) {
 		return failf(stderr, "run", "stopped: %s (the run is recorded in %s; fix the cause and run the same command with --retry-errors)", actors.OneLine(fatal.Error()), p.dir)
 	}
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return failf(stderr, "run", "%v; the runs recorded so far are kept and the manifest marks the session interrupted; fix the cause, then run the same command again", runErr)
+	if end.Err != nil && !errors.Is(end.Err, context.Canceled) {
+		return failf(stderr, "run", "%v; the runs recorded so far are kept and the manifest marks the session interrupted; fix the cause, then run the same command again", end.Err)
 	}
-	return finish(p, runErr != nil, down, format, stdout, stderr)
+	return finish(p, d, end, format, stdout, stderr)
 }
 
 // terminal reports whether w is a terminal, and its width in columns.
@@ -622,95 +605,15 @@ func (c *cacheFailures) add(err error) {
 	}
 }
 
-// openRunDir refuses a directory of other settings, takes the directory's
-// lock, reads what it holds (the runs to skip, the tokens already sent)
-// and writes the manifest, keeping the first start and every session's
-// build.
-func openRunDir(p *runPlan, retryErrors bool, stderr io.Writer) (*rundir.Sink, int, bool) {
-	m := &p.manifest
-	old, err := rundir.CheckManifest(p.dir, *m)
-	if err != nil {
-		return nil, failf(stderr, "run", "%v", err), false
-	}
-	if old != nil {
-		m.Started, m.Revisions = old.Started, old.Revisions
-	}
-	// Until the session ends and says otherwise, the manifest marks it
-	// interrupted: a session killed, or stopped by a full disk that
-	// leaves no room to say so, is marked all the same.
-	m.Interrupted = true
-	if rev := strings.TrimSpace(m.Version + " " + m.GitRevision); rev != "" && !slices.Contains(m.Revisions, rev) {
-		m.Revisions = append(m.Revisions, rev)
-	}
-	// Lock the directory first, then read what it holds: no other
-	// process can add runs in between.
-	sink, err := rundir.OpenSink(p.dir)
-	if err != nil {
-		return nil, failf(stderr, "run", "%v", err), false
-	}
-	res, err := sink.Resume(retryErrors)
-	if err == nil {
-		err = rundir.WriteManifest(p.dir, *m)
-	}
-	if err != nil {
-		sink.Close()
-		return nil, failf(stderr, "run", "%v", err), false
-	}
-	p.skip, p.opts.TokensSpent, p.fresh = res.Skip, res.TokensSent, res.Records == 0
-	return sink, 0, true
-}
-
-// summingSink writes each record to the run directory and then adds it to
-// a summary and to the totals, in the order of the file.
-type summingSink struct {
-	sink *rundir.Sink
-	mu   sync.Mutex
-	s    *report.Summarizer
-	t    runTotals
-}
-
-func (w *summingSink) Write(r *rundir.Record) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.sink.Write(r); err != nil {
-		return err
-	}
-	w.s.Add(r)
-	w.t.add(r)
-	return nil
-}
-
-// runTotals are what run says of its directory after the tables: the runs,
-// those with an outcome (passed or failed), those settled (not pending),
-// the error runs with the first error, and the pending runs per actor.
-type runTotals struct {
-	runs, outcomes, settled, errors int
-	firstError                      string
-	pending                         map[string]int
-}
-
 // finish reads the directory back (the last record of each run), writes
 // summary.json, prints the tables and says what the directory holds. It
 // returns exit 2 for an interrupted session and exit 3 while the work is
 // not done: a run ended in an error, waits for a file actor's answer, or
 // was not run (an endpoint down, the token budget spent); complete in
 // summary.json is true only when every expected run has an outcome.
-func finish(p *runPlan, interrupted bool, down *runner.DownError, format string, stdout, stderr io.Writer) int {
-	s, t := p.written.s, p.written.t
-	if !p.fresh {
-		s, t = report.NewSummarizer(p.opts.Configs, p.manifest.Actors), runTotals{pending: map[string]int{}}
-		err := rundir.Latest(filepath.Join(p.dir, rundir.RunsFile), func(r *rundir.Record) error {
-			s.Add(r)
-			t.add(r)
-			return nil
-		})
-		if err != nil {
-			return failf(stderr, "run", "%v", err)
-		}
-	}
-	summary := s.Summary()
-	summary.RunsExpected, summary.Complete = p.manifest.ExpectedRuns, t.outcomes >= p.manifest.ExpectedRuns
-	if err := rundir.WriteJSON(p.dir, rundir.SummaryFile, summary); err != nil {
+func finish(p *runPlan, d *runner.DirSession, end runner.Ending, format string, stdout, stderr io.Writer) int {
+	summary, t, err := d.Summary()
+	if err != nil {
 		return failf(stderr, "run", "%v", err)
 	}
 	if format == "json" {
@@ -726,14 +629,14 @@ func finish(p *runPlan, interrupted bool, down *runner.DownError, format string,
 			}
 		}
 	}
-	if interrupted {
-		fmt.Fprintf(stderr, "patchbench run: interrupted; %d runs are in %s; run the same command again to resume\n", t.runs, p.dir)
+	if end.Interrupted() {
+		fmt.Fprintf(stderr, "patchbench run: interrupted; %d runs are in %s; run the same command again to resume\n", t.Runs, p.dir)
 		return exitUsage
 	}
-	if t.errors > 0 {
-		fmt.Fprintf(stderr, "patchbench run: %d of %s ended in an error (--retry-errors redoes them); the first: %s\n", t.errors, report.Plural(t.runs, "run"), actors.OneLine(t.firstError))
+	if t.Errors > 0 {
+		fmt.Fprintf(stderr, "patchbench run: %d of %s ended in an error (--retry-errors redoes them); the first: %s\n", t.Errors, report.Plural(t.Runs, "run"), actors.OneLine(t.FirstError))
 	}
-	if down != nil {
+	if down := end.Down; down != nil {
 		names := make([]string, len(down.Endpoints))
 		for i, e := range down.Endpoints {
 			names[i] = e.Redacted()
@@ -744,43 +647,26 @@ func finish(p *runPlan, interrupted bool, down *runner.DownError, format string,
 	if c := p.cacheFailures; c != nil && c.n > 0 {
 		fmt.Fprintf(stderr, "patchbench run: %s could not be kept in the response cache (the first: %v); the runs recorded them\n", report.PluralOf(c.n, "answer", "answers"), c.first)
 	}
-	fmt.Fprintf(stderr, "run directory: %s (%s)\n", p.dir, report.Plural(t.runs, "run"))
-	if t.runs > t.settled {
+	fmt.Fprintf(stderr, "run directory: %s (%s)\n", p.dir, report.Plural(t.Runs, "run"))
+	if t.Runs > t.Settled {
 		waiting(p.acts, t, stderr)
 	}
-	if t.outcomes < p.manifest.ExpectedRuns {
-		fmt.Fprintf(stderr, "patchbench run: the work is not done: %d of %d expected runs have an outcome (exit %d)\n", t.outcomes, p.manifest.ExpectedRuns, exitIncomplete)
+	if t.Outcomes < p.manifest.ExpectedRuns {
+		fmt.Fprintf(stderr, "patchbench run: the work is not done: %d of %d expected runs have an outcome (exit %d)\n", t.Outcomes, p.manifest.ExpectedRuns, exitIncomplete)
 		return exitIncomplete
 	}
 	return exitOK
 }
 
-func (t *runTotals) add(r *rundir.Record) {
-	t.runs++
-	switch r.Status {
-	case rundir.StatusPending:
-		t.pending[r.Actor]++
-		return
-	case rundir.StatusError:
-		t.errors++
-		if t.firstError == "" && r.Error != nil {
-			t.firstError = *r.Error
-		}
-	default:
-		t.outcomes++
-	}
-	t.settled++
-}
-
 // waiting says, for each file actor with pending runs, how many requests
 // wait for an answer and where the answers go.
-func waiting(acts []actors.Actor, t runTotals, stderr io.Writer) {
+func waiting(acts []actors.Actor, t runner.Totals, stderr io.Writer) {
 	for _, a := range acts {
 		f, ok := a.(*actors.Files)
-		if !ok || t.pending[f.Name()] == 0 {
+		if !ok || t.Pending[f.Name()] == 0 {
 			continue
 		}
-		mine := t.pending[f.Name()]
+		mine := t.Pending[f.Name()]
 		n, _, err := actors.PendingRequests(f.Dir())
 		if err != nil {
 			fmt.Fprintf(stderr, "patchbench run: %v\n", err)
