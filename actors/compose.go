@@ -157,3 +157,41 @@ func Endpoint(a Actor) string {
 	}
 	return ""
 }
+
+// Providers lists the live providers an actor sends requests to
+// ("anthropic", "ollama", "openai", sorted, each once): the actor's own,
+// or for a role map and the wrappers (Cached, Limited) those of the actors
+// inside. A no-model, file or exec actor has none. The manifest records
+// the endpoint of each provider a run used.
+func Providers(a Actor) []string {
+	set := map[string]bool{}
+	var walk func(Actor)
+	walk = func(a Actor) {
+		switch x := a.(type) {
+		case *OpenAI:
+			set["openai"] = true
+		case *Ollama:
+			set["ollama"] = true
+		case *Anthropic:
+			set["anthropic"] = true
+		case *Cached:
+			walk(x.Actor)
+		case *Limited:
+			walk(x.Actor)
+		case *RoleMap:
+			for _, in := range x.byRole {
+				walk(in)
+			}
+			if x.fallback != nil {
+				walk(x.fallback)
+			}
+		}
+	}
+	walk(a)
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}

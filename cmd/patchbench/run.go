@@ -485,15 +485,15 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 	}
 	for _, a := range o.Actors {
 		m.Actors = append(m.Actors, a.Name())
-		// A role map names its live actors inside its spec.
-		if strings.Contains(a.Name(), "openai:") {
-			m.OpenAIBaseURL = redactURL(params.OpenAIBaseURL)
-		}
-		if strings.Contains(a.Name(), "ollama:") {
-			m.OllamaHost = redactURL(params.OllamaHost)
-		}
-		if strings.Contains(a.Name(), "anthropic:") {
-			m.AnthropicBaseURL = redactURL(params.AnthropicBaseURL)
+		for _, p := range actors.Providers(a) {
+			switch p {
+			case "openai":
+				m.OpenAIBaseURL = redactURL(params.OpenAIBaseURL)
+			case "ollama":
+				m.OllamaHost = redactURL(params.OllamaHost)
+			case "anthropic":
+				m.AnthropicBaseURL = redactURL(params.AnthropicBaseURL)
+			}
 		}
 	}
 	b := readBuildInfo()
