@@ -36,12 +36,12 @@ type Options struct {
 	Warn func(msg string)
 }
 
-// B is one or more run directories opened for browsing as one comparison
+// Browser is one or more run directories opened for browsing as one comparison
 // (rundir.Combine). It holds each directory's index (a run's head and
 // where its line is), the case sets and the summary, never a whole
 // record: a run page reads its record from disk. It is safe for
 // concurrent use.
-type B struct {
+type Browser struct {
 	dirs    []*dirData
 	comb    *rundir.Combined
 	configs []*bench.Config
@@ -69,7 +69,7 @@ type B struct {
 	warnings    []string
 }
 
-// dirData is one run directory of a B.
+// dirData is one run directory of a Browser.
 type dirData struct {
 	path     string
 	label    string
@@ -117,11 +117,11 @@ type runEntry struct {
 // from the runs' heads; then it returns, and the case sets load in the
 // background (a run page waits for them; the overview needs none).
 // Records are read again from disk when a run page is asked for.
-func Open(paths []string, o Options) (*B, error) {
+func Open(paths []string, o Options) (*Browser, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no run directory given")
 	}
-	b := &B{byID: map[string]*runEntry{}, byCell: map[cellKey][]*runEntry{}, titles: map[string]string{}, domainOf: map[string]string{},
+	b := &Browser{byID: map[string]*runEntry{}, byCell: map[cellKey][]*runEntry{}, titles: map[string]string{}, domainOf: map[string]string{},
 		kinds: slices.Clone(bench.SecretKinds)}
 	var ms []*rundir.Manifest
 	for _, p := range paths {
@@ -194,7 +194,7 @@ func Open(paths []string, o Options) (*B, error) {
 }
 
 // waitCases waits until the case sets are loaded, or ctx is done.
-func (b *B) waitCases(ctx context.Context) error {
+func (b *Browser) waitCases(ctx context.Context) error {
 	select {
 	case <-b.casesLoaded:
 		return nil
@@ -205,7 +205,7 @@ func (b *B) waitCases(ctx context.Context) error {
 
 // casesReady reports whether the case sets are loaded (the overview then
 // shows the cases' titles).
-func (b *B) casesReady() bool {
+func (b *Browser) casesReady() bool {
 	select {
 	case <-b.casesLoaded:
 		return true
@@ -216,7 +216,7 @@ func (b *B) casesReady() bool {
 
 // loadCases loads each directory's case set, once per place, with the
 // titles of the cases.
-func (b *B) loadCases(o Options) {
+func (b *Browser) loadCases(o Options) {
 	loaded := map[string]map[string]*bench.Case{}
 	failed := map[string]bool{}
 	for _, d := range b.dirs {
@@ -275,7 +275,7 @@ func (b *B) loadCases(o Options) {
 // collect builds the comparison's runs from the directories' indexes, in
 // the manner of rundir.Set.Each (a run id two directories hold under one
 // name is taken from the first), and the report from their heads.
-func (b *B) collect() {
+func (b *Browser) collect() {
 	builder := report.NewBuilder(b.configs, b.actors, b.baseline)
 	caseSet := map[string]bool{}
 	for di, d := range b.dirs {
@@ -337,7 +337,7 @@ func (b *B) collect() {
 
 // sortRuns orders the runs by case, configuration (in the comparison's
 // order), actor (likewise) and round.
-func (b *B) sortRuns() {
+func (b *Browser) sortRuns() {
 	cfgAt, actorAt := b.positions()
 	sort.SliceStable(b.runs, func(i, j int) bool {
 		x, y := b.runs[i], b.runs[j]
@@ -355,7 +355,7 @@ func (b *B) sortRuns() {
 
 // positions give each configuration's and actor's place in the
 // comparison's order, by name.
-func (b *B) positions() (configs, actors map[string]int) {
+func (b *Browser) positions() (configs, actors map[string]int) {
 	configs, actors = map[string]int{}, map[string]int{}
 	for i, c := range b.configs {
 		configs[c.Name] = i
@@ -367,10 +367,10 @@ func (b *B) positions() (configs, actors map[string]int) {
 }
 
 // Runs is the number of runs in the comparison.
-func (b *B) Runs() int { return len(b.runs) }
+func (b *Browser) Runs() int { return len(b.runs) }
 
 // Dirs lists the run directories, as given to Open.
-func (b *B) Dirs() []string {
+func (b *Browser) Dirs() []string {
 	out := make([]string, len(b.dirs))
 	for i, d := range b.dirs {
 		out[i] = d.path
@@ -382,7 +382,7 @@ func (b *B) Dirs() []string {
 // actor and round. A run's id is case/config/actor/round with the actor
 // named as the comparison names it (actor@dir for an actor that two
 // directories hold).
-func (b *B) RunIDs() []string {
+func (b *Browser) RunIDs() []string {
 	out := make([]string, len(b.runs))
 	for i, r := range b.runs {
 		out[i] = r.ID
@@ -392,11 +392,11 @@ func (b *B) RunIDs() []string {
 
 // Summary is the summary of the comparison's runs (report.Summarizer over
 // their heads): the figures of the overview's main table.
-func (b *B) Summary() report.Summary { return b.report.Summary }
+func (b *Browser) Summary() report.Summary { return b.report.Summary }
 
 // Warnings are what Open worked around (also given to Options.Warn),
 // once the case sets are loaded.
-func (b *B) Warnings() []string {
+func (b *Browser) Warnings() []string {
 	<-b.casesLoaded
 	return slices.Clone(b.warnings)
 }
@@ -404,7 +404,7 @@ func (b *B) Warnings() []string {
 // lookup finds a run by its id in the comparison, or by the same id with
 // the configuration written as its label ("PatchOptic", as the tables
 // print it) or in another case.
-func (b *B) lookup(id string) *runEntry {
+func (b *Browser) lookup(id string) *runEntry {
 	if r := b.byID[id]; r != nil {
 		return r
 	}

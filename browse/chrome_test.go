@@ -417,7 +417,7 @@ func jsString(s string) string {
 }
 
 // writeFile writes b's single file at path.
-func writeFile(t *testing.T, b *B, path string, o BundleOptions) {
+func writeFile(t *testing.T, b *Browser, path string, o BundleOptions) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -441,7 +441,7 @@ func pageText(t *testing.T, ctx context.Context) []string {
 }
 
 // count is the number of runs with an outcome among their flags.
-func (b *B) count(o Outcome) int {
+func (b *Browser) count(o Outcome) int {
 	n := 0
 	for _, r := range b.runs {
 		if r.Flags.Has(o) {
@@ -535,7 +535,7 @@ func TestBrowserLeakFilters(t *testing.T) {
 }
 
 // countLeaks is the number of runs the filter's kind and mechanism keep.
-func (b *B) countLeaks(f Filter) int {
+func (b *Browser) countLeaks(f Filter) int {
 	n := 0
 	for _, r := range b.runs {
 		if f.matchRun(r, "") {

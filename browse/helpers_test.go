@@ -120,7 +120,7 @@ func canaries(t *testing.T, caseIDs ...string) []string {
 }
 
 // openRun opens a run directory made by makeRun.
-func openRun(t *testing.T, dirs ...string) *B {
+func openRun(t *testing.T, dirs ...string) *Browser {
 	t.Helper()
 	b, err := Open(dirs, Options{})
 	if err != nil {

@@ -65,7 +65,7 @@ func (f Filter) Query(extra ...string) string {
 
 // search is a filter's q ready to compare with run ids: lower case, the
 // configuration's label written as its name.
-func (b *B) search(q string) string {
+func (b *Browser) search(q string) string {
 	q = strings.ToLower(strings.TrimSpace(q))
 	parts := strings.Split(q, "/")
 	if len(parts) > 1 {
@@ -211,7 +211,7 @@ const maxListed = 300
 
 // overview builds the overview for a filter. The single file (static)
 // has everything in it, with the filter applied by its script.
-func (b *B) overview(f Filter, static bool) *overview {
+func (b *Browser) overview(f Filter, static bool) *overview {
 	o := &overview{Filter: f, Domains: b.domains, Configs: b.configs, Actors: b.actors, Outcomes: Outcomes, Static: static,
 		Total: len(b.runs), Expected: b.expected, Complete: b.report.Summary.Complete, Notes: b.report.Notes}
 	titles := map[string]string{}
@@ -343,7 +343,7 @@ func (b *B) overview(f Filter, static bool) *overview {
 
 // cell gathers the runs of one grid cell that the filter keeps (round
 // and search).
-func (b *B) cell(k cellKey, f Filter, q string, static bool) gridCell {
+func (b *Browser) cell(k cellKey, f Filter, q string, static bool) gridCell {
 	c := gridCell{Config: k.config}
 	counts := map[Outcome]int{}
 	var data []string
@@ -395,7 +395,7 @@ func (b *B) cell(k cellKey, f Filter, q string, static bool) gridCell {
 // comparison has (a domain, configuration, actor, outcome, round, secret
 // kind or leak mechanism no run has), each with the values there are: such a filter matches no run,
 // and the overview says why.
-func (b *B) UnknownFilters(q url.Values) []string {
+func (b *Browser) UnknownFilters(q url.Values) []string {
 	var out []string
 	check := func(key string, known []string) {
 		v := strings.TrimSpace(q.Get(key))

@@ -180,14 +180,14 @@ type pairView struct {
 // loadRun reads run id's record (one ReadAt) and builds its page: per
 // step the state replayed before it, and every text with its canaries and
 // hidden values marked (withheld unless reveal).
-func (b *B) loadRun(ctx context.Context, id string, reveal bool) (*runPage, error) {
+func (b *Browser) loadRun(ctx context.Context, id string, reveal bool) (*runPage, error) {
 	return b.loadRunMemo(ctx, id, reveal, nil)
 }
 
 // loadRunMemo is loadRun with the masked texts, states and diffs taken
 // from memo when an earlier page of the same case asked for the same
 // (memo may be nil: nothing is kept).
-func (b *B) loadRunMemo(ctx context.Context, id string, reveal bool, memo *pageMemo) (*runPage, error) {
+func (b *Browser) loadRunMemo(ctx context.Context, id string, reveal bool, memo *pageMemo) (*runPage, error) {
 	e := b.lookup(id)
 	if e == nil {
 		return nil, errNoRun{id: id, near: b.nearIDs(id)}
@@ -269,7 +269,7 @@ func (b *B) loadRunMemo(ctx context.Context, id string, reveal bool, memo *pageM
 
 // steps builds the page's steps, replaying the committed patches from the
 // case's initial state through a runtime.Session.
-func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.Case, cfg *bench.Config, det *scoring.Detector, memo *pageMemo, caseKey string) error {
+func (b *Browser) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.Case, cfg *bench.Config, det *scoring.Detector, memo *pageMemo, caseKey string) error {
 	var sess *runtime.Session
 	// prior names the state before a step for memo: the patches
 	// committed before it, in order ("init" once the replay broke and
@@ -441,7 +441,7 @@ func (b *B) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.
 
 // lastAttempt fills in a step's last attempt: the response, the patch,
 // the decisions and the audit's, the illegal commits.
-func (b *B) lastAttempt(sv *stepView, s *rundir.StepRecord, rec *rundir.Record, m *masker) {
+func (b *Browser) lastAttempt(sv *stepView, s *rundir.StepRecord, rec *rundir.Record, m *masker) {
 	sv.Response = m.text(s.RawResponse)
 	sv.ResponseBytes = len(s.RawResponse)
 	sv.ResponseLeaks = countLeaks(sv.Response)
@@ -563,7 +563,7 @@ func (e errNoRun) Error() string {
 }
 
 // nearIDs lists a few runs of the case an id names.
-func (b *B) nearIDs(id string) []string {
+func (b *Browser) nearIDs(id string) []string {
 	kase, _, _ := strings.Cut(id, "/")
 	var out []string
 	for _, r := range b.runs {

@@ -23,7 +23,7 @@ type pageData struct {
 // values in the page), and the embedded assets under /assets/. Pages
 // carry a Content-Security-Policy that allows only the server's own
 // assets.
-func (b *B) Handler() http.Handler {
+func (b *Browser) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", b.serveOverview)
 	mux.HandleFunc("GET /run/{id...}", b.serveRun)
@@ -42,7 +42,7 @@ func serveAsset(w http.ResponseWriter, contentType, body string) {
 	w.Write([]byte(body))
 }
 
-func (b *B) serveOverview(w http.ResponseWriter, r *http.Request) {
+func (b *Browser) serveOverview(w http.ResponseWriter, r *http.Request) {
 	f := ParseFilter(r.URL.Query())
 	if f.Q != "" {
 		if e := b.lookup(strings.Trim(f.Q, "/ ")); e != nil {
@@ -55,7 +55,7 @@ func (b *B) serveOverview(w http.ResponseWriter, r *http.Request) {
 	b.render(w, http.StatusOK, pageData{Title: "PatchBench runs", Overview: o})
 }
 
-func (b *B) serveRun(w http.ResponseWriter, r *http.Request) {
+func (b *Browser) serveRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id") // unescaped by the mux
 	reveal := r.URL.Query().Get("reveal") == "1"
 	p, err := b.loadRun(r.Context(), id, reveal)
@@ -77,7 +77,7 @@ func (b *B) serveRun(w http.ResponseWriter, r *http.Request) {
 }
 
 // render writes a page whole, or a plain error if the template fails.
-func (b *B) render(w http.ResponseWriter, status int, d pageData) {
+func (b *Browser) render(w http.ResponseWriter, status int, d pageData) {
 	var buf bytes.Buffer
 	if err := serverPages.ExecuteTemplate(&buf, "page", d); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

@@ -26,7 +26,7 @@ type BundleOptions struct {
 // WriteHTML writes the overview and every run's page as one
 // self-contained HTML file with no hidden value in it (WriteBundle with
 // the zero BundleOptions).
-func (b *B) WriteHTML(w io.Writer) error { return b.WriteBundle(w, BundleOptions{}) }
+func (b *Browser) WriteHTML(w io.Writer) error { return b.WriteBundle(w, BundleOptions{}) }
 
 // WriteBundle writes the overview and every run's page as one
 // self-contained HTML file (report --format html): the styles, the script
@@ -53,7 +53,7 @@ func (b *B) WriteHTML(w io.Writer) error { return b.WriteBundle(w, BundleOptions
 //
 // Runs are read from disk one at a time; the table is written as it
 // grows.
-func (b *B) WriteBundle(w io.Writer, o BundleOptions) error {
+func (b *Browser) WriteBundle(w io.Writer, o BundleOptions) error {
 	<-b.casesLoaded // the overview's titles, and every page, need them
 	bw := bufio.NewWriterSize(w, 1<<16)
 	head := struct {
@@ -160,7 +160,7 @@ type segKey struct {
 // eachPage builds the page of every run, in the order of b.runs, and
 // gives each to f: GOMAXPROCS pages are built at once, sharing a
 // pageMemo, and at most a few dozen wait for f.
-func (b *B) eachPage(reveal bool, f func(*runEntry, *runPage) error) error {
+func (b *Browser) eachPage(reveal bool, f func(*runEntry, *runPage) error) error {
 	type job struct {
 		r    *runEntry
 		p    *runPage

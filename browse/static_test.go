@@ -61,7 +61,7 @@ func decodeBundle(t *testing.T, page string) *bundle {
 	return &d
 }
 
-func writeBundle(t *testing.T, b *B, o BundleOptions) (string, *bundle) {
+func writeBundle(t *testing.T, b *Browser, o BundleOptions) (string, *bundle) {
 	t.Helper()
 	var buf strings.Builder
 	if err := b.WriteBundle(&buf, o); err != nil {

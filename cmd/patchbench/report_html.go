@@ -9,7 +9,7 @@ import (
 )
 
 // reportHTML writes the browser's overview and every run page as one
-// self-contained HTML file on standard output (browse.B.WriteBundle),
+// self-contained HTML file on standard output (browse.Browser.WriteBundle),
 // with the hidden values in it when reveal is set.
 func reportHTML(dirs []string, casesDir, baseline string, reveal bool, stdout, stderr io.Writer) int {
 	b, err := browse.Open(dirs, browse.Options{CasesDir: casesDir, Baseline: baseline, Warn: func(msg string) {
