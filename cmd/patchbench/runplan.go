@@ -1,0 +1,276 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runner"
+)
+
+// plan builds the actors, loads the configurations and the cases, and
+// makes the runner's options and the manifest.
+func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
+	params := f.params()
+	acts, code, ok := f.buildActors(fs, params)
+	if !ok {
+		return nil, code, false
+	}
+	configs, code, ok := f.selectConfigs(fs)
+	if !ok {
+		return nil, code, false
+	}
+	if err := runner.CheckTokenizer(*f.tok); err != nil {
+		return nil, fs.usageError("--tokenizer: %v", err), false
+	}
+	chosen, code, ok := f.selectCases(fs, acts)
+	if !ok {
+		return nil, code, false
+	}
+	prompt, err := loadPrompt(*f.promptTemplate)
+	if err != nil {
+		return nil, fs.usageError("--prompt-template: %v", err), false
+	}
+	p := &runPlan{acts: acts, progressEvery: *f.progressEvery, cacheFailures: f.cacheFailures, opts: runner.Options{
+		Cases: chosen, Configs: configs, Actors: acts, Rounds: *f.rounds, Concurrency: *f.concurrency,
+		MaxAttempts: *f.maxAttempts, PassThreshold: *f.threshold, Tokenizer: *f.tok, Shard: sh,
+		MaxTokensTotal: *f.maxTokensTotal, MaxAnswerBytes: *f.maxAnswer, Prompt: prompt,
+	}}
+	for _, a := range acts {
+		if _, driven := a.(actors.Driver); driven && *f.protocol != runner.ProtocolTools {
+			return nil, fs.usageError("--actor %s: an MCP agent works through the tools; add --protocol tools", a.Name()), false
+		}
+	}
+	if *f.protocol == runner.ProtocolTools {
+		for _, a := range acts {
+			if !actors.SpeaksTools(a) {
+				return nil, fs.usageError("--protocol tools: actor %s speaks only the json protocol", a.Name()), false
+			}
+		}
+		p.opts.Protocol, p.opts.Prompt = runner.ProtocolTools, runner.ToolsPrompt
+		p.opts.Tools = runner.ToolOptions{Disclosure: *f.disclosure, MaxTurns: *f.maxTurns, MaxToolCalls: *f.maxToolCalls, MaxStepBytes: *f.maxStepBytes}
+	}
+	p.manifest = f.manifest(params, p.opts)
+	p.dir = *f.out
+	if p.dir == "" {
+		p.dir = rundir.DefaultDir("results", p.manifest)
+	}
+	return p, 0, true
+}
+
+// loadPrompt reads and checks a --prompt-template file; "" is the
+// embedded template.
+func loadPrompt(path string) (*runner.Prompt, error) {
+	if path == "" {
+		return runner.DefaultPrompt, nil
+	}
+	b, err := readInput(path, runner.MaxPromptTemplateBytes)
+	if err != nil {
+		return nil, err
+	}
+	return runner.ParsePrompt(path, b)
+}
+
+// buildActors makes the actors of the --actor specs (actors.Build).
+func (f *runFlags) buildActors(fs *flagSet, params actors.Params) ([]actors.Actor, int, bool) {
+	acts, err := actors.Build(f.actorSpecs, actors.BuildOptions{Params: params, RPS: *f.rps, NoCache: *f.noCache,
+		CacheDir: *f.cacheDir, DefaultCacheDir: defaultCacheDir, OnCacheWriteError: f.cacheFailures.add})
+	var dupErr *actors.DuplicateSpecError
+	var cacheErr *actors.CacheDirError
+	switch {
+	case errors.As(err, &dupErr):
+		return nil, fs.usageError("--actor %s is given twice", dupErr.Spec), false
+	case errors.As(err, &cacheErr):
+		return nil, fs.usageError("--actor: %v; give --cache DIR or --no-cache", err), false
+	case err != nil:
+		return nil, fs.usageError("--actor: %v", err), false
+	}
+	return acts, 0, true
+}
+
+// defaultCacheDir is the response cache's directory when --cache is not
+// given: patchbench/responses in the user's cache directory.
+func defaultCacheDir() (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache directory (%v); give --cache DIR or --no-cache", err)
+	}
+	return filepath.Join(base, "patchbench", "responses"), nil
+}
+
+// selectConfigs loads the configurations and keeps those --config names,
+// in their own order.
+func (f *runFlags) selectConfigs(fs *flagSet) ([]*bench.Config, int, bool) {
+	configs, err := loadConfigs(*f.configsDir)
+	if err != nil {
+		return nil, failf(fs.stderr, "run", "%v", err), false
+	}
+	if len(f.configNames) == 0 {
+		return configs, 0, true
+	}
+	var names []string
+	for _, c := range configs {
+		names = append(names, c.Name)
+	}
+	for _, n := range f.configNames {
+		if !slices.Contains(names, n) {
+			return nil, fs.usageError("--config: no configuration %q (names: %s)", n, strings.Join(names, ", ")), false
+		}
+	}
+	var keep []*bench.Config
+	for _, c := range configs {
+		if slices.Contains(f.configNames, c.Name) {
+			keep = append(keep, c)
+		}
+	}
+	return keep, 0, true
+}
+
+// selectCases loads the cases and keeps those of --case and --domain;
+// every role of theirs must have an actor in each role map, and case ids
+// must be unique.
+func (f *runFlags) selectCases(fs *flagSet, acts []actors.Actor) ([]*bench.Case, int, bool) {
+	cases, problems, err := loadCases(*f.casesDir)
+	if err != nil {
+		return nil, failf(fs.stderr, "run", "%v", err), false
+	}
+	if len(problems) > 0 {
+		return nil, failf(fs.stderr, "run", "the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems), false
+	}
+	ds, domains, wanted := bench.DomainsOf(cases), splitList(*f.domain), splitList(*f.caseID)
+	for _, d := range domains {
+		if !slices.Contains(ds, d) {
+			return nil, fs.usageError("--domain: unknown domain %q (the case set's domains: %s)", d, strings.Join(ds, ", ")), false
+		}
+	}
+	var chosen []*bench.Case
+	var roles []string
+	for _, c := range cases {
+		if (len(wanted) == 0 || slices.Contains(wanted, c.ID)) && (len(domains) == 0 || slices.Contains(domains, c.Domain)) {
+			chosen = append(chosen, c)
+			for _, st := range c.Steps {
+				if !slices.Contains(roles, st.Role) {
+					roles = append(roles, st.Role)
+				}
+			}
+		}
+	}
+	for _, id := range wanted {
+		if !slices.ContainsFunc(cases, func(c *bench.Case) bool { return c.ID == id }) {
+			return nil, fs.usageError("--case: no case %q in the case set (patchbench cases lists them)", id), false
+		}
+	}
+	if len(chosen) == 0 {
+		return nil, fs.usageError("no case matches --case %q --domain %q", *f.caseID, *f.domain), false
+	}
+	for _, a := range acts {
+		if m, ok := a.(*actors.RoleMap); ok {
+			if missing := m.Missing(roles); len(missing) > 0 {
+				return nil, fs.usageError("--actor %s: no actor for the roles %s (add role=spec entries, or a spec alone for every other role)", m.Name(), strings.Join(missing, ", ")), false
+			}
+			if unknown := m.Unknown(roles); len(unknown) > 0 {
+				all := caseRoles(cases)
+				if typo := m.Unknown(all); len(typo) > 0 {
+					return nil, fs.usageError("--actor %s: %s is not a role of any case (the roles: %s)", m.Name(), strings.Join(typo, ", "), strings.Join(all, ", ")), false
+				}
+				fmt.Fprintf(fs.stderr, "patchbench run: --actor %s: no chosen case has the role %s; its actor is not asked\n", m.Name(), strings.Join(unknown, ", "))
+			}
+		}
+	}
+	ids := map[string]string{}
+	for _, c := range chosen {
+		if prev, ok := ids[c.ID]; ok {
+			return nil, failf(fs.stderr, "run", "case id %s is used by %s and %s; run \"patchbench validate\"", c.ID, prev, c.File), false
+		}
+		ids[c.ID] = c.File
+	}
+	return chosen, 0, true
+}
+
+// caseRoles returns the roles of the cases' steps, sorted.
+func caseRoles(cases []*bench.Case) []string {
+	var roles []string
+	for _, c := range cases {
+		for _, st := range c.Steps {
+			if !slices.Contains(roles, st.Role) {
+				roles = append(roles, st.Role)
+			}
+		}
+	}
+	slices.Sort(roles)
+	return roles
+}
+
+// manifest is the run's manifest: its settings (PatchBench design §7),
+// the build, the start time and the runs the settings call for.
+func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manifest {
+	m := rundir.Manifest{
+		Module: "github.com/patchbench/patchbench", CaseSet: displayDir(*f.casesDir), CaseDigest: rundir.CaseDigest(o.Cases),
+		Cases: len(o.Cases), Rounds: o.Rounds, Seed: *f.seed, MaxAttempts: o.MaxAttempts, PassThreshold: o.PassThreshold,
+		Tokenizer: o.Tokenizer, PromptVersion: o.Prompt.Version, PromptTemplate: *f.promptTemplate, Shard: shardString(*f.shard, o.Shard),
+		Started:         time.Now().UTC().Format(time.RFC3339),
+		ConfigDetails:   o.Configs,
+		Temperature:     params.Temperature,
+		MaxOutputTokens: params.MaxOutputTokens,
+		Structured:      params.Structured,
+		Plan:            *f.planFile,
+		PlanDigest:      f.planDigest,
+	}
+	if o.Protocol == runner.ProtocolTools {
+		m.Protocol, m.Disclosure = o.Protocol, o.Tools.Disclosure
+		m.MaxTurns, m.MaxToolCalls, m.MaxStepBytes = o.Tools.MaxTurns, o.Tools.MaxToolCalls, o.Tools.MaxStepBytes
+	}
+	if o.MaxAnswerBytes != actors.DefaultMaxAnswerBytes {
+		m.MaxAnswerBytes = o.MaxAnswerBytes // the default is left out, as before it could be set
+	}
+	for _, c := range o.Configs {
+		m.Configs = append(m.Configs, c.Name)
+	}
+	for _, c := range o.Cases {
+		m.CaseIDs = append(m.CaseIDs, c.ID)
+	}
+	for _, a := range o.Actors {
+		m.Actors = append(m.Actors, a.Name())
+		for _, p := range actors.Providers(a) {
+			switch p {
+			case "openai":
+				m.OpenAIBaseURL = redactURL(params.OpenAIBaseURL)
+			case "ollama":
+				m.OllamaHost = redactURL(params.OllamaHost)
+			case "anthropic":
+				m.AnthropicBaseURL = redactURL(params.AnthropicBaseURL)
+			}
+		}
+	}
+	b := readBuildInfo()
+	m.Version, m.GitRevision, m.Build = b.Version, b.Revision, b.manifest()
+	m.ExpectedRuns = len(o.Jobs())
+	return m
+}
+
+// nothingToDo reports whether the directory holds every run of the plan
+// (none is left for this session).
+func nothingToDo(p *runPlan, skip map[string]bool) bool {
+	for _, j := range p.opts.Jobs() {
+		if !skip[j.RunID()] {
+			return false
+		}
+	}
+	return true
+}
+
+// redactURL hides a password written into a URL.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return s
+}
