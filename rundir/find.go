@@ -53,7 +53,7 @@ func (e *NotFoundError) Error() string {
 func Find(dir, id string) (json.RawMessage, int, error) {
 	path := filepath.Join(dir, RunsFile)
 	if _, err := os.Stat(path); err != nil {
-		return nil, 0, fmt.Errorf("%s is not a run directory: %w", dir, err)
+		return nil, 0, errorf(CodeNotRunDir, "%s is not a run directory: %w", dir, err)
 	}
 	ix, err := buildIndex(dir, scanOptions{idsOnly: true})
 	if err != nil {

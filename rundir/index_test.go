@@ -146,7 +146,8 @@ func TestBuildIndexErrors(t *testing.T) {
 		t.Fatalf("%d lines", n)
 	}
 	_, err := BuildIndex(dir, nil)
-	if err == nil || !strings.Contains(err.Error(), RunsFile+":41: not a run record") {
+	var le41 *LineError
+	if !errors.As(err, &le41) || le41.Line != 41 || CodeOf(err) != CodeNotARecord {
 		t.Errorf("err = %v, want one at line 41", err)
 	}
 	// A record of another case set is refused as Read refuses it.
@@ -265,7 +266,7 @@ func TestReadErrorOrder(t *testing.T) {
 		indexChunks = func(int64) int { return chunks }
 		_, err := Read(dir)
 		var le *LineError
-		if !errors.As(err, &le) || le.Line != 2 || le.Offset != int64(len(lines[0])+1) || !strings.Contains(err.Error(), "case b is not in this run's case set") {
+		if !errors.As(err, &le) || le.Line != 2 || le.Offset != int64(len(lines[0])+1) || CodeOf(err) != CodeOutsideRun {
 			t.Fatalf("%d chunks: %v; want line 2, another case", chunks, err)
 		}
 	}

@@ -354,7 +354,7 @@ func CheckManifest(dir string, m Manifest) (*Manifest, error) {
 			old, err = parseManifest(filepath.Join(dir, ManifestBackupFile), b)
 		} else {
 			if !unstarted(dir) {
-				return nil, fmt.Errorf("%s is not empty and holds no %s; choose a new or empty --out", dir, ManifestFile)
+				return nil, errorf(CodeNotRunDir, "%s is not empty and holds no %s; choose a new or empty --out", dir, ManifestFile)
 			}
 			return nil, nil
 		}
@@ -363,7 +363,7 @@ func CheckManifest(dir string, m Manifest) (*Manifest, error) {
 		return nil, err
 	}
 	if old.Key() != m.Key() {
-		return nil, fmt.Errorf("%s holds a run with other settings (%s differ); rerun with its settings to resume, or choose another --out",
+		return nil, errorf(CodeSettingsDiffer, "%s holds a run with other settings (%s differ); rerun with its settings to resume, or choose another --out",
 			dir, strings.Join(old.Differences(m), ", "))
 	}
 	return old, nil

@@ -32,7 +32,7 @@ type Merged struct {
 // hold runs yet. The summary is the caller's to write.
 func Merge(out string, dirs []string) (*Merged, error) {
 	if _, err := os.Stat(filepath.Join(out, RunsFile)); err == nil {
-		return nil, fmt.Errorf("%s already holds runs; merge into a new directory", out)
+		return nil, errorf(CodeHoldsRuns, "%s already holds runs; merge into a new directory", out)
 	}
 	var first *Manifest
 	shards := map[string]bool{}
@@ -48,7 +48,7 @@ func Merge(out string, dirs []string) (*Merged, error) {
 			if m.Shard == "" {
 				return nil, fmt.Errorf("%s: two unsharded directories of one run; merge shards (run --shard i/n)", dir)
 			}
-			return nil, fmt.Errorf("%s: shard %s is given twice", dir, m.Shard)
+			return nil, errorf(CodeGivenTwice, "%s: shard %s is given twice", dir, m.Shard)
 		}
 		shards[m.Shard] = true
 		expected += m.ExpectedRuns
@@ -57,7 +57,7 @@ func Merge(out string, dirs []string) (*Merged, error) {
 		if first == nil {
 			first = &k
 		} else if first.Key() != k.Key() {
-			return nil, fmt.Errorf("%s holds a run with other settings than %s; only shards of one run merge", dir, dirs[0])
+			return nil, errorf(CodeSettingsDiffer, "%s holds a run with other settings than %s; only shards of one run merge", dir, dirs[0])
 		}
 		read = append(read, d)
 	}

@@ -38,7 +38,7 @@ func Read(dir string) (*Dir, error) {
 	case errors.As(err, &nr):
 		return nil, err
 	case err != nil:
-		return nil, fmt.Errorf("%s is not a run directory: %w", dir, err)
+		return nil, errorf(CodeNotRunDir, "%s is not a run directory: %w", dir, err)
 	}
 	m, err := parseManifest(path, b)
 	if err != nil {
@@ -75,11 +75,11 @@ func (in membership) check(r *Record) error {
 	m := in.m
 	switch {
 	case len(m.CaseIDs) > 0 && !in.cases[r.Case]:
-		return fmt.Errorf("run %s: case %s is not in this run's case set", r.RunID, r.Case)
+		return errorf(CodeOutsideRun, "run %s: case %s is not in this run's case set", r.RunID, r.Case)
 	case !slices.Contains(m.Configs, r.Config):
-		return fmt.Errorf("run %s: configuration %s is not in this run", r.RunID, r.Config)
+		return errorf(CodeOutsideRun, "run %s: configuration %s is not in this run", r.RunID, r.Config)
 	case !slices.Contains(m.Actors, r.Actor):
-		return fmt.Errorf("run %s: actor %s is not in this run", r.RunID, r.Actor)
+		return errorf(CodeOutsideRun, "run %s: actor %s is not in this run", r.RunID, r.Actor)
 	case r.Round > m.Rounds:
 		return fmt.Errorf("run %s: round %d of a %d-round run", r.RunID, r.Round, m.Rounds)
 	}

@@ -2,7 +2,6 @@ package rundir
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -476,7 +475,7 @@ func RunID(caseID, config, actor string, round int) string {
 func checkRecord(r *Record) error {
 	switch {
 	case r.RunID == "" || r.Case == "" || r.Config == "" || r.Actor == "" || r.Round < 1:
-		return errors.New("not a run record: run_id, case, config, actor and round are required")
+		return errorf(CodeNotARecord, "not a run record: run_id, case, config, actor and round are required")
 	case r.RunID != RunID(r.Case, r.Config, r.Actor, r.Round):
 		return fmt.Errorf("run %s: the run_id does not match its case, config, actor and round", r.RunID)
 	case r.Status != StatusPassed && r.Status != StatusFailed && r.Status != StatusError && r.Status != StatusPending:

@@ -81,7 +81,7 @@ func (r *Repaired) Changed() bool {
 // manifest, its backup nor runs.jsonl is not a run directory (an error).
 func Repair(dir string) (*Repaired, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%s is not a run directory", dir)
+		return nil, errorf(CodeNotRunDir, "%s is not a run directory", dir)
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
@@ -145,7 +145,7 @@ func repairManifest(dir string, res *Repaired) (*Manifest, error) {
 		}
 	}
 	if _, serr := os.Stat(filepath.Join(dir, RunsFile)); errors.Is(err, os.ErrNotExist) && serr != nil {
-		return nil, fmt.Errorf("%s is not a run directory: it holds no %s, no backup of it and no %s", dir, ManifestFile, RunsFile)
+		return nil, errorf(CodeNotRunDir, "%s is not a run directory: it holds no %s, no backup of it and no %s", dir, ManifestFile, RunsFile)
 	}
 	// A member that decodes but holds what no run writes is left out, and
 	// rebuilt like a lost one, until the manifest passes its check.

@@ -159,7 +159,7 @@ func manifest(shard string, expected int) Manifest {
 func TestReadAndLatest(t *testing.T) {
 	dir := t.TempDir()
 	writeRecords(t, dir, rec("a", "x", 1, StatusError), rec("a", "y", 1, StatusPassed), rec("a", "x", 1, StatusPassed))
-	if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), "is not a run directory") {
+	if _, err := Read(dir); CodeOf(err) != CodeNotRunDir {
 		t.Fatalf("no manifest: %v", err)
 	}
 	if err := WriteJSON(dir, ManifestFile, manifest("", 4)); err != nil {
@@ -181,7 +181,7 @@ func TestReadAndLatest(t *testing.T) {
 	}
 	// A record of another run is refused, after every line parsed.
 	writeRecords(t, dir, rec("b", "x", 1, StatusPassed), rec("a", "x", 3, StatusPassed))
-	if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), "case b is not in this run's case set") {
+	if _, err := Read(dir); CodeOf(err) != CodeOutsideRun {
 		t.Errorf("another case: %v", err)
 	}
 }
@@ -204,12 +204,12 @@ func TestManifestKeyAndCheck(t *testing.T) {
 	if old, err := CheckManifest(dir, a); old == nil || err != nil {
 		t.Fatalf("the same settings: %v %v", old, err)
 	}
-	if _, err := CheckManifest(dir, b); err == nil || !strings.Contains(err.Error(), "(rounds differ)") {
+	if _, err := CheckManifest(dir, b); CodeOf(err) != CodeSettingsDiffer {
 		t.Errorf("other settings: %v", err)
 	}
 	other := t.TempDir()
 	os.WriteFile(filepath.Join(other, "notes.txt"), nil, 0o644)
-	if _, err := CheckManifest(other, a); err == nil || !strings.Contains(err.Error(), "holds no manifest.json") {
+	if _, err := CheckManifest(other, a); CodeOf(err) != CodeNotRunDir {
 		t.Errorf("not a run directory: %v", err)
 	}
 	os.WriteFile(filepath.Join(other, ManifestFile), []byte("{"), 0o644)
@@ -233,10 +233,10 @@ func TestMerge(t *testing.T) {
 	if m.Runs != 3 || m.Settled != 2 || m.Missing != "2/3" || m.Manifest.ExpectedRuns != 4 || m.Manifest.Shard != "" {
 		t.Errorf("merged %+v %+v", m, m.Manifest)
 	}
-	if _, err := Merge(out, []string{s0}); err == nil || !strings.Contains(err.Error(), "already holds runs") {
+	if _, err := Merge(out, []string{s0}); CodeOf(err) != CodeHoldsRuns {
 		t.Errorf("into a directory with runs: %v", err)
 	}
-	if _, err := Merge(filepath.Join(tmp, "o2"), []string{s0, s0}); err == nil || !strings.Contains(err.Error(), "shard 0/3 is given twice") {
+	if _, err := Merge(filepath.Join(tmp, "o2"), []string{s0, s0}); CodeOf(err) != CodeGivenTwice {
 		t.Errorf("a shard twice: %v", err)
 	}
 	other := manifest("2/3", 2)
@@ -244,7 +244,7 @@ func TestMerge(t *testing.T) {
 	s2 := filepath.Join(tmp, "s2")
 	writeRecords(t, s2)
 	WriteJSON(s2, ManifestFile, other)
-	if _, err := Merge(filepath.Join(tmp, "o3"), []string{s0, s2}); err == nil || !strings.Contains(err.Error(), "other settings") {
+	if _, err := Merge(filepath.Join(tmp, "o3"), []string{s0, s2}); CodeOf(err) != CodeSettingsDiffer {
 		t.Errorf("other settings: %v", err)
 	}
 }

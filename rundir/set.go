@@ -337,7 +337,7 @@ func ReadSet(paths []string) (*Set, error) {
 			return nil, err
 		}
 		if first, ok := given[abs]; ok {
-			return nil, fmt.Errorf("%s is given twice (as %s and %s)", abs, first, p)
+			return nil, errorf(CodeGivenTwice, "%s is given twice (as %s and %s)", abs, first, p)
 		}
 		given[abs] = p
 		d, err := Read(p)

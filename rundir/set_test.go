@@ -79,7 +79,7 @@ func TestReadSetRefusesWhatIsNotOneComparison(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ReadSet([]string{one, one + "/"}); err == nil || !strings.Contains(err.Error(), "is given twice") {
+	if _, err := ReadSet([]string{one, one + "/"}); CodeOf(err) != CodeGivenTwice {
 		t.Errorf("a directory twice: %v", err)
 	}
 }
