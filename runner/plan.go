@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -132,7 +133,67 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 	if p.Version != PlanVersion {
 		return nil, &bench.FileError{File: name, Line: keyLine(&root, "version"), Err: fmt.Errorf("version must be %d, not %d", PlanVersion, p.Version)}
 	}
+	if err := p.checkRanges(name, &root); err != nil {
+		return nil, err
+	}
 	return &p, nil
+}
+
+// checkRanges refuses a value outside its run flag's range, naming the
+// key and its line: rounds (0 or left out: the default) and the step
+// limits at least 1, counts at
+// least 0, temperature in [0, 2], a positive timeout, the pass threshold
+// in [0, 1].
+func (p *Plan) checkRanges(name string, root *yaml.Node) error {
+	bad := func(why string, path ...string) error {
+		return &bench.FileError{File: name, Line: keyLine(root, path...), Err: fmt.Errorf("%s %s", strings.Join(path, "."), why)}
+	}
+	atLeast := func(v *int64, min int64, path ...string) error {
+		if v != nil && *v < min {
+			return bad(fmt.Sprintf("must be at least %d, not %d", min, *v), path...)
+		}
+		return nil
+	}
+	i64 := func(v *int) *int64 {
+		if v == nil {
+			return nil
+		}
+		x := int64(*v)
+		return &x
+	}
+	l, st := p.Limits, p.Settings
+	if p.Rounds < 0 {
+		return bad(fmt.Sprintf("must be at least 1, not %d", p.Rounds), "rounds")
+	}
+	for _, err := range []error{
+		atLeast(i64(l.MaxAttempts), 1, "limits", "max_attempts"),
+		atLeast(i64(l.MaxTurns), 1, "limits", "max_turns"),
+		atLeast(i64(l.MaxToolCalls), 1, "limits", "max_tool_calls"),
+		atLeast(l.MaxStepBytes, 1, "limits", "max_step_bytes"),
+		atLeast(l.MaxAnswerBytes, 1, "limits", "max_answer_bytes"),
+		atLeast(i64(l.MaxTokensTotal), 0, "limits", "max_tokens_total"),
+		atLeast(i64(st.MaxOutputTokens), 0, "settings", "max_output_tokens"),
+		atLeast(i64(st.MaxRetries), 0, "settings", "max_retries"),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	if t := st.Temperature; t != nil && (*t < 0 || *t > 2) {
+		return bad(fmt.Sprintf("must be in [0, 2], not %g", *t), "settings", "temperature")
+	}
+	if r := st.RPS; r != nil && *r < 0 {
+		return bad(fmt.Sprintf("must be at least 0, not %g", *r), "settings", "rps")
+	}
+	if st.Timeout != "" {
+		if d, err := time.ParseDuration(st.Timeout); err != nil || d <= 0 {
+			return bad(fmt.Sprintf("must be a positive Go duration (90s, 2m), not %q", st.Timeout), "settings", "timeout")
+		}
+	}
+	if t := p.Scoring.PassThreshold; t != nil && (*t < 0 || *t > 1) {
+		return bad(fmt.Sprintf("must be in [0, 1], not %g", *t), "scoring", "pass_threshold")
+	}
+	return nil
 }
 
 // planKeys adds the known keys of the plan's part to each unknown-key
@@ -158,20 +219,31 @@ func planKeys(err error) error {
 	return te
 }
 
-func keyLine(root *yaml.Node, key string) int {
+// keyLine is the line of the key at path (nested mapping keys) in the
+// plan's YAML, or of the deepest mapping on the way that lacks the next
+// key; no path is the top mapping's line.
+func keyLine(root *yaml.Node, path ...string) int {
 	n := root
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
 	}
-	if n.Kind != yaml.MappingNode {
-		return n.Line
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i].Line
+	line := n.Line
+	for _, key := range path {
+		if n.Kind != yaml.MappingNode {
+			return line
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				line, n, found = n.Content[i].Line, n.Content[i+1], true
+				break
+			}
+		}
+		if !found {
+			return line
 		}
 	}
-	return n.Line
+	return line
 }
 
 // YAML is the plan as a plan file: its keys in the order of Plan, the

@@ -151,13 +151,20 @@ func TestPlanErrors(t *testing.T) {
 	version := writePlan(t, "rounds: 2\n")
 	typ := writePlan(t, "version: 1\nrounds: many\n")
 	bad := writePlan(t, "version: 1\nrounds: -1\n")
+	badNested := writePlan(t, "version: 1\nsettings:\n  max_retries: 2\n  temperature: 9\n")
+	badLimit := writePlan(t, "version: 1\nlimits:\n  max_attempts: 1\n  max_turns: 0\n")
+	badTimeout := writePlan(t, "version: 1\nsettings: {timeout: -5s}\n")
 	withRounds := writePlan(t, "version: 1\nrounds: 2\n")
 	checkCLI(t, []cliCase{
 		{name: "unknown key", args: []string{"run", "--plan", unknown}, exit: 2, stderr: []string{unknown + ":4: unknown key \"idz\" (known keys: dir, domains, ids)"}},
 		{name: "unknown top key", args: []string{"plan", top}, exit: 2, stderr: []string{top + ":2: unknown key \"round\"", "rounds"}},
 		{name: "no version", args: []string{"run", "--plan", version}, exit: 2, stderr: []string{version + ":1: version must be 1, not 0"}},
 		{name: "wrong type", args: []string{"run", "--plan", typ}, exit: 2, stderr: []string{typ + ":2: rounds: cannot unmarshal"}},
-		{name: "bad value", args: []string{"plan", bad}, exit: 2, stderr: []string{"--rounds, --concurrency and --max-attempts must be at least 1"}},
+		{name: "bad value", args: []string{"plan", bad}, exit: 2, stderr: []string{bad + ":2: rounds must be at least 1, not -1"}},
+		{name: "bad value in run", args: []string{"run", "--plan", bad}, exit: 2, stderr: []string{bad + ":2: rounds must be at least 1, not -1"}},
+		{name: "bad nested value", args: []string{"plan", badNested}, exit: 2, stderr: []string{badNested + ":4: settings.temperature must be in [0, 2], not 9"}},
+		{name: "bad limit", args: []string{"plan", badLimit}, exit: 2, stderr: []string{badLimit + ":4: limits.max_turns must be at least 1, not 0"}},
+		{name: "bad timeout", args: []string{"plan", badTimeout}, exit: 2, stderr: []string{badTimeout + ":2: settings.timeout must be a positive Go duration"}},
 		{name: "a flag the plan sets", args: []string{"run", "--plan", withRounds, "--rounds", "3"}, exit: 2, stderr: []string{"--rounds is set by the plan " + withRounds}},
 		{name: "no such plan", args: []string{"run", "--plan", filepath.Join(t.TempDir(), "none.yaml")}, exit: 2, stderr: []string{"--plan:"}},
 		{name: "plan without a file", args: []string{"plan"}, exit: 2, stderr: []string{"give a plan file"}},
