@@ -6,8 +6,11 @@
 // go test in package-list mode prints nothing of a passing package but its
 // "ok" line, so a t.Skip is invisible there. On Linux the line is written
 // to the go command's own standard error as well (the test binary's parent
-// process); elsewhere it goes to the test log only. A cached result does
-// not print the line again.
+// process) when that is a terminal or a pipe (`go test ./... 2>&1 | tee
+// log`); elsewhere, and where it is a regular file (`go test ./... >log
+// 2>&1`, whose offset another descriptor cannot share, so that the go
+// command would write over the line), it goes to the test log only (-v
+// shows it). A cached result does not print the line again.
 package testenv
 
 import (
@@ -37,7 +40,11 @@ func Missing(t testing.TB, require, what, how string) {
 // (Linux: the parent process's descriptor 2), so that it is seen without
 // -v. It reports whether the line was written there.
 func Announce(line string) bool {
-	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/2", os.Getppid()), os.O_WRONLY|os.O_APPEND, 0)
+	path := fmt.Sprintf("/proc/%d/fd/2", os.Getppid())
+	if fi, err := os.Stat(path); err != nil || fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return false
 	}
