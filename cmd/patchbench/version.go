@@ -110,10 +110,10 @@ func resolveBuild(info *debug.BuildInfo, ld ldStamp, wd string) buildInfo {
 func (b buildInfo) warning() string {
 	switch {
 	case b.Revision == "":
-		return "this build cannot say what it is: it records no revision (built with -buildvcs=false or outside a git checkout), and the working directory is in no checkout of the module; the manifest records version " +
+		return "this build cannot say what it is: it records no revision (built with -buildvcs=false, which GOFLAGS may set, or outside a git checkout), and the working directory is in no checkout of the module; the manifest records version " +
 			orUnknown(b.Version) + " and no git_revision. Build with -ldflags \"-X main.vcsRevision=$(git rev-parse HEAD)\" (README, \"patchbench version\") or run from the checkout"
 	case strings.HasPrefix(b.RevisionSource, "checkout:"):
-		return fmt.Sprintf("this build does not record its revision (built with -buildvcs=false?); the manifest records %s, the HEAD of the git checkout at %s, which the binary may not have been built from, and whether it had changes not committed is not known",
+		return fmt.Sprintf("this build does not record its revision (built with -buildvcs=false, which GOFLAGS may set: go env GOFLAGS); the manifest records %s, the HEAD of the git checkout at %s, which the binary may not have been built from, and whether it had changes not committed is not known",
 			b.Revision, strings.TrimPrefix(b.RevisionSource, "checkout:"))
 	}
 	return ""
