@@ -111,7 +111,7 @@ func BenchmarkRuntimeStages(b *testing.B) {
 		b.Run(runtimeStageName("invariants", i), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				c.invariantGate(ctx, ctx, tree, post, "review")
+				c.invariantGate(ctx, tree, post, "review")
 			}
 		})
 	}

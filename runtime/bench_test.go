@@ -158,12 +158,12 @@ func BenchmarkVerifyStages(b *testing.B) {
 	})
 	b.Run("schema", func(b *testing.B) {
 		for b.Loop() {
-			c.schemaGate(doc.value, got, p.Patch, t, &fp)
+			c.schemaCheck(doc.value, got, p.Patch, t, &fp, nil)
 		}
 	})
 	b.Run("invariants", func(b *testing.B) {
 		for b.Loop() {
-			c.invariantGate(context.Background(), context.Background(), doc.value, got, "review")
+			c.invariantGate(context.Background(), doc.value, got, "review")
 		}
 	})
 }

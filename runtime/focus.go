@@ -295,129 +295,89 @@ func splitFoci(doc []byte, n int) ([][]byte, error) {
 // amortised cost).
 const maxOverlayNodes = 256
 
-// verifyFootprint runs the apply, schema and invariants gates on the
-// footprint path. When it returns pathFootprint, d holds the complete
-// decision; otherwise d is as it was and the whole-document path must run.
-func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document, ops []Operation, opts VerifyOptions, d *Decision) (pathChoice, error) {
+// applyAtFoci is the apply stage on the footprint path. It returns
+// pathFootprint with the state after the patch, or with nil when a gate
+// of the stage rejected the patch (recorded in d); any other pathChoice
+// leaves d as it was, and the whole-document path (applyWhole) must run.
+func (c *Contract) applyAtFoci(ctx context.Context, state *Document, ops []Operation, opts VerifyOptions, d *Decision) (*applied, pathChoice, error) {
 	if c.wholeOnly {
-		return pathWholeDisabled, nil
+		return nil, pathWholeDisabled, nil
 	}
 	model := state.text()
 	if model == nil || !state.consistent {
-		return pathWholeState, nil
+		return nil, pathWholeState, nil
 	}
 	if state.maxDepth() > c.limits.MaxDepth {
-		return pathWholeDepth, nil
+		return nil, pathWholeDepth, nil
 	}
 	tree := state.tree()
 	if !isObject(tree) && !isArrayValue(tree) {
-		return pathWholeRoot, nil
+		return nil, pathWholeRoot, nil
 	}
 	foci, why := planFoci(ops, tree)
 	if why != pathFootprint {
-		return why, nil
+		return nil, why, nil
 	}
-	libOps := false
-	for _, op := range ops {
-		libOps = libOps || libraryOp(op)
-	}
-	for _, fc := range foci {
-		v, err := getAt(tree, fc.path)
-		if err != nil {
-			return pathWholeFocus, nil
-		}
-		fc.pre = materialize(v)
-		fc.value = fc.pre
-		if fc.lib {
-			text, canon, ok := model.valueText(fc.path)
-			if !ok {
-				return pathWholeFocus, nil
-			}
-			if !canon {
-				return pathWholeNames, nil
-			}
-			fc.oldText = text
-		}
+	if why := readFoci(foci, tree, model); why != pathFootprint {
+		return nil, why, nil
 	}
 
-	// 3. apply: the reference semantics on the foci.
+	// The reference semantics on the foci.
 	t, err := simulateOn(ctx, &forest{foci}, ops, c.limits.MaxCopyBytes)
 	if err != nil {
-		return pathFootprint, c.applyFailed(parent, d, ops, err)
+		return nil, pathFootprint, c.applyFailed(ctx, d, ops, err)
 	}
 	fp := t.footprint()
-	if opts.Gates.Scope {
-		c.shiftCheck(d, GateScope, ops, t)
-	}
-	if opts.Gates.ACL {
-		c.shiftCheck(d, GateACL, ops, t)
-	}
-	if d.Rejection() != nil {
+	if !c.shiftChecks(d, ops, opts, t) {
 		d.Footprint = &fp
-		return pathFootprint, nil
+		return nil, pathFootprint, nil
 	}
 
 	// The library on the foci, then the checks the whole-document path
 	// makes, in its order: size, decoding, agreement and depth.
-	var changes []textChange
-	size := model.size
-	if libOps {
-		texts, err := applyFoci(foci, ops, c.limits)
-		if err != nil {
-			return pathWholeLibrary, nil
-		}
-		k := 0
-		for _, fc := range foci {
-			if !fc.lib {
-				continue
-			}
-			fc.newText = texts[k]
-			k++
-			if !bytes.Equal(fc.newText, fc.oldText) {
-				changes = append(changes, textChange{path: fc.path, old: fc.oldText, new: fc.newText})
-				size += len(fc.newText) - len(fc.oldText)
-			}
-		}
+	libOps := slices.ContainsFunc(ops, libraryOp)
+	size, changes, why := applyFociText(foci, ops, c.limits, model.size)
+	if why != pathFootprint {
+		return nil, why, nil
 	}
 	var next *textModel
 	if len(changes) > 0 {
 		var ok bool
 		if next, ok = model.with(changes); !ok {
-			return pathWholeMalformed, nil
+			return nil, pathWholeMalformed, nil
 		}
 	}
 	if !libOps && state.lazy == nil {
 		size = len(bytes.TrimLeft(state.raw, " \t\r\n"))
 	}
 	d.Footprint = &fp
-	if int64(size) > c.limits.MaxDocumentBytes {
-		d.fail(GateApply, CodeLimitExceeded, "", c.sizeLimitMessage(ops))
-		return pathFootprint, nil
+	if !c.withinSize(d, ops, size) {
+		return nil, pathFootprint, nil
 	}
 	for _, fc := range foci {
 		fc.got = fc.pre
-		if fc.lib && !bytes.Equal(fc.newText, fc.oldText) {
+		if fc.textChanged() {
 			if fc.got, err = decodeFast(fc.newText); err != nil {
-				d.fail(GateApply, CodeLimitExceeded, "", c.depthLimitMessage(ops))
-				return pathFootprint, nil
+				c.failDepth(d, ops)
+				return nil, pathFootprint, nil
 			}
 		}
 	}
 	tooDeep := false
 	for _, fc := range foci {
-		if !fc.written && (!fc.lib || bytes.Equal(fc.newText, fc.oldText)) {
+		if !fc.written && !fc.textChanged() {
 			continue // read only, and the library left its text as it was
 		}
 		if _, ok, deep := crossCheck(fc.value, fc.got, c.limits.MaxDepth-len(fc.path)); deep {
 			tooDeep = true
 		} else if !ok {
 			d.Footprint = nil
-			return pathWholeMismatch, nil
+			return nil, pathWholeMismatch, nil
 		}
 	}
 	if tooDeep {
-		d.fail(GateApply, CodeLimitExceeded, "", c.depthLimitMessage(ops))
-		return pathFootprint, nil
+		c.failDepth(d, ops)
+		return nil, pathFootprint, nil
 	}
 	d.pass(GateApply)
 
@@ -429,36 +389,13 @@ func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document,
 	depth := state.maxDepth()
 	var changed []focusChange
 	for _, fc := range foci {
-		if fc.lib && !bytes.Equal(fc.newText, fc.oldText) {
+		if fc.textChanged() {
 			post = ovSet(post, fc.path, fc.got)
 			depth = max(depth, len(fc.path)+valueDepth(fc.got))
 			if fc.written {
 				changed = append(changed, focusChange{fc.path, fc.got})
 			}
 		}
-	}
-
-	// 4. gates on the state after the patch
-	if opts.Gates.Schema {
-		if stop, err := d.timeUp(parent, ctx, GateSchema); stop {
-			return pathFootprint, err
-		}
-		d.add(c.schemaCheck(tree, post, ops, t, &fp, func() bool {
-			d.incremental = c.incremental != nil && state.satisfies(c.schema, c.incremental) && c.incremental.holds(post, changed)
-			return d.incremental
-		}))
-	}
-	if opts.Gates.Invariants {
-		if stop, err := d.timeUp(parent, ctx, GateInvariants); stop {
-			return pathFootprint, err
-		}
-		d.add(c.invariantGate(ctx, parent, tree, post, opts.Phase))
-		if parent.Err() != nil {
-			return pathFootprint, parent.Err()
-		}
-	}
-	if d.Rejection() != nil {
-		return pathFootprint, nil
 	}
 	var nd *Document
 	switch {
@@ -472,11 +409,75 @@ func (c *Contract) verifyFootprint(parent, ctx context.Context, state *Document,
 		nd = &Document{lazy: &lazyDoc{tree: post, text: next.settled()}}
 	}
 	nd.depth, nd.consistent = depth, true
-	c.noteValid(nd, opts)
-	state.carryValidity(nd, post, changed, c.noteSchema(opts))
-	d.Committed = true
-	d.State = nd
-	return pathFootprint, nil
+	return &applied{
+		pre: tree, post: post, trace: t, footprint: &fp, next: nd,
+		incremental: func() bool {
+			d.incremental = c.incremental != nil && state.satisfies(c.schema, c.incremental) && c.incremental.holds(post, changed)
+			return d.incremental
+		},
+		carry: func(next *Document, checked *jsonschema.Schema) {
+			state.carryValidity(next, post, changed, checked)
+		},
+	}, pathFootprint, nil
+}
+
+// readFoci fills in each focus's value before the patch and, for the foci
+// the library is given, its text; pathFootprint when every focus exists
+// and its text can be given as it stands.
+func readFoci(foci []*focus, tree any, model *textModel) pathChoice {
+	for _, fc := range foci {
+		v, err := getAt(tree, fc.path)
+		if err != nil {
+			return pathWholeFocus
+		}
+		fc.pre = materialize(v)
+		fc.value = fc.pre
+		if fc.lib {
+			text, canon, ok := model.valueText(fc.path)
+			if !ok {
+				return pathWholeFocus
+			}
+			if !canon {
+				return pathWholeNames
+			}
+			fc.oldText = text
+		}
+	}
+	return pathFootprint
+}
+
+// applyFociText runs the apply library on the foci (when ops has an
+// operation it applies) and returns the size of the state's text after
+// the patch, from size before, and the text changes; pathWholeLibrary
+// when the library failed.
+func applyFociText(foci []*focus, ops []Operation, lim Limits, size int) (int, []textChange, pathChoice) {
+	if !slices.ContainsFunc(ops, libraryOp) {
+		return size, nil, pathFootprint
+	}
+	texts, err := applyFoci(foci, ops, lim)
+	if err != nil {
+		return 0, nil, pathWholeLibrary
+	}
+	var changes []textChange
+	k := 0
+	for _, fc := range foci {
+		if !fc.lib {
+			continue
+		}
+		fc.newText = texts[k]
+		k++
+		if fc.textChanged() {
+			changes = append(changes, textChange{path: fc.path, old: fc.oldText, new: fc.newText})
+			size += len(fc.newText) - len(fc.oldText)
+		}
+	}
+	return size, changes, pathFootprint
+}
+
+// textChanged reports whether the library was given the focus and wrote
+// it a text other than its old one.
+func (fc *focus) textChanged() bool {
+	return fc.lib && !bytes.Equal(fc.newText, fc.oldText)
 }
 
 // noteValid records, on a committed state, that it satisfies the schema

@@ -350,13 +350,13 @@ type InvariantOutcome struct {
 // before the step (PatchBench design §6, "inherited"). The work-time limit
 // bounds the whole evaluation; the error is the caller's context's.
 func (c *Contract) FailingInvariants(ctx context.Context, pre, post *Document, phase string) ([]InvariantOutcome, error) {
-	wctx, cancel := context.WithTimeout(ctx, c.workLimit())
+	wctx, cancel := c.workContext(ctx)
 	defer cancel()
 	var out []InvariantOutcome
 	for _, inv := range c.invariants {
 		code, msg, detail := evalInvariant(wctx, inv, pre.Value(), post.Value(), phase)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if err := callerEnded(wctx); err != nil {
+			return nil, err
 		}
 		if code != CodeOK {
 			out = append(out, InvariantOutcome{Name: inv.name, Result: GateResult{Gate: GateInvariants, Code: code, Message: msg, Detail: detail}})

@@ -2,9 +2,12 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // GateResult is the outcome of one gate for one proposal: a value, not a
@@ -168,8 +171,34 @@ func (c *Contract) verifyAudited(ctx context.Context, state *Document, p *Propos
 	return d, nil
 }
 
+// errWorkTime is the cause of a verification's context when the
+// contract's work-time limit (Limits.MaxWorkMS) ran out, as opposed to the
+// caller's own context ending: the first is a property of the proposal
+// (limit_exceeded), the second an error of Verify.
+var errWorkTime = errors.New("runtime: the verification ran past its work-time limit")
+
+// workContext bounds ctx by the contract's work-time limit, with
+// errWorkTime as the cause when that limit is what ends it.
+func (c *Contract) workContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, c.workLimit(), errWorkTime)
+}
+
+// callerEnded returns the error of the caller's own context when ctx (a
+// workContext) ended for any reason but the work-time limit, else nil.
+func callerEnded(ctx context.Context) error {
+	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errWorkTime) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// verify is the one gate pipeline of paper §3.2 (see VerifyProposal):
+// parse, the static gates, apply (at the patch's foci when it can, else
+// on the whole document: the two paths differ only inside the apply
+// stage, see applied), then schema and invariants on the state after the
+// patch, and the commit.
 func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, opts VerifyOptions, d *Decision) (*Decision, error) {
-	ctx, cancel := context.WithTimeout(parent, c.workLimit())
+	ctx, cancel := c.workContext(parent)
 	defer cancel()
 	d.Proposal = p
 	ops := p.Patch
@@ -195,46 +224,86 @@ func (c *Contract) verify(parent context.Context, state *Document, p *Proposal, 
 	if d.Rejection() != nil {
 		return d, nil
 	}
-	if stop, err := d.timeUp(parent, ctx, GateApply); stop {
+	if stop, err := d.timeUp(ctx, GateApply); stop {
 		return d, err
 	}
 
 	// 3. apply, on the footprint path when the patch allows it (focus.go),
 	// else on the whole document.
-	why, err := c.verifyFootprint(parent, ctx, state, ops, opts, d)
+	a, why, err := c.applyAtFoci(ctx, state, ops, opts, d)
+	if err == nil && why != pathFootprint {
+		a, err = c.applyWhole(ctx, state, ops, opts, d)
+	}
 	d.path = why
-	if why == pathFootprint || err != nil {
-		if err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
+	}
+	if a == nil { // the apply stage rejected the patch
 		return d, nil
 	}
-	return c.verifyWhole(parent, ctx, state, ops, opts, d)
+
+	// 4. gates on the state after the patch
+	if opts.Gates.Schema {
+		if stop, err := d.timeUp(ctx, GateSchema); stop {
+			return d, err
+		}
+		d.add(c.schemaCheck(a.pre, a.post, ops, a.trace, a.footprint, a.incremental))
+	}
+	if opts.Gates.Invariants {
+		if stop, err := d.timeUp(ctx, GateInvariants); stop {
+			return d, err
+		}
+		d.add(c.invariantGate(ctx, a.pre, a.post, opts.Phase))
+		if err := callerEnded(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	// 5. commit, or reject with the state as it was
+	if d.Rejection() != nil {
+		return d, nil
+	}
+	c.noteValid(a.next, opts)
+	if a.carry != nil {
+		a.carry(a.next, c.noteSchema(opts))
+	}
+	d.Committed = true
+	d.State = a.next
+	return d, nil
 }
 
-// verifyWhole runs the apply, schema and invariants gates on the whole
-// document: the state's whole value is simulated, its whole text given to
-// the apply library, the library's whole result decoded and checked, and
-// the whole state after the patch validated.
-func (c *Contract) verifyWhole(parent, ctx context.Context, state *Document, ops []Operation, opts VerifyOptions, d *Decision) (*Decision, error) {
+// applied is what the apply stage hands the gates after it, on either
+// path: the states before and after the patch (post may hold overlays on
+// the footprint path), the reference semantics' trace and the patch's
+// concrete footprint, and the state to commit.
+type applied struct {
+	pre, post any
+	trace     *trace
+	footprint *Footprint
+	// incremental, when not nil, tells the schema gate whether the state
+	// after the patch is known to satisfy the schema without validating
+	// it whole (the footprint path; schema_incr.go); nil validates whole.
+	incremental func() bool
+	next        *Document
+	// carry, when not nil, carries the state before's known validity
+	// against other schemas over to next (the footprint path).
+	carry func(next *Document, checked *jsonschema.Schema)
+}
+
+// applyWhole is the apply stage on the whole document: the state's whole
+// value is simulated, its whole text given to the apply library, and the
+// library's whole result decoded and checked. It returns nil when a gate
+// of the stage rejected the patch (recorded in d).
+func (c *Contract) applyWhole(ctx context.Context, state *Document, ops []Operation, opts VerifyOptions, d *Decision) (*applied, error) {
 	pre := state.Value()
 	post, t, err := simulate(ctx, pre, ops, c.limits.MaxCopyBytes)
 	if err != nil {
-		if err := c.applyFailed(parent, d, ops, err); err != nil {
-			return nil, err
-		}
-		return d, nil
+		return nil, c.applyFailed(ctx, d, ops, err)
 	}
 	fp := t.footprint()
 	d.Footprint = &fp
-	if opts.Gates.Scope {
-		c.shiftCheck(d, GateScope, ops, t)
-	}
-	if opts.Gates.ACL {
-		c.shiftCheck(d, GateACL, ops, t)
-	}
-	if d.Rejection() != nil {
-		return d, nil
+	if !c.shiftChecks(d, ops, opts, t) {
+		return nil, nil
 	}
 	raw, err := applyLibrary(state.Bytes(), ops, t.roots, c.limits)
 	if err != nil {
@@ -247,58 +316,63 @@ func (c *Contract) verifyWhole(parent, ctx context.Context, state *Document, ops
 			d.fail(GateApply, CodeApplyMismatch, "", "the apply library rejected a patch that RFC 6902 allows; not committed")
 			d.Gates[len(d.Gates)-1].Detail = err.Error()
 		}
-		return d, nil
+		return nil, nil
 	}
-	if int64(len(raw)) > c.limits.MaxDocumentBytes {
-		d.fail(GateApply, CodeLimitExceeded, "", c.sizeLimitMessage(ops))
-		return d, nil
+	if !c.withinSize(d, ops, len(raw)) {
+		return nil, nil
 	}
 	got, err := decodeFast(raw)
 	if err != nil {
 		// encoding/json refuses nesting past 10000 levels.
-		d.fail(GateApply, CodeLimitExceeded, "", c.depthLimitMessage(ops))
-		return d, nil
+		c.failDepth(d, ops)
+		return nil, nil
 	}
 	if at, ok, tooDeep := crossCheck(post, got, c.limits.MaxDepth); tooDeep {
-		d.fail(GateApply, CodeLimitExceeded, "", c.depthLimitMessage(ops))
-		return d, nil
+		c.failDepth(d, ops)
+		return nil, nil
 	} else if !ok {
 		d.fail(GateApply, CodeApplyMismatch, c.shown(at, pre, ops, t), "the apply library and RFC 6902 disagree on the result; not committed")
-		return d, nil
+		return nil, nil
 	}
 	d.pass(GateApply)
 	next := &Document{raw: raw, value: got, depthLazy: true, consistent: true}
+	return &applied{pre: pre, post: got, trace: t, footprint: &fp, next: next}, nil
+}
 
-	// 4. gates on the state after the patch
-	if opts.Gates.Schema {
-		if stop, err := d.timeUp(parent, ctx, GateSchema); stop {
-			return d, err
-		}
-		d.add(c.schemaGate(pre, got, ops, t, &fp))
+// shiftChecks runs shiftCheck for the scope and acl gates that are on;
+// it reports whether the patch is still accepted.
+func (c *Contract) shiftChecks(d *Decision, ops []Operation, opts VerifyOptions, t *trace) bool {
+	if opts.Gates.Scope {
+		c.shiftCheck(d, GateScope, ops, t)
 	}
-	if opts.Gates.Invariants {
-		if stop, err := d.timeUp(parent, ctx, GateInvariants); stop {
-			return d, err
-		}
-		d.add(c.invariantGate(ctx, parent, pre, got, opts.Phase))
-		if parent.Err() != nil {
-			return nil, parent.Err()
-		}
+	if opts.Gates.ACL {
+		c.shiftCheck(d, GateACL, ops, t)
 	}
-	if d.Rejection() == nil {
-		c.noteValid(next, opts)
-		d.Committed = true
-		d.State = next
+	return d.Rejection() == nil
+}
+
+// withinSize records the apply gate's document-size failure when size,
+// the bytes of the state after the patch, is over the limit; it reports
+// whether the state is within it.
+func (c *Contract) withinSize(d *Decision, ops []Operation, size int) bool {
+	if int64(size) > c.limits.MaxDocumentBytes {
+		d.fail(GateApply, CodeLimitExceeded, "", c.sizeLimitMessage(ops))
+		return false
 	}
-	return d, nil
+	return true
+}
+
+// failDepth records the apply gate's depth-limit failure.
+func (c *Contract) failDepth(d *Decision, ops []Operation) {
+	d.fail(GateApply, CodeLimitExceeded, "", c.depthLimitMessage(ops))
 }
 
 // applyFailed records the apply gate's rejection of a patch the reference
 // semantics could not apply; it returns the caller's own context error,
 // or an error that is not a property of the patch.
-func (c *Contract) applyFailed(parent context.Context, d *Decision, ops []Operation, err error) error {
-	if parent.Err() != nil {
-		return parent.Err()
+func (c *Contract) applyFailed(ctx context.Context, d *Decision, ops []Operation, err error) error {
+	if err := callerEnded(ctx); err != nil {
+		return err
 	}
 	ae, ok := err.(*applyError)
 	if !ok {
@@ -388,17 +462,18 @@ func (d *Decision) fail(gate, code, ptr, msg string) {
 	d.add(GateResult{Gate: gate, Code: code, Pointer: ptr, Message: msg})
 }
 
-// timeUp records a limit_exceeded result when the work-time budget is
-// spent; when the caller's own context ended it returns its error.
-func (d *Decision) timeUp(parent, ctx context.Context, gate string) (bool, error) {
-	if parent.Err() != nil {
-		return true, parent.Err()
+// timeUp records a limit_exceeded result for gate when the work-time
+// limit is spent; when the caller's own context ended it returns its
+// error.
+func (d *Decision) timeUp(ctx context.Context, gate string) (bool, error) {
+	if ctx.Err() == nil {
+		return false, nil
 	}
-	if ctx.Err() != nil {
-		d.fail(gate, CodeLimitExceeded, "", "the verification ran past its work-time limit")
-		return true, nil
+	if err := callerEnded(ctx); err != nil {
+		return true, err
 	}
-	return false, nil
+	d.fail(gate, CodeLimitExceeded, "", "the verification ran past its work-time limit")
+	return true, nil
 }
 
 // scopeGate checks the pointers each operation names: write targets
@@ -555,10 +630,6 @@ func (c *Contract) lengthShown(p Pointer, pre any) bool {
 	}
 	_, shown := project(materialize(v), slices.Clip(slices.Clone(p)), c.view)
 	return shown
-}
-
-func (c *Contract) schemaGate(pre, post any, ops []Operation, t *trace, fp *Footprint) GateResult {
-	return c.schemaCheck(pre, post, ops, t, fp, nil)
 }
 
 // schemaCheck is the schema gate. On the footprint path, incremental says
@@ -733,10 +804,14 @@ func matches(doc any, pat Pointer) []Pointer {
 	return out
 }
 
-func (c *Contract) invariantGate(ctx, parent context.Context, pre, post any, phase string) GateResult {
+// invariantGate is the invariants gate: the contract's CEL rules in order
+// on pre and post, stopping at the first that does not hold. ctx is a
+// workContext: its limit gives limit_exceeded; the caller's own ending
+// gives a result the pipeline drops for the caller's error.
+func (c *Contract) invariantGate(ctx context.Context, pre, post any, phase string) GateResult {
 	for _, inv := range c.invariants {
 		code, msg, detail := evalInvariant(ctx, inv, pre, post, phase)
-		if parent.Err() != nil {
+		if callerEnded(ctx) != nil {
 			return GateResult{Gate: GateInvariants, Code: CodeLimitExceeded, Message: "cancelled"}
 		}
 		if code != CodeOK {
