@@ -381,13 +381,30 @@ func (c *Contract) applyAtFoci(ctx context.Context, state *Document, ops []Opera
 	}
 	d.pass(GateApply)
 
-	// The state after the patch: the state before with the foci put back.
-	post := tree
+	post, changed, nd := committedAtFoci(state, tree, foci, model, next, libOps)
+	return &applied{
+		pre: tree, post: post, trace: t, footprint: &fp, next: nd,
+		incremental: func() bool {
+			d.incremental = c.incremental != nil && state.satisfies(c.schema, c.incremental) && c.incremental.holds(post, changed)
+			return d.incremental
+		},
+		carry: func(next *Document, checked *jsonschema.Schema) {
+			state.carryValidity(next, post, changed, checked)
+		},
+	}, pathFootprint, nil
+}
+
+// committedAtFoci builds the state after a patch applied at its foci:
+// its value is the state before with the foci put back (overlays), its
+// text the old text with the foci's spans replaced (next, nil when no
+// text changed); changed lists the written foci whose text changed, for
+// the incremental schema gate.
+func committedAtFoci(state *Document, tree any, foci []*focus, model, next *textModel, libOps bool) (post any, changed []focusChange, nd *Document) {
+	post = tree
 	if ovSize(post) > maxOverlayNodes {
 		post = state.Value()
 	}
 	depth := state.maxDepth()
-	var changed []focusChange
 	for _, fc := range foci {
 		if fc.textChanged() {
 			post = ovSet(post, fc.path, fc.got)
@@ -397,7 +414,6 @@ func (c *Contract) applyAtFoci(ctx context.Context, state *Document, ops []Opera
 			}
 		}
 	}
-	var nd *Document
 	switch {
 	case !libOps && state.lazy == nil:
 		// The library was given nothing: the whole-document path keeps
@@ -409,16 +425,7 @@ func (c *Contract) applyAtFoci(ctx context.Context, state *Document, ops []Opera
 		nd = &Document{lazy: &lazyDoc{tree: post, text: next.settled()}}
 	}
 	nd.depth, nd.consistent = depth, true
-	return &applied{
-		pre: tree, post: post, trace: t, footprint: &fp, next: nd,
-		incremental: func() bool {
-			d.incremental = c.incremental != nil && state.satisfies(c.schema, c.incremental) && c.incremental.holds(post, changed)
-			return d.incremental
-		},
-		carry: func(next *Document, checked *jsonschema.Schema) {
-			state.carryValidity(next, post, changed, checked)
-		},
-	}, pathFootprint, nil
+	return post, changed, nd
 }
 
 // readFoci fills in each focus's value before the patch and, for the foci
