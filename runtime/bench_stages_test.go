@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"testing"
+
+	"github.com/patchbench/patchbench/runtime/internal/overlay"
 )
 
 // BenchmarkRuntimeStages splits one step of BenchmarkRuntimeVerify (on
@@ -33,7 +35,7 @@ func BenchmarkRuntimeStages(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				fc.pre, fc.value = materialize(v), materialize(v)
+				fc.pre, fc.value = overlay.Plain(v), overlay.Plain(v)
 				if fc.lib {
 					fc.oldText, _, _ = model.valueText(fc.path)
 				}
@@ -60,7 +62,7 @@ func BenchmarkRuntimeStages(b *testing.B) {
 				k++
 				if !bytes.Equal(fc.newText, fc.oldText) {
 					fc.got, _ = decodeFast(fc.newText)
-					post = ovSet(post, fc.path, fc.got)
+					post = overlay.Set(post, fc.path, fc.got)
 					changed = append(changed, focusChange{fc.path, fc.got})
 				}
 			}

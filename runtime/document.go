@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/patchbench/patchbench/runtime/internal/overlay"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -197,13 +198,13 @@ func (d *Document) Value() any {
 	}
 	l := d.lazy
 	l.valOnce.Do(func() {
-		l.val = materialize(l.tree)
+		l.val = overlay.Plain(l.tree)
 		l.valDone.Store(true)
 	})
 	return l.val
 }
 
-// tree returns the value, possibly with overlays (overlay.go), without
+// tree returns the value, possibly with overlays (internal/overlay), without
 // building it.
 func (d *Document) tree() any {
 	if d.lazy == nil {
@@ -306,7 +307,7 @@ func (d *Document) Get(p Pointer) (any, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return materialize(v), true
+	return overlay.Plain(v), true
 }
 
 // MarshalJSON returns the document's text, so a Document embeds as itself

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/patchbench/patchbench/runtime/internal/overlay"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -96,11 +97,11 @@ func planFoci(ops []Operation, tree any) ([]*focus, pathChoice) {
 	// removes or moves.
 	reshaped := map[string]bool{}
 	valueWrite := func(p Pointer) bool { // an add, copy or move onto p
-		c, ok := ovLookup(tree, p.Parent())
-		if !ok || !isObject(c) {
+		c, ok := overlay.Lookup(tree, p.Parent())
+		if !ok || !overlay.IsObject(c) {
 			return false
 		}
-		_, exists := ovChild(c, p.Last())
+		_, exists := overlay.Child(c, p.Last())
 		return exists
 	}
 	for _, op := range ops {
@@ -311,7 +312,7 @@ func (c *Contract) applyAtFoci(ctx context.Context, state *Document, ops []Opera
 		return nil, pathWholeDepth, nil
 	}
 	tree := state.tree()
-	if !isObject(tree) && !isArrayValue(tree) {
+	if !overlay.IsObject(tree) && !overlay.IsArray(tree) {
 		return nil, pathWholeRoot, nil
 	}
 	foci, why := planFoci(ops, tree)
@@ -401,13 +402,13 @@ func (c *Contract) applyAtFoci(ctx context.Context, state *Document, ops []Opera
 // the incremental schema gate.
 func committedAtFoci(state *Document, tree any, foci []*focus, model, next *textModel, libOps bool) (post any, changed []focusChange, nd *Document) {
 	post = tree
-	if ovSize(post) > maxOverlayNodes {
+	if overlay.Size(post) > maxOverlayNodes {
 		post = state.Value()
 	}
 	depth := state.maxDepth()
 	for _, fc := range foci {
 		if fc.textChanged() {
-			post = ovSet(post, fc.path, fc.got)
+			post = overlay.Set(post, fc.path, fc.got)
 			depth = max(depth, len(fc.path)+valueDepth(fc.got))
 			if fc.written {
 				changed = append(changed, focusChange{fc.path, fc.got})
@@ -437,7 +438,7 @@ func readFoci(foci []*focus, tree any, model *textModel) pathChoice {
 		if err != nil {
 			return pathWholeFocus
 		}
-		fc.pre = materialize(v)
+		fc.pre = overlay.Plain(v)
 		fc.value = fc.pre
 		if fc.lib {
 			text, canon, ok := model.valueText(fc.path)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/patchbench/patchbench/runtime/internal/overlay"
 )
 
 // The footprint path (focus.go) must decide exactly as the whole-document
@@ -256,7 +258,7 @@ func genTarget(rng *rand.Rand, v any, locs []Pointer) Pointer {
 	}
 	for {
 		c := locs[rng.IntN(len(locs))]
-		switch x := materialize(mustGet(v, c)).(type) {
+		switch x := overlay.Plain(mustGet(v, c)).(type) {
 		case map[string]any:
 			return c.Append(genKeys[rng.IntN(len(genKeys))])
 		case []any:
@@ -308,7 +310,7 @@ func genPatch(rng *rand.Rand, v any) []Operation {
 		default:
 			op = Operation{Op: OpTest, Path: existing(rng.IntN(10) == 0)}
 			if x, err := getAt(v, op.Path); err == nil && rng.IntN(4) > 0 {
-				op.Value = materialize(x)
+				op.Value = overlay.Plain(x)
 			} else {
 				op.Value = genValue(rng, 1)
 			}
@@ -878,9 +880,9 @@ func TestTextModel(t *testing.T) {
 				nv := genValue(rng, 2)
 				nt, _ := encodeJSON(nv)
 				changes = append(changes, textChange{path: p, old: old, new: nt})
-				v = ovSet(v, p, nv)
+				v = overlay.Set(v, p, nv)
 			}
-			v = materialize(v)
+			v = overlay.Plain(v)
 			next, ok := m.with(changes)
 			if !ok {
 				t.Fatal("with failed")

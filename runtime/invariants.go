@@ -18,6 +18,7 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/interpreter"
+	"github.com/patchbench/patchbench/runtime/internal/overlay"
 )
 
 type invariant struct {
@@ -208,7 +209,7 @@ func evalInvariant(ctx context.Context, inv invariant, pre, post any, phase stri
 
 // jsonAdapter presents decoded JSON to CEL lazily: objects and arrays are
 // wrapped, not converted, and so are the overlays of a committed state
-// (overlay.go), which read as the containers they stand for. A number
+// (internal/overlay), which read as the containers they stand for. A number
 // becomes the CEL value that holds it exactly (exactNumber), or, when none
 // does, an error; an evaluation's own adapter (evalInvariant) also notes
 // the first such number it was asked for.
@@ -239,8 +240,8 @@ func (a jsonTypeAdapter) NativeToValue(v any) ref.Val {
 		return types.NewStringInterfaceMap(a, x)
 	case []any:
 		return types.NewDynamicList(a, x)
-	case *ovNode:
-		return newOverlayVal(a, x)
+	case *overlay.Node:
+		return overlay.CELValue(a, x)
 	}
 	return types.DefaultTypeAdapter.NativeToValue(v)
 }

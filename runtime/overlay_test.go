@@ -9,6 +9,7 @@ import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
+	"github.com/patchbench/patchbench/runtime/internal/overlay"
 )
 
 // overlayExprs read a state in every way CEL can: members, elements,
@@ -26,7 +27,7 @@ var overlayExprs = []string{
 	`post.exists(k, post[k] == pre[k])`, `post.all(k, k in pre)`, `pre.all(k, k in post)`,
 }
 
-// TestOverlayValuesReadAsPlainValues: an overlay (overlay.go) gives CEL
+// TestOverlayValuesReadAsPlainValues: an overlay (internal/overlay) gives CEL
 // the same answers, and the same errors, as the plain value it stands for.
 func TestOverlayValuesReadAsPlainValues(t *testing.T) {
 	env, err := invariantEnv()
@@ -40,14 +41,14 @@ func TestOverlayValuesReadAsPlainValues(t *testing.T) {
 		var over any = pre
 		for range 1 + rng.IntN(4) {
 			var locs []Pointer
-			locations(materialize(over), Pointer{}, &locs)
+			locations(overlay.Plain(over), Pointer{}, &locs)
 			if len(locs) < 2 {
 				break
 			}
-			over = ovSet(over, locs[1+rng.IntN(len(locs)-1)], genValue(rng, 2))
+			over = overlay.Set(over, locs[1+rng.IntN(len(locs)-1)], genValue(rng, 2))
 		}
-		plain := materialize(over)
-		if _, ok := over.(*ovNode); !ok {
+		plain := overlay.Plain(over)
+		if _, ok := over.(*overlay.Node); !ok {
 			continue
 		}
 		var fresh any = plain
@@ -99,7 +100,7 @@ func TestOverlayValuesReadAsPlainValues(t *testing.T) {
 	t.Logf("%d evaluations compared", n)
 }
 
-// TestOverlayLookups: ovChild, ovLookup, getAt and materialize agree with
+// TestOverlayLookups: overlay.Child, overlay.Lookup, getAt and overlay.Plain agree with
 // the plain value at every location.
 func TestOverlayLookups(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 4))
@@ -107,13 +108,13 @@ func TestOverlayLookups(t *testing.T) {
 		var over any = genRoot(rng)
 		for range 1 + rng.IntN(5) {
 			var locs []Pointer
-			locations(materialize(over), Pointer{}, &locs)
+			locations(overlay.Plain(over), Pointer{}, &locs)
 			if len(locs) < 2 {
 				break
 			}
-			over = ovSet(over, locs[1+rng.IntN(len(locs)-1)], genValue(rng, 2))
+			over = overlay.Set(over, locs[1+rng.IntN(len(locs)-1)], genValue(rng, 2))
 		}
-		plain := materialize(over)
+		plain := overlay.Plain(over)
 		var locs []Pointer
 		locations(plain, Pointer{}, &locs)
 		locs = append(locs, Pointer{"zz"}, Pointer{"0", "9"}, Pointer{"b", "-"}, Pointer{"b", "01"})
@@ -123,12 +124,12 @@ func TestOverlayLookups(t *testing.T) {
 			if (errA == nil) != (errB == nil) || (errA != nil && errA.Error() != errB.Error()) {
 				t.Fatalf("getAt %q: %v vs %v", p, errA, errB)
 			}
-			if errA == nil && toJSON(materialize(a)) != toJSON(b) {
-				t.Fatalf("getAt %q: %s vs %s", p, toJSON(materialize(a)), toJSON(b))
+			if errA == nil && toJSON(overlay.Plain(a)) != toJSON(b) {
+				t.Fatalf("getAt %q: %s vs %s", p, toJSON(overlay.Plain(a)), toJSON(b))
 			}
-			c, ok := ovLookup(over, p)
-			if ok != (errB == nil) || (ok && toJSON(materialize(c)) != toJSON(b)) {
-				t.Fatalf("ovLookup %q", p)
+			c, ok := overlay.Lookup(over, p)
+			if ok != (errB == nil) || (ok && toJSON(overlay.Plain(c)) != toJSON(b)) {
+				t.Fatalf("overlay.Lookup %q", p)
 			}
 		}
 	}
@@ -138,7 +139,7 @@ func TestOverlayLookups(t *testing.T) {
 // qualifier type: %T"): an overlay is another Go type than the plain
 // container it stands for. Such text only reaches GateResult.Detail.
 func celTypeNames(s string) string {
-	for _, name := range []string{"*runtime.ovMapVal", "*types.nativeMap[string,interface {}]", "*runtime.ovListVal", "*types.sliceList[interface {}]"} {
+	for _, name := range []string{"*overlay.ovMapVal", "*types.nativeMap[string,interface {}]", "*overlay.ovListVal", "*types.sliceList[interface {}]"} {
 		s = strings.ReplaceAll(s, name, "<container>")
 	}
 	return s

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strconv"
 	"unsafe"
+
+	"github.com/patchbench/patchbench/runtime/internal/overlay"
 )
 
 // applyError is an operation that cannot be applied (RFC 6902 §5). Its
@@ -206,18 +208,18 @@ func getAt(doc any, p Pointer) (any, error) { return getAtFrom(doc, p, 0) }
 
 // getAtFrom resolves the tokens of p from index start on, doc being the
 // value at p[:start]; errors name locations by p's own tokens. doc may
-// hold overlays (overlay.go).
+// hold overlays (internal/overlay).
 func getAtFrom(doc any, p Pointer, start int) (any, error) {
 	cur := doc
 	for i := start; i < len(p); i++ {
 		tok := p[i]
-		if n, ok := cur.(*ovNode); ok {
-			if _, isMap := n.base.(map[string]any); !isMap {
-				if _, err := arrayIndex(tok, len(n.base.([]any)), false, p[:i+1]); err != nil {
+		if n, ok := cur.(*overlay.Node); ok {
+			if _, isMap := n.Base().(map[string]any); !isMap {
+				if _, err := arrayIndex(tok, len(n.Base().([]any)), false, p[:i+1]); err != nil {
 					return nil, err
 				}
 			}
-			v, found := ovChild(n, tok)
+			v, found := overlay.Child(n, tok)
 			if !found {
 				return nil, &navError{CodeDoesNotApply, fmt.Sprintf("%s does not exist", p[:i+1])}
 			}

@@ -3,8 +3,9 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/patchbench/patchbench/runtime/internal/index"
 )
 
 // Pointer is a parsed JSON Pointer (RFC 6901): the sequence of its
@@ -164,28 +165,11 @@ func (p *Pointer) UnmarshalText(b []byte) error {
 }
 
 // ErrIndexSyntax is wrapped by every error ParseIndex returns.
-var ErrIndexSyntax = errors.New("invalid array index")
+var ErrIndexSyntax = index.ErrSyntax
 
 // ParseIndex parses a reference token that indexes an array (RFC 6901 §4,
 // RFC 6902 §4): "0" or a digit string without leading zeros. Signs,
 // negatives, leading zeros, exponents, whitespace and "-" are rejected
 // ("-" is handled by the callers that allow it). Errors wrap
 // ErrIndexSyntax.
-func ParseIndex(tok string) (int, error) {
-	if tok == "" {
-		return 0, fmt.Errorf("%w %q: empty", ErrIndexSyntax, tok)
-	}
-	if len(tok) > 1 && tok[0] == '0' {
-		return 0, fmt.Errorf("%w %q: leading zero", ErrIndexSyntax, tok)
-	}
-	for i := 0; i < len(tok); i++ {
-		if tok[i] < '0' || tok[i] > '9' {
-			return 0, fmt.Errorf("%w %q: not a non-negative decimal integer", ErrIndexSyntax, tok)
-		}
-	}
-	n, err := strconv.Atoi(tok)
-	if err != nil {
-		return 0, fmt.Errorf("%w %q: out of range", ErrIndexSyntax, tok)
-	}
-	return n, nil
-}
+func ParseIndex(tok string) (int, error) { return index.Parse(tok) }

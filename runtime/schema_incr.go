@@ -3,6 +3,7 @@ package runtime
 import (
 	"slices"
 
+	"github.com/patchbench/patchbench/runtime/internal/overlay"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -321,11 +322,11 @@ func (x *schemaIndex) holds(post any, changes []focusChange) bool {
 		set := x.closure([]*jsonschema.Schema{x.root})
 		var target []*jsonschema.Schema
 		for d, tok := range ch.path {
-			parent, ok := ovLookup(post, ch.path[:d])
+			parent, ok := overlay.Lookup(post, ch.path[:d])
 			if !ok {
 				return false
 			}
-			object, isArray := isObject(parent), isArrayValue(parent)
+			object, isArray := overlay.IsObject(parent), overlay.IsArray(parent)
 			if !object && !isArray {
 				return false
 			}
@@ -334,7 +335,7 @@ func (x *schemaIndex) holds(post any, changes []focusChange) bool {
 				if !n.ancestorLocal {
 					return false
 				}
-				if n.recheck != nil && isArray && !validates(n.recheck, materialize(parent)) {
+				if n.recheck != nil && isArray && !validates(n.recheck, overlay.Plain(parent)) {
 					return false
 				}
 			}
@@ -352,28 +353,6 @@ func (x *schemaIndex) holds(post any, changes []focusChange) bool {
 		}
 	}
 	return true
-}
-
-func isObject(v any) bool {
-	switch x := v.(type) {
-	case map[string]any:
-		return true
-	case *ovNode:
-		_, ok := x.base.(map[string]any)
-		return ok
-	}
-	return false
-}
-
-func isArrayValue(v any) bool {
-	switch x := v.(type) {
-	case []any:
-		return true
-	case *ovNode:
-		_, ok := x.base.([]any)
-		return ok
-	}
-	return false
 }
 
 // validates reports whether v satisfies s; a schema that cannot be

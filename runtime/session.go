@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/patchbench/patchbench/runtime/internal/overlay"
 )
 
 // Session is the step engine of one workflow run on a shared state (paper
@@ -143,17 +145,17 @@ func setStringAtFocus(doc *Document, p Pointer, v string) *Document {
 		return nil
 	}
 	tree := doc.tree()
-	if ovSize(tree) > maxOverlayNodes {
+	if overlay.Size(tree) > maxOverlayNodes {
 		tree = doc.Value()
 	}
-	parent, ok := ovLookup(tree, p.Parent())
+	parent, ok := overlay.Lookup(tree, p.Parent())
 	if !ok {
 		return nil
 	}
-	if _, ok := ovChild(parent, p.Last()); !ok {
+	if _, ok := overlay.Child(parent, p.Last()); !ok {
 		return nil
 	}
-	post := ovSet(tree, p, v)
+	post := overlay.Set(tree, p, v)
 	var changes []textChange
 	covered := false
 	for _, e := range m.edits {
@@ -162,8 +164,8 @@ func setStringAtFocus(doc *Document, p Pointer, v string) *Document {
 		} else if e.path.HasPrefix(p) {
 			continue // replaced with the string at p
 		}
-		x, _ := ovLookup(post, e.path)
-		text, err := encodeJSON(materialize(x))
+		x, _ := overlay.Lookup(post, e.path)
+		text, err := encodeJSON(overlay.Plain(x))
 		if err != nil {
 			return nil
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/patchbench/patchbench/runtime/internal/overlay"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -625,10 +626,10 @@ func (c *Contract) spell(p Pointer, pre any, t *trace) Pointer {
 // keeps every position of an array it shows). pre may hold overlays.
 func (c *Contract) lengthShown(p Pointer, pre any) bool {
 	v, err := getAt(pre, p)
-	if err != nil || !isArrayValue(v) {
+	if err != nil || !overlay.IsArray(v) {
 		return false
 	}
-	_, shown := project(materialize(v), slices.Clip(slices.Clone(p)), c.view)
+	_, shown := project(overlay.Plain(v), slices.Clip(slices.Clone(p)), c.view)
 	return shown
 }
 
@@ -644,7 +645,7 @@ func (c *Contract) schemaCheck(pre, post any, ops []Operation, t *trace, fp *Foo
 	}
 	shown := vis.shown
 	if c.schema != nil && (incremental == nil || !incremental()) {
-		f, err := validateSchema(c.schema, materialize(post))
+		f, err := validateSchema(c.schema, overlay.Plain(post))
 		if err != nil {
 			return GateResult{Gate: GateSchema, Code: CodeSchemaViolation, Message: "the schema could not be evaluated", Detail: err.Error()}
 		}
@@ -664,7 +665,7 @@ func (c *Contract) schemaCheck(pre, post any, ops []Operation, t *trace, fp *Foo
 				continue
 			}
 			v, _ := getAt(post, at)
-			f, err := validateSchema(o.schema, materialize(v))
+			f, err := validateSchema(o.schema, overlay.Plain(v))
 			if err != nil {
 				return GateResult{Gate: GateSchema, Code: CodeOutputSchema, Message: "the output schema could not be evaluated", Detail: err.Error()}
 			}
@@ -720,7 +721,7 @@ func matchesWritten(doc any, pat Pointer, w Region) []Pointer {
 			return
 		}
 		follow := func(tok string) {
-			c, ok := ovChild(v, tok)
+			c, ok := overlay.Child(v, tok)
 			if !ok {
 				return
 			}
@@ -753,7 +754,7 @@ func matchesWritten(doc any, pat Pointer, w Region) []Pointer {
 			}
 			return
 		}
-		switch x := materialize(v).(type) {
+		switch x := overlay.Plain(v).(type) {
 		case map[string]any:
 			for k := range x {
 				follow(k)

@@ -1,4 +1,11 @@
-package runtime
+// Package overlay holds the values of committed states that share every
+// untouched subtree with the state before them (PatchBench design §4: a
+// step costs what its footprint costs): a container on a changed path is
+// a Node over a plain container that is never modified, and CEL reads a
+// Node as the container it stands for. Values are the runtime's decoded
+// JSON values (nil, bool, string, json.Number, []any, map[string]any) or
+// Nodes; paths are JSON Pointer reference tokens (RFC 6901), unescaped.
+package overlay
 
 import (
 	"fmt"
@@ -10,45 +17,47 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
+
+	"github.com/patchbench/patchbench/runtime/internal/index"
 )
 
-// A committed state shares every untouched subtree with the state before
-// it. Its value is kept, until someone asks for it whole, as an overlay:
-// the containers on the paths from the root to the changed subtrees are
-// ovNodes, each a plain container (the base, never modified) with a few
-// children replaced. Everything else is the base's own values. Building
+// Node is a container of an overlay. A committed state shares every
+// untouched subtree with the state before it. Its value is kept, until
+// someone asks for it whole, as an overlay: the containers on the paths
+// from the root to the changed subtrees are Nodes, each a plain container
+// (the base, never modified) with a few children replaced. Everything else is the base's own values. Building
 // the overlay costs the length of the changed paths, not the width of the
 // containers on them; the plain value (Document.Value) is built from it
 // on demand, once.
 //
-// The base of an ovNode is always a plain container: an overlay over an
+// The base of a Node is always a plain container: an overlay over an
 // overlay is flattened into one node whose kids hold both layers' changes
-// (ovSet), so lookups never walk a chain of states.
-type ovNode struct {
+// (Set), so lookups never walk a chain of states.
+type Node struct {
 	base  any            // map[string]any or []any, never modified
-	kids  map[string]any // object members replaced (plain values or *ovNode)
+	kids  map[string]any // object members replaced (plain values or *Node)
 	ikids map[int]any    // array elements replaced
 
 	once sync.Once
 	mat  any // the plain container, built on demand
 }
 
-// ovChild returns the child of a container at tok: a member of an object,
-// an element of an array (tok a valid index, ParseIndex, within range),
+// Child returns the child of a container at tok: a member of an object,
+// an element of an array (tok a valid index, index.Parse, within range),
 // or the corresponding child of an overlay. ok is false when there is
 // none or v is not a container.
-func ovChild(v any, tok string) (any, bool) {
+func Child(v any, tok string) (any, bool) {
 	switch x := v.(type) {
 	case map[string]any:
 		c, ok := x[tok]
 		return c, ok
 	case []any:
-		i, err := ParseIndex(tok)
+		i, err := index.Parse(tok)
 		if err != nil || i >= len(x) {
 			return nil, false
 		}
 		return x[i], true
-	case *ovNode:
+	case *Node:
 		if m, isMap := x.base.(map[string]any); isMap {
 			if c, ok := x.kids[tok]; ok {
 				return c, true
@@ -57,7 +66,7 @@ func ovChild(v any, tok string) (any, bool) {
 			return c, ok
 		}
 		a := x.base.([]any)
-		i, err := ParseIndex(tok)
+		i, err := index.Parse(tok)
 		if err != nil || i >= len(a) {
 			return nil, false
 		}
@@ -69,40 +78,40 @@ func ovChild(v any, tok string) (any, bool) {
 	return nil, false
 }
 
-// ovLookup resolves p in a value that may hold overlays (RFC 6901 §4,
-// array tokens as ParseIndex).
-func ovLookup(v any, p Pointer) (any, bool) {
+// Lookup resolves p in a value that may hold overlays (RFC 6901 §4,
+// array tokens as index.Parse).
+func Lookup(v any, p []string) (any, bool) {
 	for _, tok := range p {
 		var ok bool
-		if v, ok = ovChild(v, tok); !ok {
+		if v, ok = Child(v, tok); !ok {
 			return nil, false
 		}
 	}
 	return v, true
 }
 
-// materialize returns the plain value of v: v itself unless it is an
+// Plain returns the plain value of v: v itself unless it is an
 // overlay, whose plain container is built once and shared.
-func materialize(v any) any {
-	if n, ok := v.(*ovNode); ok {
+func Plain(v any) any {
+	if n, ok := v.(*Node); ok {
 		return n.plain()
 	}
 	return v
 }
 
-func (n *ovNode) plain() any {
+func (n *Node) plain() any {
 	n.once.Do(func() {
 		switch b := n.base.(type) {
 		case map[string]any:
 			m := maps.Clone(b)
 			for k, c := range n.kids {
-				m[k] = materialize(c)
+				m[k] = Plain(c)
 			}
 			n.mat = m
 		case []any:
 			a := slices.Clone(b)
 			for i, c := range n.ikids {
-				a[i] = materialize(c)
+				a[i] = Plain(c)
 			}
 			n.mat = a
 		}
@@ -110,33 +119,33 @@ func (n *ovNode) plain() any {
 	return n.mat
 }
 
-// ovSet returns root with the value at p (which exists in root) replaced
+// Set returns root with the value at p (which exists in root) replaced
 // by val: the containers on the path become overlays that share the rest
 // with root. root is not modified.
-func ovSet(root any, p Pointer, val any) any {
+func Set(root any, p []string, val any) any {
 	if len(p) == 0 {
 		return val
 	}
 	tok := p[0]
-	child, ok := ovChild(root, tok)
+	child, ok := Child(root, tok)
 	if !ok {
-		panic(fmt.Sprintf("runtime: overlay path %s does not exist", p))
+		panic(fmt.Sprintf("overlay: the path %q does not exist", p))
 	}
-	n := &ovNode{}
+	n := &Node{}
 	switch x := root.(type) {
-	case *ovNode:
+	case *Node:
 		n.base, n.kids, n.ikids = x.base, maps.Clone(x.kids), maps.Clone(x.ikids)
 	default:
 		n.base = x
 	}
-	nc := ovSet(child, p[1:], val)
+	nc := Set(child, p[1:], val)
 	if _, isMap := n.base.(map[string]any); isMap {
 		if n.kids == nil {
 			n.kids = map[string]any{}
 		}
 		n.kids[tok] = nc
 	} else {
-		i, _ := ParseIndex(tok)
+		i, _ := index.Parse(tok)
 		if n.ikids == nil {
 			n.ikids = map[int]any{}
 		}
@@ -145,24 +154,24 @@ func ovSet(root any, p Pointer, val any) any {
 	return n
 }
 
-// ovSize counts the overlay nodes of v, a measure of how far a state has
+// Size counts the overlay nodes of v, a measure of how far a state has
 // drifted from the plain value its overlay is built on.
-func ovSize(v any) int {
-	n, ok := v.(*ovNode)
+func Size(v any) int {
+	n, ok := v.(*Node)
 	if !ok {
 		return 0
 	}
 	s := 1
 	for _, c := range n.kids {
-		s += ovSize(c)
+		s += Size(c)
 	}
 	for _, c := range n.ikids {
-		s += ovSize(c)
+		s += Size(c)
 	}
 	return s
 }
 
-// CEL values of overlays. They present an ovNode to invariants exactly as
+// CEL values of overlays. They present an Node to invariants exactly as
 // the adapter presents its plain container (types.NewStringInterfaceMap
 // and types.NewDynamicList over map[string]any and []any): the same
 // sizes, keys, elements, equality and errors, read lazily, so an
@@ -171,18 +180,20 @@ func ovSize(v any) int {
 
 type ovMapVal struct {
 	a    types.Adapter
-	n    *ovNode
+	n    *Node
 	m    map[string]any // n.base
 	base traits.Mapper  // the base map as CEL sees it
 }
 
 type ovListVal struct {
 	a types.Adapter
-	n *ovNode
+	n *Node
 	l []any // n.base
 }
 
-func newOverlayVal(a types.Adapter, n *ovNode) ref.Val {
+// CELValue is the CEL value of n for the adapter a (which converts its
+// children): it reads as the CEL map or list of n's plain container.
+func CELValue(a types.Adapter, n *Node) ref.Val {
 	if m, ok := n.base.(map[string]any); ok {
 		return &ovMapVal{a: a, n: n, m: m, base: types.NewStringInterfaceMap(a, m)}
 	}
@@ -363,3 +374,32 @@ func (it *ovListIterator) ConvertToType(ref.Type) ref.Val { return types.NewErr(
 func (it *ovListIterator) Equal(ref.Val) ref.Val          { return types.NewErr("no such overload") }
 func (it *ovListIterator) Type() ref.Type                 { return types.IteratorType }
 func (it *ovListIterator) Value() any                     { return nil }
+
+// IsObject reports whether v is an object: a map[string]any or a Node over
+// one.
+func IsObject(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		return true
+	case *Node:
+		_, ok := x.base.(map[string]any)
+		return ok
+	}
+	return false
+}
+
+// IsArray reports whether v is an array: a []any or a Node over one.
+func IsArray(v any) bool {
+	switch x := v.(type) {
+	case []any:
+		return true
+	case *Node:
+		_, ok := x.base.([]any)
+		return ok
+	}
+	return false
+}
+
+// Base returns the plain container a Node is built over; it must not be
+// modified.
+func (n *Node) Base() any { return n.base }
