@@ -305,25 +305,9 @@ func (b *Browser) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *
 			}
 			m.key = memoKey(p.Reveal, caseKey, s.Step, stateKey)
 			m.hidden = memo.hidden(m.key, func() []string { return hiddenStrings(before.Value(), region, stepTexts(st)...) })
-			for _, sec := range c.Secrets {
-				where := sec.ID + " at " + sec.Path.String()
-				if region.Visible(sec.Path) {
-					sv.ShownSecrets = append(sv.ShownSecrets, where)
-				} else {
-					sv.HiddenSecrets = append(sv.HiddenSecrets, where)
-				}
-			}
+			sv.ShownSecrets, sv.HiddenSecrets = secretsBy(c.Secrets, region)
 		}
-		sv.ViewText = "the full state"
-		if projected {
-			sv.ViewText = "the step's projected view"
-			if st != nil {
-				sv.ViewText = "projected: include " + strings.Join(st.Spec.View.Include, ", ")
-				if len(st.Spec.View.Exclude) > 0 {
-					sv.ViewText += "; exclude " + strings.Join(st.Spec.View.Exclude, ", ")
-				}
-			}
-		}
+		sv.ViewText = viewText(projected, st)
 		if sess != nil && st != nil {
 			sv.State = memo.segs(m.key, "state", func() []Seg { return m.json(before.Value(), region, nil) })
 			if projected {
@@ -355,25 +339,7 @@ func (b *Browser) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *
 			sv.Prompt = append(sv.Prompt, msgView{Role: msg.Role, Text: m.text(msg.Content)})
 		}
 		sv.Ended = s.Ended
-		for k, t := range s.Turns {
-			tv := turnView{N: k + 1, Tokens: fmt.Sprintf("%d prompt + %d completion tokens", t.Tokens.Prompt, t.Tokens.Completion), Text: m.text(t.Text)}
-			for _, c := range t.Calls {
-				cv := callView{Name: c.Name, Read: c.Read, Hidden: c.Hidden, Result: m.text(c.Result)}
-				switch {
-				case c.Read:
-					cv.Pointer, cv.Where = m.text(c.Pointer), "inside the view"
-					if c.Hidden {
-						cv.Where = "hidden from the view: answered as absent"
-					} else if c.Error != "" {
-						cv.Where = "absent"
-					}
-				default:
-					cv.Args = m.text(c.Arguments)
-				}
-				tv.Calls = append(tv.Calls, cv)
-			}
-			sv.Turns = append(sv.Turns, tv)
-		}
+		sv.Turns = turnViews(s.Turns, m)
 		for k, at := range s.Earlier {
 			av := attemptView{N: k + 1, Response: m.text(at.RawResponse), Decisions: gates(at.Decisions, m), Audit: gates(at.Audit, m)}
 			av.Leaks = countLeaks(av.Response)
@@ -413,20 +379,7 @@ func (b *Browser) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *
 			sess = nil
 			continue
 		}
-		sv.Diff = memo.diff(m.key, diffKey, func() []diffView {
-			var out []diffView
-			for _, ch := range diff(before.Value(), sess.State().Value()) {
-				dv := diffView{Path: m.text(ch.Path.String()), Kind: ch.Kind}
-				if ch.Kind != "added" {
-					dv.Before = m.json(ch.Before, region, ch.Path)
-				}
-				if ch.Kind != "removed" {
-					dv.After = m.json(ch.After, region, ch.Path)
-				}
-				out = append(out, dv)
-			}
-			return out
-		})
+		sv.Diff = memo.diff(m.key, diffKey, func() []diffView { return diffViews(before, sess.State(), region, m) })
 		if len(sv.Diff) == 0 {
 			sv.DiffNote = "Committed, with no change to the state."
 		}
@@ -437,6 +390,81 @@ func (b *Browser) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *
 		}
 	}
 	return nil
+}
+
+// turnViews are a step's turns in the tools protocol, masked: each
+// turn's text and tool calls (reads with where they looked, other calls
+// with their arguments).
+func turnViews(turns []rundir.Turn, m *masker) []turnView {
+	var out []turnView
+	for k, t := range turns {
+		tv := turnView{N: k + 1, Tokens: fmt.Sprintf("%d prompt + %d completion tokens", t.Tokens.Prompt, t.Tokens.Completion), Text: m.text(t.Text)}
+		for _, c := range t.Calls {
+			cv := callView{Name: c.Name, Read: c.Read, Hidden: c.Hidden, Result: m.text(c.Result)}
+			switch {
+			case c.Read:
+				cv.Pointer, cv.Where = m.text(c.Pointer), "inside the view"
+				if c.Hidden {
+					cv.Where = "hidden from the view: answered as absent"
+				} else if c.Error != "" {
+					cv.Where = "absent"
+				}
+			default:
+				cv.Args = m.text(c.Arguments)
+			}
+			tv.Calls = append(tv.Calls, cv)
+		}
+		out = append(out, tv)
+	}
+	return out
+}
+
+// viewText says what the step's actor saw: the full state, or the
+// projected view with the step's include and exclude patterns (st nil:
+// the step is not in the case).
+func viewText(projected bool, st *bench.Step) string {
+	if !projected {
+		return "the full state"
+	}
+	if st == nil {
+		return "the step's projected view"
+	}
+	text := "projected: include " + strings.Join(st.Spec.View.Include, ", ")
+	if len(st.Spec.View.Exclude) > 0 {
+		text += "; exclude " + strings.Join(st.Spec.View.Exclude, ", ")
+	}
+	return text
+}
+
+// secretsBy splits a case's secrets into those the step's view region
+// shows and those it hides, each as "ID at POINTER".
+func secretsBy(secrets []bench.Secret, region *runtime.ViewRegion) (shown, hidden []string) {
+	for _, sec := range secrets {
+		where := sec.ID + " at " + sec.Path.String()
+		if region.Visible(sec.Path) {
+			shown = append(shown, where)
+		} else {
+			hidden = append(hidden, where)
+		}
+	}
+	return shown, hidden
+}
+
+// diffViews are the changes from before to after, masked as the step's
+// view region masks them.
+func diffViews(before, after *runtime.Document, region *runtime.ViewRegion, m *masker) []diffView {
+	var out []diffView
+	for _, ch := range diff(before.Value(), after.Value()) {
+		dv := diffView{Path: m.text(ch.Path.String()), Kind: ch.Kind}
+		if ch.Kind != "added" {
+			dv.Before = m.json(ch.Before, region, ch.Path)
+		}
+		if ch.Kind != "removed" {
+			dv.After = m.json(ch.After, region, ch.Path)
+		}
+		out = append(out, dv)
+	}
+	return out
 }
 
 // lastAttempt fills in a step's last attempt: the response, the patch,
