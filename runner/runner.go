@@ -275,27 +275,9 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	slots := make(chan struct{}, o.Concurrency)
 	inProgress := make(chan struct{}, 2*o.Concurrency)
 	var stopped atomic.Bool
-	var mu sync.Mutex
-	spent := o.TokensSpent
-	prog := Progress{Total: len(todo)}
+	st := &runState{o: &o, spent: o.TokensSpent, prog: Progress{Total: len(todo)}, down: map[string]*actors.EndpointDownError{}}
 	if o.Progress != nil {
-		o.Progress(prog)
-	}
-	down := map[string]*actors.EndpointDownError{}
-	var downOrder []*actors.EndpointDownError
-	noteDown := func(e *actors.EndpointDownError) { // mu held
-		if down[e.Endpoint] == nil {
-			down[e.Endpoint] = e
-			downOrder = append(downOrder, e)
-			if o.EndpointDown != nil {
-				o.EndpointDown(e)
-			}
-		}
-	}
-	budgetSpent := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return o.MaxTokensTotal > 0 && spent >= o.MaxTokensTotal
+		o.Progress(st.prog)
 	}
 	for _, j := range todo {
 		select {
@@ -309,7 +291,7 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 				<-inProgress
 			}
 		}
-		if gctx.Err() != nil || budgetSpent() || stopped.Load() {
+		if gctx.Err() != nil || st.budgetSpent() || stopped.Load() {
 			break
 		}
 		if e := actors.Down(j.Actor); e != nil {
@@ -317,13 +299,7 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 			// at once.
 			<-slots
 			<-inProgress
-			mu.Lock()
-			noteDown(e)
-			prog.NotStarted++
-			if o.Progress != nil {
-				o.Progress(prog) // the last call counts every run skipped
-			}
-			mu.Unlock()
+			st.notStarted(e)
 			continue
 		}
 		g.Go(func() error {
@@ -342,24 +318,7 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 				stopped.Store(true) // before the slot is freed
 				return fatal
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if endpoint != nil {
-				noteDown(endpoint)
-			}
-			spent += rec.TokensSent
-			prog.Done++
-			prog.Tokens += rec.Tokens.Prompt + rec.Tokens.Completion
-			prog.TokensSent += rec.TokensSent
-			switch rec.Status {
-			case rundir.StatusError:
-				prog.Errors++
-			case rundir.StatusPending:
-				prog.Pending++
-			}
-			if o.Progress != nil {
-				o.Progress(prog)
-			}
+			st.recorded(rec, endpoint)
 			return nil
 		})
 	}
@@ -369,11 +328,76 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if len(downOrder) > 0 {
-		return &DownError{Endpoints: downOrder, NotStarted: prog.NotStarted}
+	if len(st.downOrder) > 0 {
+		return &DownError{Endpoints: st.downOrder, NotStarted: st.prog.NotStarted}
 	}
-	if budgetSpent() && prog.Done < len(todo) {
+	if st.budgetSpent() && st.prog.Done < len(todo) {
 		return ErrTokenBudget
 	}
 	return nil
+}
+
+// runState is what Run's runs share: the tokens spent against the budget,
+// the progress, and the endpoints found down, in the order they were
+// found. Its methods hold mu.
+type runState struct {
+	o         *Options
+	mu        sync.Mutex
+	spent     int
+	prog      Progress
+	down      map[string]*actors.EndpointDownError
+	downOrder []*actors.EndpointDownError
+}
+
+// budgetSpent reports whether the token budget (MaxTokensTotal) is spent.
+func (st *runState) budgetSpent() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.o.MaxTokensTotal > 0 && st.spent >= st.o.MaxTokensTotal
+}
+
+// notStarted counts a run not started because its endpoint is down.
+func (st *runState) notStarted(e *actors.EndpointDownError) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.noteDown(e)
+	st.prog.NotStarted++
+	if st.o.Progress != nil {
+		st.o.Progress(st.prog) // the last call counts every run skipped
+	}
+}
+
+// recorded counts a run written to the sink; endpoint, when not nil, is
+// the endpoint the run found down.
+func (st *runState) recorded(rec *rundir.Record, endpoint *actors.EndpointDownError) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if endpoint != nil {
+		st.noteDown(endpoint)
+	}
+	st.spent += rec.TokensSent
+	st.prog.Done++
+	st.prog.Tokens += rec.Tokens.Prompt + rec.Tokens.Completion
+	st.prog.TokensSent += rec.TokensSent
+	switch rec.Status {
+	case rundir.StatusError:
+		st.prog.Errors++
+	case rundir.StatusPending:
+		st.prog.Pending++
+	}
+	if st.o.Progress != nil {
+		st.o.Progress(st.prog)
+	}
+}
+
+// noteDown records an endpoint found down, once, and tells
+// Options.EndpointDown; mu held.
+func (st *runState) noteDown(e *actors.EndpointDownError) {
+	if st.down[e.Endpoint] == nil {
+		st.down[e.Endpoint] = e
+		st.downOrder = append(st.downOrder, e)
+		if st.o.EndpointDown != nil {
+			st.o.EndpointDown(e)
+		}
+	}
 }
