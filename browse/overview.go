@@ -241,9 +241,46 @@ func (b *Browser) overview(f Filter, static bool) *overview {
 	}
 	q := b.search(f.Q)
 	keep := func(r *runEntry) bool { return static || f.matchRun(r, q) }
-	// The main table: every configuration and actor, with the runs of
-	// each outcome (a run that leaked and committed illegally counts in
-	// both, as the outcome filter finds it under both).
+	o.Main = b.mainRows(f, static)
+	for _, t := range b.report.Tables {
+		if t.Name != "main" {
+			o.Tables = append(o.Tables, t)
+		}
+	}
+	// The grids: one per actor, cases × configurations.
+	for _, a := range b.actors {
+		if g, ok := b.grid(a, f, q, titles, static); ok {
+			o.Grids = append(o.Grids, g)
+		}
+	}
+	// The run list.
+	for _, r := range b.runs {
+		match := keep(r) && (f.Outcome == "" || r.Flags.Has(f.Outcome))
+		if static {
+			match = f.matchRun(r, q) && (f.Outcome == "" || r.Flags.Has(f.Outcome))
+			o.Runs = append(o.Runs, runRow{runEntry: r, Title: titles[r.Case], Hidden: !match})
+			if match {
+				o.Matched++
+			}
+			continue
+		}
+		if !match {
+			continue
+		}
+		o.Matched++
+		if len(o.Runs) < maxListed {
+			o.Runs = append(o.Runs, runRow{runEntry: r, Title: titles[r.Case]})
+		}
+	}
+	o.Capped = o.Matched > len(o.Runs) && !static
+	return o
+}
+
+// mainRows are the main table's rows: every configuration and actor, with
+// the runs of each outcome (a run that leaked and committed illegally
+// counts in both, as the outcome filter finds it under both).
+func (b *Browser) mainRows(f Filter, static bool) []mainRow {
+	var out []mainRow
 	counts := map[cellKey]map[Outcome]int{}
 	for _, r := range b.runs {
 		k := cellKey{config: r.Config, actor: r.Actor}
@@ -275,70 +312,47 @@ func (b *Browser) overview(f Filter, static bool) *overview {
 				mr.Counts = append(mr.Counts, outcomeCount{Outcome: oc, N: n, Query: Filter{Config: row.Config, Actor: row.Actor, Outcome: oc}.Query()})
 			}
 		}
-		o.Main = append(o.Main, mr)
+		out = append(out, mr)
 	}
-	for _, t := range b.report.Tables {
-		if t.Name != "main" {
-			o.Tables = append(o.Tables, t)
+	return out
+}
+
+// grid is actor a's grid of cases × configurations under the filter; ok
+// is false when the filter hides it (and the page is not static).
+func (b *Browser) grid(a string, f Filter, q string, titles map[string]string, static bool) (grid, bool) {
+	g := grid{Actor: a, Hidden: f.Actor != "" && f.Actor != a}
+	if g.Hidden && !static {
+		return g, false
+	}
+	for _, c := range b.configs {
+		if static || f.Config == "" || f.Config == c.Name {
+			g.Configs = append(g.Configs, c)
 		}
 	}
-	// The grids: one per actor, cases × configurations.
-	for _, a := range b.actors {
-		g := grid{Actor: a, Hidden: f.Actor != "" && f.Actor != a}
-		if g.Hidden && !static {
+	for _, id := range b.caseIDs {
+		row := gridRow{Case: id, Domain: b.domainOf[id], Title: titles[id]}
+		row.Hidden = f.Domain != "" && row.Domain != f.Domain
+		any := false
+		for _, c := range g.Configs {
+			cell := b.cell(cellKey{id, c.Name, a}, f, q, static)
+			cell.Hidden = f.Config != "" && f.Config != c.Name
+			if cell.N > 0 && !cell.Dim && !cell.Hidden {
+				any = true
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		if f.narrows(q) && !any {
+			row.Hidden = true
+		}
+		if row.Hidden && !static {
 			continue
 		}
-		for _, c := range b.configs {
-			if static || f.Config == "" || f.Config == c.Name {
-				g.Configs = append(g.Configs, c)
-			}
-		}
-		for _, id := range b.caseIDs {
-			row := gridRow{Case: id, Domain: b.domainOf[id], Title: titles[id]}
-			row.Hidden = f.Domain != "" && row.Domain != f.Domain
-			any := false
-			for _, c := range g.Configs {
-				cell := b.cell(cellKey{id, c.Name, a}, f, q, static)
-				cell.Hidden = f.Config != "" && f.Config != c.Name
-				if cell.N > 0 && !cell.Dim && !cell.Hidden {
-					any = true
-				}
-				row.Cells = append(row.Cells, cell)
-			}
-			if f.narrows(q) && !any {
-				row.Hidden = true
-			}
-			if row.Hidden && !static {
-				continue
-			}
-			g.Rows = append(g.Rows, row)
-			if !row.Hidden {
-				g.Shown++
-			}
-		}
-		o.Grids = append(o.Grids, g)
-	}
-	// The run list.
-	for _, r := range b.runs {
-		match := keep(r) && (f.Outcome == "" || r.Flags.Has(f.Outcome))
-		if static {
-			match = f.matchRun(r, q) && (f.Outcome == "" || r.Flags.Has(f.Outcome))
-			o.Runs = append(o.Runs, runRow{runEntry: r, Title: titles[r.Case], Hidden: !match})
-			if match {
-				o.Matched++
-			}
-			continue
-		}
-		if !match {
-			continue
-		}
-		o.Matched++
-		if len(o.Runs) < maxListed {
-			o.Runs = append(o.Runs, runRow{runEntry: r, Title: titles[r.Case]})
+		g.Rows = append(g.Rows, row)
+		if !row.Hidden {
+			g.Shown++
 		}
 	}
-	o.Capped = o.Matched > len(o.Runs) && !static
-	return o
+	return g, true
 }
 
 // cell gathers the runs of one grid cell that the filter keeps (round
