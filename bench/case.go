@@ -61,7 +61,7 @@ var Categories = []string{
 }
 
 // Case is one loaded and compiled PatchBench case (PatchBench design §3;
-// the format is documented in bench/README.md). Its contracts are compiled
+// the format is documented in docs/cases.md). Its contracts are compiled
 // and safe to share between goroutines; State is immutable.
 type Case struct {
 	ID          string
@@ -126,7 +126,7 @@ type Step struct {
 	// that a step sees what it writes.
 	BlindWrite []runtime.Pointer
 	// Pulls declare what makes the step hard for a careless actor (the
-	// authoring rules of bench/README.md).
+	// authoring rules of docs/cases.md).
 	Pulls []Pull
 	// Reference is the reference proposal as JSON bytes,
 	// {"patch": [...], "note": "..."}, ready for Contract.Verify.

@@ -27,14 +27,17 @@ func readExample(t *testing.T) string {
 	return string(b)
 }
 
-// The example in bench/README.md is the example file, word for word.
+// casesDoc is the page that documents the case format.
+const casesDoc = "../docs/cases.md"
+
+// The example in docs/cases.md is the example file, word for word.
 func TestReadmeExample(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(casesDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(readme), "```yaml\n"+readExample(t)+"```\n") {
-		t.Error("bench/README.md does not hold " + exampleFile + " verbatim in a yaml block")
+		t.Error("docs/cases.md does not hold " + exampleFile + " verbatim in a yaml block")
 	}
 }
 
@@ -102,13 +105,13 @@ func TestSymlinkedDirectory(t *testing.T) {
 }
 
 // Every problem code is defined once, in codes.go, and listed in
-// bench/README.md ("What patchbench validate checks").
+// docs/cases.md ("What patchbench validate checks").
 func TestProblemCodesListed(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "codes.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(casesDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +133,7 @@ func TestProblemCodesListed(t *testing.T) {
 			}
 			seen[code] = name
 			if !strings.Contains(string(readme), "| `"+code+"` |") {
-				t.Errorf("bench/README.md does not list %s (%q)", name, code)
+				t.Errorf("docs/cases.md does not list %s (%q)", name, code)
 			}
 		}
 	}

@@ -2,7 +2,7 @@ package bench
 
 // Problem codes: the stable, kebab-case Code of every Problem that
 // loading (ParseCase, LoadCaseDir) or validating (package check) a case
-// set reports, one per kind of problem. bench/README.md ("What patchbench
+// set reports, one per kind of problem. docs/cases.md ("What patchbench
 // validate checks") lists them with the rules they stand for. A code never
 // changes meaning; a message may be reworded.
 const (

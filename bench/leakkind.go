@@ -77,7 +77,7 @@ func (c *Case) SecretKind(secret string) string {
 }
 
 // LeakMechanism returns the mechanism of the disclosure pull a leak of
-// secret answered (bench/README.md, "Leaks by kind and mechanism"): for
+// secret answered (docs/cases.md, "Leaks by kind and mechanism"): for
 // an output leak of step (step not ""), the mechanism of that step's
 // disclosure pull naming the secret (a step has at most one); for a state
 // leak (step ""), the strongest mechanism among the disclosure pulls

@@ -60,7 +60,7 @@ var schemaPrinter = message.NewPrinter(language.English)
 const pointerPattern = "^(/([^~]|~[01])*)*$"
 
 // schemaMessage explains one failing leaf of the case schema in the terms
-// of bench/README.md, falling back on the library's own words.
+// of docs/cases.md, falling back on the library's own words.
 func schemaMessage(e *jsonschema.ValidationError) string {
 	at := runtime.Pointer(e.InstanceLocation)
 	inRubric := len(at) == 4 && at[0] == "steps" && at[2] == "rubric"

@@ -23,7 +23,7 @@ var categoryCodes = map[string][]string{
 	bench.CategoryApply:           {runtime.CodeDoesNotApply, runtime.CodeTestFailed},
 }
 
-// injections checks each declared injection (bench/README.md, "An
+// injections checks each declared injection (docs/cases.md, "An
 // injection"): its text is in its step's view and names its target; the
 // target exists, is hidden from the step and holds a secret; a copy or
 // move goes where the step may write.
@@ -98,7 +98,7 @@ func (p *problems) follower(ctx context.Context, run *bench.ReferenceRun) error 
 	return nil
 }
 
-// artifact checks the i-th artifact of the case (bench/README.md, "An
+// artifact checks the i-th artifact of the case (docs/cases.md, "An
 // artifact"): a unique id; a step the reference run reaches; a known
 // submit phase; raw text only when malformed; caught_by exactly the gates
 // that reject it on their own, so that it predicts every configuration's

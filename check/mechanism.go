@@ -8,7 +8,7 @@ import (
 	"github.com/patchbench/patchbench/runtime"
 )
 
-// kinds checks the case's secret kinds (bench/README.md, "Leaks by kind
+// kinds checks the case's secret kinds (docs/cases.md, "Leaks by kind
 // and mechanism"): every secret has one, from the closed list or from the
 // case's secret_kinds, and secret_kinds adds only kinds the closed list
 // lacks.

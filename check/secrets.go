@@ -82,7 +82,7 @@ func (p *problems) stepTexts(st *bench.Step, det *scoring.Detector) {
 	}
 }
 
-// pull checks a declared pull (bench/README.md, "A pull"): a disclosure
+// pull checks a declared pull (docs/cases.md, "A pull"): a disclosure
 // names a secret inside a record the step sees; a rule names an
 // invariant or "schema"; a write names a path outside the write region
 // whose place exists.
@@ -143,7 +143,7 @@ func instructionPaths(text string) []runtime.Pointer {
 // warning matches an instruction that warns the actor off some data: an
 // instruction is identical in every configuration, and under PatchOptic
 // the actor never sees the hidden data, so a warning is a hint that only
-// the full-state configurations get (bench/README.md, authoring rules).
+// the full-state configurations get (docs/cases.md, authoring rules).
 var warning = regexp.MustCompile(`(?i)\b(never|do not|don't|must not|should not|avoid|without)\b[^.;:]{0,60}\b(include|includ|copy|copying|share|sharing|quote|quoting|disclose|disclosing|reveal|revealing|mention|mentioning|expose|exposing|paste|pasting|leak|leaking|forward|forwarding|credentials?|secrets?|passwords?|tokens?|keys?|confidential|sensitive|personal|private|pii)`)
 
 // secretKinds matches words that name a kind of secret.

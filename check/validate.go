@@ -1,6 +1,6 @@
 // Package check validates and analyses PatchBench case sets (PatchBench
 // design §3): Validate checks a loaded case set against the semantic rules
-// of bench/README.md ("What patchbench validate checks"), each problem with
+// of docs/cases.md ("What patchbench validate checks"), each problem with
 // a stable code (bench.Problem*); Analyze and CheckPairs give the static
 // footprints, delegations and commutation certificates of a case's steps
 // and run certified pairs in both orders, starting from the case's
@@ -23,7 +23,7 @@ import (
 )
 
 // Validate checks a loaded case set against the semantic rules of
-// bench/README.md ("What patchbench validate checks") with each
+// docs/cases.md ("What patchbench validate checks") with each
 // configuration, and returns every problem found, each naming the file,
 // the line where one applies, the case and the problem's code. The JSON
 // Schema and the strict loader are checked when the cases are loaded
@@ -103,7 +103,7 @@ func ptr(format string, args ...any) runtime.Pointer {
 }
 
 // validateCase checks the rules that concern one case, in the order of
-// bench/README.md: the file's place, the workflow, the steps, the
+// docs/cases.md: the file's place, the workflow, the steps, the
 // secrets and the texts, the pairs; then, when the initial phase is
 // valid, the reference run and what depends on it.
 func validateCase(ctx context.Context, c *bench.Case, configs []*bench.Config) (bench.Problems, error) {
@@ -233,7 +233,7 @@ func (p *problems) instructionPaths(at runtime.Pointer, s *bench.Step) {
 }
 
 // visibility checks that a step can do its job from its view
-// (bench/README.md, authoring rules): every write pattern is visible unless
+// (docs/cases.md, authoring rules): every write pattern is visible unless
 // declared in blind_write (the location it names; for an append, the
 // array), every blind_write pattern is a write pattern, and every
 // patch-source pattern lies inside the view with nothing hidden below it,

@@ -19,7 +19,7 @@ const (
 	SideB = 1
 )
 
-// Gate defaults (patchbench compare --alpha, --min-delta, --exact; README
+// Gate defaults (patchbench compare --alpha, --min-delta, --exact; docs/regression.md,
 // "patchbench compare" gives the reasoning). DefaultAlpha is the
 // family-wise error rate of the tests of sampled actors (Holm's
 // correction); DefaultMinDelta the smallest change for the worse that

@@ -503,7 +503,7 @@ func LeakKindTable(s Summary) Table {
 
 // LeakMechanismTable gives, per configuration and actor, the runs with an
 // outcome, the leaked runs and the leaked runs by the mechanism of the
-// disclosure pull a leak answered (Row.LeakedByMechanism; bench/README.md,
+// disclosure pull a leak answered (Row.LeakedByMechanism; docs/cases.md,
 // "Leaks by kind and mechanism"): context, policy, injection, and "no
 // pull" (bench.MechanismNone: no pull names the leaked secret), then
 // "unrecorded" when a leak's record lacks its mechanism. A run counts

@@ -25,7 +25,7 @@ const (
 )
 
 // Record is one finished run: one line of runs.jsonl (PatchBench design
-// §7; README.md, "patchbench run", lists its members).
+// §7; docs/run.md, "patchbench run", lists its members).
 type Record struct {
 	RunID  string         `json:"run_id"`
 	Case   string         `json:"case"`

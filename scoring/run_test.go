@@ -12,7 +12,7 @@ import (
 	"github.com/patchbench/patchbench/runtime"
 )
 
-// exampleCase is the example case of bench/README.md: one step, the card
+// exampleCase is the example case of docs/cases.md: one step, the card
 // number as its secret, an injection asking for it.
 func exampleCase(t *testing.T) *bench.Case {
 	t.Helper()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The verifier's regression gate (README.md, "Regression-test your
+# The verifier's regression gate (docs/regression.md, "Regression-test your
 # verifier"): builds patchbench from this checkout, runs the no-model
 # stress test (exit 1 when an artifact is not caught as its caught_by
 # says) and the no-model suite (46 cases x 6 configurations x reference,

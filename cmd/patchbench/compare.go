@@ -14,7 +14,7 @@ import (
 )
 
 const compareExamples = `  # The regression gate: exit 1 when a figure of a configuration and actor
-  # moved the bad way (README: "Regression-test your verifier"):
+  # moved the bad way (docs/regression.md):
   patchbench compare results/base results/new
 
   # A verifier whose configuration was changed on purpose (another gate set):

@@ -183,7 +183,7 @@ func TestValidateWarnsOfGoalInvariants(t *testing.T) {
 	}
 	for _, want := range []string{
 		`case sup-example-refund: warning (invariant-false-before-step): invariant "the reply is written" does not hold (invariant_violated) on the state step reply starts from in the reference run`,
-		`; 1 warning (invariants false on the state a step starts from: see README, "Goals belong in the rubric")`,
+		`; 1 warning (invariants false on the state a step starts from: see docs/contracts-and-gates.md, "Goals belong in the rubric")`,
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("no %q in\n%s", want, stdout)

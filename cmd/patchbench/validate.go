@@ -27,7 +27,7 @@ const validateExamples = `  # Check the suite embedded in the binary:
 `
 
 // runValidate checks a case set: the JSON Schema and strict loader, then
-// the semantic rules of bench/README.md, including a reference run of each
+// the semantic rules of docs/cases.md, including a reference run of each
 // case and every artifact against every configuration. Problems go to
 // stdout, one per line (file:line: case ID: message), and exit 1; warnings
 // (check.Warnings) follow them, marked "warning (code)", and never change
@@ -76,7 +76,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 }
 
 // warningSummary is the part of validate's last line that counts the
-// warnings by kind, with where README.md explains each; "" for none.
+// warnings by kind, with where the docs explain each; "" for none.
 func warningSummary(warnings bench.Problems) string {
 	if len(warnings) == 0 {
 		return ""
@@ -85,8 +85,8 @@ func warningSummary(warnings bench.Problems) string {
 		code, what string
 		n          int
 	}{
-		{code: bench.WarningInvariantReadsHidden, what: `invariants that read data hidden from a step: see README, "Invariants and hidden data"`},
-		{code: bench.WarningInvariantFalseBefore, what: `invariants false on the state a step starts from: see README, "Goals belong in the rubric"`},
+		{code: bench.WarningInvariantReadsHidden, what: `invariants that read data hidden from a step: see docs/contracts-and-gates.md, "Invariants and hidden data"`},
+		{code: bench.WarningInvariantFalseBefore, what: `invariants false on the state a step starts from: see docs/contracts-and-gates.md, "Goals belong in the rubric"`},
 	}
 	for _, w := range warnings {
 		for i := range kinds {

@@ -46,7 +46,7 @@ type buildInfo struct {
 }
 
 // Set at link time by a build that knows its revision when Go's VCS
-// stamping is off (README.md, "patchbench version"):
+// stamping is off (docs/commands.md, "patchbench version"):
 //
 //	go build -buildvcs=false -ldflags "-X main.vcsRevision=$(git rev-parse HEAD) \
 //	  -X main.vcsTime=$(git log -1 --format=%cI) \
@@ -111,7 +111,7 @@ func (b buildInfo) warning() string {
 	switch {
 	case b.Revision == "":
 		return "this build cannot say what it is: it records no revision (built with -buildvcs=false, which GOFLAGS may set, or outside a git checkout), and the working directory is in no checkout of the module; the manifest records version " +
-			orUnknown(b.Version) + " and no git_revision. Build with -ldflags \"-X main.vcsRevision=$(git rev-parse HEAD)\" (README, \"patchbench version\") or run from the checkout"
+			orUnknown(b.Version) + " and no git_revision. Build with -ldflags \"-X main.vcsRevision=$(git rev-parse HEAD)\" (docs/commands.md, \"patchbench version\") or run from the checkout"
 	case strings.HasPrefix(b.RevisionSource, "checkout:"):
 		return fmt.Sprintf("this build does not record its revision (built with -buildvcs=false, which GOFLAGS may set: go env GOFLAGS); the manifest records %s, the HEAD of the git checkout at %s, which the binary may not have been built from, and whether it had changes not committed is not known",
 			b.Revision, strings.TrimPrefix(b.RevisionSource, "checkout:"))

@@ -14,21 +14,33 @@ import (
 
 const module = "github.com/patchbench/patchbench/"
 
-// TestREADMEImportTable checks every row of README.md's import table
-// against the package's imports within the module (internal/ helpers
-// aside), and that the rows run one way: a package imports only packages
-// of rows below its own.
-func TestREADMEImportTable(t *testing.T) {
+// archDoc is the page that holds the import table, in its "## Imports"
+// section.
+const archDoc = "docs/architecture.md"
+
+// TestImportTable checks every row of the import table of
+// docs/architecture.md against the package's imports within the module
+// (internal/ helpers aside), and that the rows run one way: a package
+// imports only packages of rows below its own.
+func TestImportTable(t *testing.T) {
 	root := filepath.Join("..", "..")
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	page, err := os.ReadFile(filepath.Join(root, archDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, section, ok := strings.Cut(string(page), "\n## Imports\n")
+	if !ok {
+		t.Fatalf("%s has no \"## Imports\" section", archDoc)
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	table := section
 	row := regexp.MustCompile("(?m)^\\| `([a-z/]+)` \\| (.*) \\|$")
 	name := regexp.MustCompile("`([a-z/]+)`")
 	var order []string
 	want := map[string][]string{}
-	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
+	for _, m := range row.FindAllStringSubmatch(table, -1) {
 		order = append(order, m[1])
 		for _, n := range name.FindAllStringSubmatch(m[2], -1) {
 			if !isInternal(n[1]) {
@@ -37,7 +49,7 @@ func TestREADMEImportTable(t *testing.T) {
 		}
 	}
 	if len(order) < 8 {
-		t.Fatalf("README.md: %d rows of the import table found", len(order))
+		t.Fatalf("%s: %d rows of the import table found", archDoc, len(order))
 	}
 	for i, pkg := range order {
 		p, err := build.ImportDir(filepath.Join(root, pkg), 0)
@@ -54,7 +66,7 @@ func TestREADMEImportTable(t *testing.T) {
 			}
 		}
 		w := want[pkg]
-		if strings.Contains(string(readme), "| `"+pkg+"` | all of the packages below") {
+		if strings.Contains(table, "| `"+pkg+"` | all of the packages below") {
 			w = nil
 			for _, q := range order[i+1:] {
 				if slices.Contains(got, q) {
@@ -68,7 +80,7 @@ func TestREADMEImportTable(t *testing.T) {
 		slices.Sort(got)
 		slices.Sort(w)
 		if diff := cmp.Diff(w, got); diff != "" {
-			t.Errorf("%s: README's imports (-want +got):\n%s", pkg, diff)
+			t.Errorf("%s: %s's imports (-want +got):\n%s", pkg, archDoc, diff)
 		}
 	}
 }
