@@ -13,8 +13,10 @@ import (
 )
 
 // NotRegularError is a file that is not a regular file (a FIFO, a device,
-// a socket, a directory; a symlink counts as what it points to): reading
-// it could block forever or never end, so it is refused.
+// a socket, a directory; for reading, a symlink counts as what it points
+// to): reading it could block forever or never end, so it is refused.
+// For appending (OpenAppend) a symlink itself is refused too: a run
+// directory from elsewhere could point one at any file of the user's.
 type NotRegularError struct {
 	Path string
 	Mode os.FileMode
@@ -37,6 +39,8 @@ func kindOf(m os.FileMode) string {
 		return "a socket"
 	case m.IsDir():
 		return "a directory"
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link, which PatchBench does not write through"
 	}
 	return "mode " + m.String()
 }
@@ -53,12 +57,15 @@ func Open(path string) (*os.File, error) {
 }
 
 // OpenAppend opens path for appending, creating it (mode 0644) if needed,
-// only when it is a regular file: a FIFO is opened without blocking (an
-// error when no one reads it) and refused, as is any other kind, with a
-// *NotRegularError.
+// only when it is a regular file and not a symbolic link (O_NOFOLLOW): a
+// FIFO is opened without blocking (an error when no one reads it) and
+// refused, as is a symlink or any other kind, with a *NotRegularError.
 func OpenAppend(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+		}
 		if cerr := Check(path); cerr != nil {
 			return nil, cerr
 		}
