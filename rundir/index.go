@@ -198,6 +198,10 @@ type indexChunk struct {
 func scanChunk(r io.Reader, base int64, last bool, o scanOptions) indexChunk {
 	var c indexChunk
 	var d leanDecoder
+	// A run id recorded again replaces its entry at once, so that the
+	// chunk's memory follows its runs, not its lines (issue 23: two
+	// million copies of one line took 1.7 GB).
+	byID := map[string]int{}
 	lines, errLine, errOff, err := scanHeads(r, base, &d, last, func(h lineHead) bool {
 		if o.in != nil {
 			if err := o.in.check(h.rec); err != nil {
@@ -213,7 +217,13 @@ func scanChunk(r io.Reader, base int64, last bool, o scanOptions) indexChunk {
 		if o.idsOnly {
 			h.rec = &Record{RunID: h.rec.RunID}
 		}
-		c.entries = append(c.entries, IndexEntry{Head: h.rec, Line: h.line, Offset: h.off, Length: h.length, NChecks: h.checks, NHeld: h.held})
+		e := IndexEntry{Head: h.rec, Line: h.line, Offset: h.off, Length: h.length, NChecks: h.checks, NHeld: h.held}
+		if i, ok := byID[e.Head.RunID]; ok {
+			c.entries[i] = e
+		} else {
+			byID[e.Head.RunID] = len(c.entries)
+			c.entries = append(c.entries, e)
+		}
 		return true
 	})
 	c.lines = lines
@@ -278,6 +288,9 @@ func scanHeads(r io.Reader, base int64, d *leanDecoder, last bool, fn func(lineH
 // (decode, or the whole line when the scan does not follow it) and
 // checks it as a run record. whole says the line ended with its newline.
 func (d *leanDecoder) decodeHead(b []byte, whole bool) (*Record, int, int, error) {
+	if err := checkContainers(b); err != nil {
+		return nil, 0, 0, err
+	}
 	rec, checks, held, err := d.decode(b, whole)
 	if err != nil {
 		var full Record
@@ -339,6 +352,9 @@ func (ix *Index) Load(i int) (*Record, error) {
 	defer f.Close()
 	b := make([]byte, e.Length)
 	if n, err := f.ReadAt(b, e.Offset); n < len(b) {
+		return nil, fmt.Errorf("%s: run %s: %w", ix.path, e.Head.RunID, err)
+	}
+	if err := checkContainers(b); err != nil {
 		return nil, fmt.Errorf("%s: run %s: %w", ix.path, e.Head.RunID, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -2,7 +2,6 @@ package rundir
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,7 +73,7 @@ func (r *Reader) Next() bool {
 			// The last line, without its newline.
 			r.done = true
 			var rec Record
-			if json.Unmarshal(b, &rec) == nil && checkRecord(&rec) == nil {
+			if decodeRecord(b, &rec) == nil && checkRecord(&rec) == nil {
 				r.rec, r.line, r.lineOff, r.needsNewline = &rec, line, start, true
 				return true
 			}
@@ -85,7 +84,7 @@ func (r *Reader) Next() bool {
 		r.off += int64(len(b))
 		if len(bytes.TrimSpace(b)) > 0 {
 			var rec Record
-			if err := json.Unmarshal(b, &rec); err != nil {
+			if err := decodeRecord(b, &rec); err != nil {
 				return r.fail(&LineError{Path: r.name, Line: line, Offset: start, Err: err})
 			}
 			if err := checkRecord(&rec); err != nil {

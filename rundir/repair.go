@@ -188,7 +188,7 @@ func recordsOnlyIn(dir string, a, b *Manifest) (int, error) {
 	n := 0
 	err = eachLine(f, func(line []byte, _ int, _ int64, rest func(io.Writer) (int64, error)) error {
 		var r Record
-		if rest != nil || json.Unmarshal(line, &r) != nil || checkRecord(&r) != nil {
+		if rest != nil || decodeRecord(line, &r) != nil || checkRecord(&r) != nil {
 			return nil
 		}
 		if ina.check(&r) == nil && inb.check(&r) != nil {
@@ -245,7 +245,7 @@ func fillFromRecords(dir string, m *Manifest, got map[string]bool, res *Repaired
 		if rest != nil {
 			return nil // too long to be a record
 		}
-		if json.Unmarshal(line, &r) != nil || checkRecord(&r) != nil {
+		if decodeRecord(line, &r) != nil || checkRecord(&r) != nil {
 			return nil
 		}
 		for _, x := range []struct {
@@ -318,7 +318,7 @@ func repairRuns(dir string, m *Manifest, res *Repaired) error {
 		}
 		reason := ""
 		var r Record
-		switch err := json.Unmarshal(body, &r); {
+		switch err := decodeRecord(body, &r); {
 		case rest != nil:
 			reason = ErrLineTooLong.Error()
 		case err != nil && !bytes.HasSuffix(line, []byte("\n")):
