@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/bench"
@@ -408,23 +409,40 @@ func pointerSuffix(p string) string {
 	return " at " + p
 }
 
-// Printable replaces the control characters of an actor's text (but new
-// lines and tabs) with \u escapes, so that what an actor sent cannot move
-// the cursor, clear the screen or ring the bell of the terminal it is
-// shown on.
-func Printable(s string) string { return controlEscaper.Replace(s) }
-
-// controlEscaper maps each C0 and C1 control character but new line and
-// tab, and DEL, to its \u escape.
-var controlEscaper = func() *strings.Replacer {
-	var pairs []string
-	for r := rune(0); r < 0xa0; r++ {
-		if (r < 0x20 || r >= 0x7f) && r != '\n' && r != '\t' {
-			pairs = append(pairs, string(r), fmt.Sprintf("\\u%04x", r))
+// Printable replaces the control and format characters of an actor's
+// text (but new lines and tabs; escapedRune) with \u escapes, so that
+// what an actor sent cannot move the cursor, clear the screen, ring the
+// bell or reorder the line (a right-to-left override) of the terminal or
+// page it is shown on.
+func Printable(s string) string {
+	if strings.IndexFunc(s, escapedRune) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if escapedRune(r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+		} else {
+			b.WriteRune(r)
 		}
 	}
-	return strings.NewReplacer(pairs...)
-}()
+	return b.String()
+}
+
+// escapedRune reports whether Printable escapes r: a C0 or C1 control
+// character but new line and tab, DEL, a format character (Unicode Cf:
+// the bidirectional overrides and isolates, U+202A-U+202E and
+// U+2066-U+2069, which reorder a terminal's line, zero-width characters,
+// soft hyphens), and the line and paragraph separators.
+func escapedRune(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		return true
+	}
+	return r == 0x2028 || r == 0x2029 || unicode.Is(unicode.Cf, r)
+}
 
 // truncateText cuts s to at most n bytes, at a rune boundary, marking the cut.
 func truncateText(s string, n int) string {
