@@ -75,6 +75,16 @@ func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) int {
 			return failf(stderr, "show", "%v", err)
 		}
 	}
+	// The manifest is checked first, as every reader checks it: a
+	// directory whose manifest was edited or damaged is refused, with the
+	// repair that mends it (issue 23).
+	m, err := rundir.ReadManifest(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return failf(stderr, "show", "%s is not a run directory: %v", dir, err)
+	}
+	if err != nil {
+		return failf(stderr, "show", "%v", err)
+	}
 	id = canonicalRunID(dir, id)
 	raw, line, err := findRun(dir, id)
 	if err != nil {
@@ -94,17 +104,6 @@ func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) int {
 	var rec rundir.Record
 	if err := dec.Decode(&rec); err != nil {
 		return failf(stderr, "show", "%s:%d: run %s: %v", filepath.Join(dir, rundir.RunsFile), line, id, err)
-	}
-	m, err := rundir.ReadManifest(dir)
-	var me *rundir.ManifestError
-	switch {
-	case errors.As(err, &me):
-		fmt.Fprintf(stderr, "patchbench show: %v; the configuration's label and the case set are not known\n", me)
-	case err != nil:
-		fmt.Fprintf(stderr, "patchbench show: %v; the configuration's label and the case set are not known\n", err)
-	}
-	if m == nil {
-		m = &rundir.Manifest{}
 	}
 	c, cfg := showContext(m, &rec, casesDir, stderr)
 	var buf strings.Builder

@@ -32,6 +32,28 @@ func TestShowAndPending(t *testing.T) {
 		{name: "a filter without --list", args: []string{"show", "x/y/z/1", "--filter", "leaked"}, exit: 2, stderr: []string{"--filter goes with --list"}},
 	})
 
+	// An edited manifest: show RUN_ID refuses the directory as report
+	// does, naming the member, before reading a record (issue 23: it
+	// showed the run).
+	edited := filepath.Join(t.TempDir(), "edited")
+	if err := os.CopyFS(edited, os.DirFS(out)); err != nil {
+		t.Fatal(err)
+	}
+	mp := filepath.Join(edited, "manifest.json")
+	b, err := os.ReadFile(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mp, []byte(strings.Replace(string(b), `"rounds": 1`, `"rounds": -5`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkCLI(t, []cliCase{
+		{name: "an edited manifest", args: []string{"show", "sup-example-refund/patchoptic/reference/1", "--out", edited}, exit: 2,
+			stderr: []string{`"rounds" is -5`, "patchbench repair " + edited}},
+		{name: "an edited manifest, json", args: []string{"show", "sup-example-refund/patchoptic/reference/1", "--out", edited, "--format", "json"}, exit: 2,
+			stderr: []string{`"rounds" is -5`}},
+	})
+
 	// The file actor: the run waits (exit 3), pending lists the request,
 	// an answer lets the same command finish it.
 	panel := filepath.Join(t.TempDir(), "panel")
