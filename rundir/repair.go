@@ -134,8 +134,12 @@ func repairManifest(dir string, res *Repaired) (*Manifest, error) {
 	}
 	var me *ManifestError
 	var nr *NotRegularError
-	if !errors.As(err, &me) && !errors.Is(err, os.ErrNotExist) && !errors.As(err, &nr) {
+	var tl *regularfile.TooLargeError
+	if !errors.As(err, &me) && !errors.Is(err, os.ErrNotExist) && !errors.As(err, &nr) && !errors.As(err, &tl) {
 		return nil, err
+	}
+	if tl != nil {
+		b = nil // past the limit: nothing of it is salvaged
 	}
 	res.ManifestError = err
 	if bb, berr := readRegular(backup, maxManifestBytes); berr == nil {

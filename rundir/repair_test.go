@@ -113,6 +113,17 @@ func TestRepair(t *testing.T) {
 	if after, _ := os.ReadFile(filepath.Join(dir, ManifestFile)); string(after) != string(b) {
 		t.Errorf("restored manifest %s", after)
 	}
+	// A manifest over maxManifestBytes comes back from its backup too
+	// (issue 23: repair stopped on it).
+	big := append(append([]byte(nil), b[:len(b)-1]...), []byte(`,"zz":"`+strings.Repeat("x", maxManifestBytes)+`"}`)...)
+	os.WriteFile(filepath.Join(dir, ManifestFile), big, 0o644)
+	res, err = Repair(dir)
+	if err != nil || res.Manifest != "restored" {
+		t.Fatalf("an over-size manifest: %+v %v", res, err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, ManifestFile)); string(after) != string(b) {
+		t.Errorf("restored manifest %.200s", after)
+	}
 	// Without a backup it is rebuilt from what is left and the records.
 	os.Remove(filepath.Join(dir, ManifestBackupFile))
 	os.WriteFile(filepath.Join(dir, ManifestFile), b[:strings.Index(string(b), `"configs"`)], 0o644)

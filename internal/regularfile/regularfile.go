@@ -91,7 +91,7 @@ func checked(f *os.File, err error) (*os.File, error) {
 }
 
 // Read reads the regular file at path (Open), of at most limit bytes: a
-// longer one is an error naming the limit, read no further.
+// longer one is a *TooLargeError naming the limit, read no further.
 func Read(path string, limit int64) ([]byte, error) {
 	f, err := Open(path)
 	if err != nil {
@@ -103,9 +103,20 @@ func Read(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+		return nil, &TooLargeError{Path: path, Limit: limit}
 	}
 	return b, nil
+}
+
+// TooLargeError is a file longer than the limit Read was given; no more
+// than the limit and one byte of it was read.
+type TooLargeError struct {
+	Path  string
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than %d bytes", e.Path, e.Limit)
 }
 
 // Check refuses a path that exists and is not a regular file
