@@ -1,6 +1,8 @@
 package rundir
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,7 +32,14 @@ type Merged struct {
 // then the last record of each run is written to out, once, in the order
 // of dirs, and the manifest with the expected runs added up. out must not
 // hold runs yet. The summary is the caller's to write.
-func Merge(out string, dirs []string) (*Merged, error) {
+//
+// When ctx ends before the manifest is written (SIGINT, SIGTERM), Merge
+// stops between two records, removes the runs.jsonl and lock file it
+// wrote (and out, when it made it and nothing else is in it), and returns ctx's error:
+// out is left as it was, and the same merge can be run again (issue 23:
+// an interrupted merge left half a runs.jsonl that no command would read
+// or merge into).
+func Merge(ctx context.Context, out string, dirs []string) (*Merged, error) {
 	if _, err := os.Stat(filepath.Join(out, RunsFile)); err == nil {
 		return nil, errorf(CodeHoldsRuns, "%s already holds runs; merge into a new directory", out)
 	}
@@ -62,7 +71,18 @@ func Merge(out string, dirs []string) (*Merged, error) {
 		read = append(read, d)
 	}
 	res := &Merged{Manifest: first, Missing: missingShards(shards)}
-	if err := copyRuns(out, read, res); err != nil {
+	_, statErr := os.Stat(out)
+	_, lockErr := os.Stat(filepath.Join(out, LockFile))
+	if err := copyRuns(ctx, out, read, res); err != nil {
+		if ctx.Err() != nil {
+			os.Remove(filepath.Join(out, RunsFile))
+			if errors.Is(lockErr, os.ErrNotExist) {
+				os.Remove(filepath.Join(out, LockFile))
+			}
+			if errors.Is(statErr, os.ErrNotExist) {
+				os.Remove(out) // made here; removed only when empty
+			}
+		}
 		return nil, err
 	}
 	// The shards' expected counts add up to the whole run's when every
@@ -75,8 +95,9 @@ func Merge(out string, dirs []string) (*Merged, error) {
 }
 
 // copyRuns writes the last record of each run of the directories to
-// out's runs.jsonl, each run once (the first directory's), counting them.
-func copyRuns(out string, dirs []*Dir, res *Merged) error {
+// out's runs.jsonl, each run once (the first directory's), counting them;
+// it stops with ctx's error when ctx ends.
+func copyRuns(ctx context.Context, out string, dirs []*Dir, res *Merged) error {
 	sink, err := OpenSink(out)
 	if err != nil {
 		return err
@@ -84,6 +105,9 @@ func copyRuns(out string, dirs []*Dir, res *Merged) error {
 	seen := map[string]bool{}
 	for _, d := range dirs {
 		err := d.Each(func(r *Record) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if seen[r.RunID] {
 				return nil
 			}

@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -226,17 +227,17 @@ func TestMerge(t *testing.T) {
 	WriteJSON(s0, ManifestFile, manifest("0/3", 2))
 	writeRecords(t, s1, rec("a", "y", 1, StatusFailed))
 	WriteJSON(s1, ManifestFile, manifest("1/3", 2))
-	m, err := Merge(out, []string{s0, s1})
+	m, err := Merge(context.Background(), out, []string{s0, s1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Runs != 3 || m.Settled != 2 || m.Missing != "2/3" || m.Manifest.ExpectedRuns != 4 || m.Manifest.Shard != "" {
 		t.Errorf("merged %+v %+v", m, m.Manifest)
 	}
-	if _, err := Merge(out, []string{s0}); CodeOf(err) != CodeHoldsRuns {
+	if _, err := Merge(context.Background(), out, []string{s0}); CodeOf(err) != CodeHoldsRuns {
 		t.Errorf("into a directory with runs: %v", err)
 	}
-	if _, err := Merge(filepath.Join(tmp, "o2"), []string{s0, s0}); CodeOf(err) != CodeGivenTwice {
+	if _, err := Merge(context.Background(), filepath.Join(tmp, "o2"), []string{s0, s0}); CodeOf(err) != CodeGivenTwice {
 		t.Errorf("a shard twice: %v", err)
 	}
 	other := manifest("2/3", 2)
@@ -244,7 +245,7 @@ func TestMerge(t *testing.T) {
 	s2 := filepath.Join(tmp, "s2")
 	writeRecords(t, s2)
 	WriteJSON(s2, ManifestFile, other)
-	if _, err := Merge(filepath.Join(tmp, "o3"), []string{s0, s2}); CodeOf(err) != CodeSettingsDiffer {
+	if _, err := Merge(context.Background(), filepath.Join(tmp, "o3"), []string{s0, s2}); CodeOf(err) != CodeSettingsDiffer {
 		t.Errorf("other settings: %v", err)
 	}
 }
@@ -288,5 +289,44 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 	if err := WriteFileAtomic(filepath.Join(dir, "no", "such", "dir"), nil, 0o644); err == nil {
 		t.Error("no error for a missing directory")
+	}
+}
+
+// errAfter is a context whose Err is nil for its first n calls and
+// context.Canceled after: an interruption between two records.
+type errAfter struct {
+	context.Context
+	n int
+}
+
+func (c *errAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestMergeInterrupted: a merge interrupted between two records removes
+// what it wrote, so the directory is as it was and the same merge then
+// runs (issue 23: half a runs.jsonl was left that nothing would read or
+// merge into).
+func TestMergeInterrupted(t *testing.T) {
+	tmp := t.TempDir()
+	s0, s1 := filepath.Join(tmp, "s0"), filepath.Join(tmp, "s1")
+	writeRecords(t, s0, rec("a", "x", 1, StatusPassed), rec("a", "x", 2, StatusPassed))
+	WriteJSON(s0, ManifestFile, manifest("0/2", 2))
+	writeRecords(t, s1, rec("a", "y", 1, StatusFailed))
+	WriteJSON(s1, ManifestFile, manifest("1/2", 2))
+	for _, out := range []string{filepath.Join(tmp, "new"), t.TempDir()} {
+		if _, err := Merge(&errAfter{context.Background(), 2}, out, []string{s0, s1}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: %v", out, err)
+		}
+		if entries, _ := os.ReadDir(out); len(entries) != 0 {
+			t.Errorf("%s holds %d files after the interruption", out, len(entries))
+		}
+		m, err := Merge(context.Background(), out, []string{s0, s1})
+		if err != nil || m.Runs != 3 {
+			t.Fatalf("%s: merged again: %+v %v", out, m, err)
+		}
 	}
 }

@@ -17,7 +17,7 @@ const mergeExamples = `  # Merge the shards of one run into one directory:
 // runMerge merges shard directories of one run into one directory
 // (rundir.Merge), then writes its summary; it refuses directories whose
 // manifests disagree on anything but the shard and the times.
-func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("merge", "patchbench merge --out DIR DIR...", mergeExamples, stdout, stderr)
 	out := fs.String("out", "", "the merged run `dir` (must not hold runs yet)")
 	pos, code, ok := fs.parseWithArgs(args, 1<<20)
@@ -27,7 +27,10 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if *out == "" || len(pos) == 0 {
 		return fs.usageError("give --out and at least one run directory")
 	}
-	merged, err := rundir.Merge(*out, pos)
+	merged, err := rundir.Merge(ctx, *out, pos)
+	if ctx.Err() != nil {
+		return failf(stderr, "merge", "interrupted; nothing was merged into %s, and the same command can be run again", *out)
+	}
 	if err != nil {
 		return failf(stderr, "merge", "%v", err)
 	}
