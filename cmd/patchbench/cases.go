@@ -41,9 +41,9 @@ func runCases(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	domain := fs.String("domain", "", "only the cases of this `domain` (the embedded suite's: "+strings.Join(bench.SuiteDomains, ", ")+")")
 	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
 	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
-	dir, code, ok := casesArg(fs, args, casesDir)
-	if !ok {
-		return code
+	dir, err := casesArg(fs, args, casesDir)
+	if err != nil {
+		return fs.exit(err)
 	}
 	cases, problems, err := loadCases(dir)
 	if err != nil {

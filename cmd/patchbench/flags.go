@@ -41,15 +41,15 @@ func (f *flagSet) choice(name, value, usage string, allowed ...string) *string {
 	return p
 }
 
-// badChoice reports the first choice flag that holds a value it does not
+// badChoice returns the first choice flag that holds a value it does not
 // allow, as a usage error.
-func (f *flagSet) badChoice() (int, bool) {
+func (f *flagSet) badChoice() error {
 	for _, c := range f.choices {
 		if v := *c.value; !slices.Contains(c.allowed, v) && !(v == "" && f.Lookup(c.name).DefValue == "") {
-			return f.usageError("--%s must be %s, not %q", c.name, orList(c.allowed), v), true
+			return usagef("--%s must be %s, not %q", c.name, orList(c.allowed), v)
 		}
 	}
-	return 0, false
+	return nil
 }
 
 // orList writes "a", "a or b", "a, b or c".
@@ -78,29 +78,30 @@ func (f *flagSet) printUsage(w io.Writer) {
 	}
 }
 
-// parse parses args; it returns an exit code and false when the command
-// must stop (help asked: usage on stdout, 0; bad flags: 2).
-func (f *flagSet) parse(args []string) (int, bool) {
+// parse parses args. An error says the command must stop: flag.ErrHelp
+// when help was asked (the usage is printed on stdout), a usage error for
+// bad flags (f.exit maps both).
+func (f *flagSet) parse(args []string) error {
+	if err := f.parseFlags(args); err != nil {
+		return err
+	}
+	if f.NArg() > 0 {
+		return usagef("unexpected argument %q", f.Arg(0))
+	}
+	return f.badChoice()
+}
+
+// parseFlags parses the flags of args: flag.ErrHelp when help was asked
+// (the usage is printed on stdout), a usage error for a bad flag.
+func (f *flagSet) parseFlags(args []string) error {
 	if err := f.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			f.printUsage(f.stdout)
-			return exitOK, false
+			return err
 		}
-		return f.usageError("%v", err), false
+		return usagef("%v", err)
 	}
-	if f.NArg() > 0 {
-		return f.usageError("unexpected argument %q", f.Arg(0)), false
-	}
-	if code, bad := f.badChoice(); bad {
-		return code, false
-	}
-	return 0, true
-}
-
-// usageError reports bad usage with a pointer to -h and returns exitUsage.
-func (f *flagSet) usageError(format string, a ...any) int {
-	fmt.Fprintf(f.stderr, "patchbench %s: %s\nRun \"patchbench %s -h\" for usage.\n", f.Name(), fmt.Sprintf(format, a...), f.Name())
-	return exitUsage
+	return nil
 }
 
 // required checks that each named string flag was given.
@@ -115,12 +116,6 @@ func (f *flagSet) required(names ...string) error {
 		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
 	}
 	return nil
-}
-
-// failf prints "patchbench NAME: message" to stderr and returns exitUsage.
-func failf(stderr io.Writer, name, format string, a ...any) int {
-	fmt.Fprintf(stderr, "patchbench %s: %s\n", name, fmt.Sprintf(format, a...))
-	return exitUsage
 }
 
 // stdin is where "-" reads from; tests replace it.
@@ -171,15 +166,11 @@ func loadContract(path string) (*runtime.Contract, error) {
 // parseWithArgs is parse for commands that take up to max positional
 // arguments, which may come before, between or after the flags. It
 // returns the positional arguments.
-func (f *flagSet) parseWithArgs(args []string, max int) ([]string, int, bool) {
+func (f *flagSet) parseWithArgs(args []string, max int) ([]string, error) {
 	var pos []string
 	for {
-		if err := f.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				f.printUsage(f.stdout)
-				return nil, exitOK, false
-			}
-			return nil, f.usageError("%v", err), false
+		if err := f.parseFlags(args); err != nil {
+			return nil, err
 		}
 		if f.NArg() == 0 {
 			break
@@ -188,12 +179,12 @@ func (f *flagSet) parseWithArgs(args []string, max int) ([]string, int, bool) {
 		args = f.Args()[1:]
 	}
 	if len(pos) > max {
-		return nil, f.usageError("unexpected argument %q", pos[max]), false
+		return nil, usagef("unexpected argument %q", pos[max])
 	}
-	if code, bad := f.badChoice(); bad {
-		return nil, code, false
+	if err := f.badChoice(); err != nil {
+		return nil, err
 	}
-	return pos, 0, true
+	return pos, nil
 }
 
 // loadCases loads the case set in dir, or the embedded suite when dir is
@@ -216,18 +207,18 @@ func loadConfigs(dir string) ([]*bench.Config, error) {
 
 // casesArg parses a command's flags and its optional positional case set
 // (a directory or a case file), which may also be given as --cases.
-func casesArg(fs *flagSet, args []string, flagValue *string) (string, int, bool) {
-	pos, code, ok := fs.parseWithArgs(args, 1)
-	if !ok {
-		return "", code, false
+func casesArg(fs *flagSet, args []string, flagValue *string) (string, error) {
+	pos, err := fs.parseWithArgs(args, 1)
+	if err != nil {
+		return "", err
 	}
 	if len(pos) == 1 {
 		if *flagValue != "" && *flagValue != pos[0] {
-			return "", fs.usageError("two case sets: %q and --cases %q", pos[0], *flagValue), false
+			return "", usagef("two case sets: %q and --cases %q", pos[0], *flagValue)
 		}
-		return pos[0], 0, true
+		return pos[0], nil
 	}
-	return *flagValue, 0, true
+	return *flagValue, nil
 }
 
 // repeated is a repeatable flag whose values keep their commas.

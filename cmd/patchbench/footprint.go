@@ -40,9 +40,9 @@ func runFootprint(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
 	runOrders := fs.Bool("check", false, "run both orders of every certified pair with the reference proposals; exit 1 if they differ")
 	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
-	dir, code, ok := casesArg(fs, args, casesDir)
-	if !ok {
-		return code
+	dir, err := casesArg(fs, args, casesDir)
+	if err != nil {
+		return fs.exit(err)
 	}
 	cases, problems, err := loadCases(dir)
 	if err != nil {

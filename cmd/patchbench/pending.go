@@ -38,9 +38,9 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	show := fs.String("show", "", "print the request with this `key` (or a unique prefix of it) as text, for answering")
 	view := fs.choice("view", "", "only the requests whose prompt shows this `view`: full or projected", "full", "projected")
 	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
-	pos, code, ok := fs.parseWithArgs(args, 1)
-	if !ok {
-		return code
+	pos, err := fs.parseWithArgs(args, 1)
+	if err != nil {
+		return fs.exit(err)
 	}
 	if len(pos) != 1 {
 		return fs.usageError("give the file actor's directory (the DIR of --actor files:DIR)")

@@ -40,9 +40,9 @@ func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	format := fs.choice("format", "text", "output `format`: text, or json (the record as runs.jsonl holds it)", "text", "json")
 	list := fs.Bool("list", false, "list the runs of the directory (id, status, leaks, illegal commits, content) instead of showing one")
 	filter := fs.String("filter", "", "with --list, only the runs that `match`: passed, failed, error, pending, leaked, illegal or attacked")
-	pos, code, ok := fs.parseWithArgs(args, 1)
-	if !ok {
-		return code
+	pos, err := fs.parseWithArgs(args, 1)
+	if err != nil {
+		return fs.exit(err)
 	}
 	if *list {
 		dir := *out

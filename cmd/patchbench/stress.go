@@ -27,8 +27,8 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
 	casesDir := fs.String("cases", "", "the case set `dir` (default: the embedded suite)")
 	configsDir := fs.String("configs", "", "the configurations `dir` (default: the embedded six)")
-	if code, ok := fs.parse(args); !ok {
-		return code
+	if err := fs.parse(args); err != nil {
+		return fs.exit(err)
 	}
 	configs, err := loadConfigs(*configsDir)
 	if err != nil {
