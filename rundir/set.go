@@ -393,15 +393,6 @@ func (s *Set) EachHead(fn func(dir int, r *Record) error) error {
 	return nil
 }
 
-// Runs is the number of runs of the directories.
-func (s *Set) Runs() int {
-	n := 0
-	for _, d := range s.Dirs {
-		n += d.Runs()
-	}
-	return n
-}
-
 // ExpectedRuns is the number of runs the directories' settings call for.
 func (s *Set) ExpectedRuns() int {
 	n := 0
