@@ -196,6 +196,21 @@ func loadCases(dir string) ([]*bench.Case, bench.Problems, error) {
 	return bench.LoadCaseDir(dir)
 }
 
+// loadAllCases is loadCases for a command that needs every case of the
+// set: a case that does not load is an error (notLoaded).
+func loadAllCases(dir string) ([]*bench.Case, error) {
+	cases, problems, err := loadCases(dir)
+	if err == nil && len(problems) > 0 {
+		err = notLoaded(problems)
+	}
+	return cases, err
+}
+
+// notLoaded is the error of a case set some of whose cases do not load.
+func notLoaded(problems bench.Problems) error {
+	return fmt.Errorf("the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems)
+}
+
 // loadConfigs loads the configurations in dir, or the embedded ones when
 // dir is empty.
 func loadConfigs(dir string) ([]*bench.Config, error) {
@@ -205,9 +220,11 @@ func loadConfigs(dir string) ([]*bench.Config, error) {
 	return bench.LoadConfigDir(dir)
 }
 
-// casesArg parses a command's flags and its optional positional case set
-// (a directory or a case file), which may also be given as --cases.
-func casesArg(fs *flagSet, args []string, flagValue *string) (string, error) {
+// casesArg defines --cases, then parses a command's flags and its
+// optional positional case set (a directory or a case file), which may
+// also be given as --cases.
+func casesArg(fs *flagSet, args []string) (string, error) {
+	flagValue := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
 	pos, err := fs.parseWithArgs(args, 1)
 	if err != nil {
 		return "", err

@@ -112,7 +112,7 @@ func defaultCacheDir() (string, error) {
 func (f *runFlags) selectConfigs() ([]*bench.Config, error) {
 	configs, err := loadConfigs(*f.configsDir)
 	if err != nil {
-		return nil, fmt.Errorf("%v", err)
+		return nil, err
 	}
 	if len(f.configNames) == 0 {
 		return configs, nil
@@ -139,12 +139,9 @@ func (f *runFlags) selectConfigs() ([]*bench.Config, error) {
 // every role of theirs must have an actor in each role map, and case ids
 // must be unique.
 func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.Case, error) {
-	cases, problems, err := loadCases(*f.casesDir)
+	cases, err := loadAllCases(*f.casesDir)
 	if err != nil {
-		return nil, fmt.Errorf("%v", err)
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems)
+		return nil, err
 	}
 	ds, domains, wanted := bench.DomainsOf(cases), splitList(*f.domain), splitList(*f.caseID)
 	for _, d := range domains {

@@ -34,12 +34,9 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return failf(stderr, "stress", "%v", err)
 	}
-	cases, problems, err := loadCases(*casesDir)
+	cases, err := loadAllCases(*casesDir)
 	if err != nil {
-		return failf(stderr, "stress", "%v", err)
-	}
-	if len(problems) > 0 {
-		return failf(stderr, "stress", "the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems)
+		return fs.exit(err)
 	}
 	res, err := runner.Stress(ctx, cases, configs)
 	if err != nil {

@@ -35,8 +35,7 @@ const validateExamples = `  # Check the suite embedded in the binary:
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("validate", "patchbench validate [DIR|FILE] [--configs DIR]", validateExamples, stdout, stderr)
 	configsDir := fs.String("configs", "", "the configurations `dir`; it replaces the embedded bench/configs (default: embedded)")
-	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
-	dir, err := casesArg(fs, args, casesDir)
+	dir, err := casesArg(fs, args)
 	if err != nil {
 		return fs.exit(err)
 	}
