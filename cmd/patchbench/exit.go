@@ -18,20 +18,14 @@ func usagef(format string, a ...any) error {
 	return &usageErr{msg: fmt.Sprintf(format, a...)}
 }
 
-// exitErr is an error with an exit code of its own (exitIncomplete,
-// exitNegative). A nil err says nothing more: what there was to say is
-// said.
+// exitErr is an error with an exit code of its own (exitIncomplete: run's
+// work is not done).
 type exitErr struct {
 	code int
 	err  error
 }
 
-func (e *exitErr) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
+func (e *exitErr) Error() string { return e.err.Error() }
 
 func (e *exitErr) Unwrap() error { return e.err }
 
@@ -41,8 +35,7 @@ func (e *exitErr) Unwrap() error { return e.err }
 //   - nil: exitOK, nothing printed;
 //   - flag.ErrHelp: the usage was printed on stdout as asked: exitOK;
 //   - a usage error: "patchbench NAME: message" and the pointer to -h, exitUsage;
-//   - an exitErr: "patchbench NAME: message" (none when it has no
-//     error), its code;
+//   - an exitErr: "patchbench NAME: message", its code;
 //   - any other error: "patchbench NAME: message", exitUsage.
 func exitCode(stderr io.Writer, name string, err error) int {
 	var usage *usageErr
@@ -53,13 +46,11 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	case errors.As(err, &usage):
 		fmt.Fprintf(stderr, "patchbench %s: %s\nRun \"patchbench %s -h\" for usage.\n", name, err, name)
 		return exitUsage
-	case errors.As(err, &exit):
-		if exit.err != nil {
-			fmt.Fprintf(stderr, "patchbench %s: %s\n", name, err)
-		}
-		return exit.code
 	}
 	fmt.Fprintf(stderr, "patchbench %s: %s\n", name, err)
+	if errors.As(err, &exit) {
+		return exit.code
+	}
 	return exitUsage
 }
 

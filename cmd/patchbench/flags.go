@@ -5,14 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/runtime"
 )
 
 // flagSet is a subcommand's flags with its usage line and examples.
@@ -118,51 +113,6 @@ func (f *flagSet) required(names ...string) error {
 	return nil
 }
 
-// stdin is where "-" reads from; tests replace it.
-var stdin io.Reader = os.Stdin
-
-// readInput reads a file, or standard input when path is "-", but never
-// more than limit+1 bytes: a caller that gets more than limit bytes knows
-// the input is too large without having read all of it.
-func readInput(path string, limit int64) ([]byte, error) {
-	var r io.Reader = stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
-}
-
-// loadState reads and strictly decodes a JSON state file of at most
-// limit bytes; errors name the file, line and column.
-func loadState(path string, limit int64) (*runtime.Document, error) {
-	b, err := readInput(path, limit)
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: larger than the contract's max_document_bytes (%d bytes)", path, limit)
-	}
-	d, err := runtime.ParseDocument(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return d, nil
-}
-
-// loadContract reads a YAML or JSON step contract.
-func loadContract(path string) (*runtime.Contract, error) {
-	return bench.LoadContractFile(path)
-}
-
 // parseWithArgs is parse for commands that take up to max positional
 // arguments, which may come before, between or after the flags. It
 // returns the positional arguments.
@@ -187,37 +137,14 @@ func (f *flagSet) parseWithArgs(args []string, max int) ([]string, error) {
 	return pos, nil
 }
 
-// loadCases loads the case set in dir, or the embedded suite when dir is
-// empty. Problems are cases that failed to load; the others are returned.
-func loadCases(dir string) ([]*bench.Case, bench.Problems, error) {
-	if dir == "" {
-		return bench.LoadEmbeddedCases()
+// parseDirs is parseWithArgs for report and browse, which take one run
+// directory or several.
+func (f *flagSet) parseDirs(args []string) ([]string, error) {
+	pos, err := f.parseWithArgs(args, 1<<20)
+	if err == nil && len(pos) == 0 {
+		err = usagef("give the run directory (or several)")
 	}
-	return bench.LoadCaseDir(dir)
-}
-
-// loadAllCases is loadCases for a command that needs every case of the
-// set: a case that does not load is an error (notLoaded).
-func loadAllCases(dir string) ([]*bench.Case, error) {
-	cases, problems, err := loadCases(dir)
-	if err == nil && len(problems) > 0 {
-		err = notLoaded(problems)
-	}
-	return cases, err
-}
-
-// notLoaded is the error of a case set some of whose cases do not load.
-func notLoaded(problems bench.Problems) error {
-	return fmt.Errorf("the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems)
-}
-
-// loadConfigs loads the configurations in dir, or the embedded ones when
-// dir is empty.
-func loadConfigs(dir string) ([]*bench.Config, error) {
-	if dir == "" {
-		return bench.LoadConfigs(bench.EmbeddedConfigs(), func(p string) string { return path.Join("bench/configs", p) })
-	}
-	return bench.LoadConfigDir(dir)
+	return pos, err
 }
 
 // casesArg defines --cases, then parses a command's flags and its
@@ -278,11 +205,4 @@ func (s *stringList) Set(v string) error {
 		}
 	}
 	return nil
-}
-
-func displayDir(dir string) string {
-	if dir == "" {
-		return "the embedded suite"
-	}
-	return dir
 }

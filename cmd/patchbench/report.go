@@ -94,18 +94,15 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	all := fs.String("all", "", "with --format csv or json, write every table into this `dir`: one file per table (NAME.csv or NAME.json) and the tidy long.csv or long.json (table, config, label, actor, group, metric, value, lo, hi)")
 	reveal := fs.Bool("reveal", false, "with --format html, put the hidden values and the secrets in the file (its run pages show them, marked); without it the file holds none")
 	casesDir := fs.String("cases", "", "with --format html or --paper, the case set `dir` of the runs, when the manifest's cannot be loaded from here")
-	pos, err := fs.parseWithArgs(args, 1<<20)
+	pos, err := fs.parseDirs(args)
 	if err != nil {
 		return fs.exit(err)
-	}
-	if len(pos) == 0 {
-		return fs.usageError("give the run directory (or several)")
 	}
 	if *format == "html" {
 		if len(tables) > 0 || *ciColumns || *paper || *plots != "" {
 			return fs.usageError("--format html writes the browser's pages; --table, --ci-columns, --paper and --plots go with the other formats")
 		}
-		return reportHTML(pos, *casesDir, *baseline, *reveal, stdout, stderr)
+		return fs.exit(reportHTML(pos, *casesDir, *baseline, *reveal, stdout, stderr))
 	}
 	if *reveal {
 		return fs.usageError("--reveal goes with --format html")
