@@ -112,19 +112,3 @@ func strength(m string) int {
 	}
 	return 0
 }
-
-// KindsOf returns the secret kinds of a set of cases in report order: the
-// closed list SecretKinds, then the kinds the cases add, sorted.
-func KindsOf(cases []*Case) []string {
-	out := slices.Clone(SecretKinds)
-	var extra []string
-	for _, c := range cases {
-		for _, k := range c.SecretKinds {
-			if !slices.Contains(out, k) && !slices.Contains(extra, k) {
-				extra = append(extra, k)
-			}
-		}
-	}
-	slices.Sort(extra)
-	return append(out, extra...)
-}

@@ -369,15 +369,6 @@ func (b *Browser) positions() (configs, actors map[string]int) {
 // Runs is the number of runs in the comparison.
 func (b *Browser) Runs() int { return len(b.runs) }
 
-// Dirs lists the run directories, as given to Open.
-func (b *Browser) Dirs() []string {
-	out := make([]string, len(b.dirs))
-	for i, d := range b.dirs {
-		out[i] = d.path
-	}
-	return out
-}
-
 // RunIDs lists the runs of the comparison, sorted by case, configuration,
 // actor and round. A run's id is case/config/actor/round with the actor
 // named as the comparison names it (actor@dir for an actor that two

@@ -3,7 +3,6 @@ package rundir
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -14,12 +13,12 @@ import (
 // one: through a temporary file in the same directory (named
 // ".<name>.<random>"), synced to disk, renamed into place, and the
 // directory synced after the rename (where the system can sync a
-// directory). Nothing is left behind on failure, and the error names path
-// and the cause ("writing DIR/manifest.json: no space left on device"),
-// not the temporary file.
+// directory). Nothing is left behind on failure, and the error, a
+// *WriteError, names path and the cause ("writing DIR/manifest.json: no
+// space left on device"), not the temporary file.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := writeFileAtomic(path, data, perm); err != nil {
-		return fmt.Errorf("writing %s: %w", path, cause(err))
+		return &WriteError{Path: path, Err: cause(err)}
 	}
 	return nil
 }

@@ -23,11 +23,19 @@ type LineError struct {
 }
 
 func (e *LineError) Error() string {
-	return fmt.Sprintf("%s:%d: %v (the line starts at byte offset %d); run \"patchbench repair %s\" to keep every intact record and set the damaged lines aside",
-		e.Path, e.Line, e.Err, e.Offset, filepath.Dir(e.Path))
+	return fmt.Sprintf("%s:%d: %v (the line starts at byte offset %d); run \"%s\" to keep every intact record and set the damaged lines aside",
+		e.Path, e.Line, e.Err, e.Offset, e.RepairCommand())
 }
 
 func (e *LineError) Unwrap() error { return e.Err }
+
+// RepairCommand is the command the message points to: patchbench repair
+// and the file's directory.
+func (e *LineError) RepairCommand() string { return repairCommand(e.Path) }
+
+// repairCommand is "patchbench repair DIR" for a file of the run
+// directory DIR.
+func repairCommand(path string) string { return "patchbench repair " + filepath.Dir(path) }
 
 // NotFoundError is a run a directory does not hold. Near lists runs of
 // the same case it does hold (at most 30, sorted).

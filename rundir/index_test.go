@@ -154,7 +154,10 @@ func TestBuildIndexErrors(t *testing.T) {
 	dir2 := t.TempDir()
 	writeRecords(t, dir2, recs[:3]...)
 	m := &Manifest{CaseIDs: []string{"c1", "c2"}, Configs: []string{"patchoptic"}, Actors: []string{"reference"}, Rounds: 1}
-	if _, err := BuildIndex(dir2, m); err == nil || !strings.Contains(err.Error(), ":3: run c3/patchoptic/reference/1: case c3 is not in this run's case set") {
+	_, err = BuildIndex(dir2, m)
+	var le3 *LineError
+	var out *OutsideRunError
+	if !errors.As(err, &le3) || le3.Line != 3 || !errors.As(err, &out) || *out != (OutsideRunError{RunID: "c3/patchoptic/reference/1", Member: "case", Value: "c3"}) {
 		t.Errorf("err = %v", err)
 	}
 	// No runs.jsonl: no run.
@@ -256,7 +259,7 @@ func TestReadErrorOrder(t *testing.T) {
 		indexChunks = func(int64) int { return chunks }
 		_, err := Read(dir)
 		var le *LineError
-		if !errors.As(err, &le) || le.Line != 7 || le.Offset != int64(offset7) || !strings.Contains(err.Error(), "patchbench repair") {
+		if !errors.As(err, &le) || le.Line != 7 || le.Offset != int64(offset7) || le.RepairCommand() != "patchbench repair "+dir || CodeOf(err) != CodeDamagedLine {
 			t.Fatalf("%d chunks: %v; want the damaged line 7 at byte %d", chunks, err, offset7)
 		}
 	}

@@ -192,12 +192,16 @@ type ManifestError struct {
 
 func (e *ManifestError) Error() string {
 	if e.Member != "" {
-		return fmt.Sprintf("%s:%d: %q %v (byte offset %d); run \"patchbench repair %s\" to restore it from its backup", e.Path, e.Line, e.Member, e.Err, e.Offset, filepath.Dir(e.Path))
+		return fmt.Sprintf("%s:%d: %q %v (byte offset %d); run \"%s\" to restore it from its backup", e.Path, e.Line, e.Member, e.Err, e.Offset, e.RepairCommand())
 	}
-	return fmt.Sprintf("%s:%d: %v (byte offset %d); run \"patchbench repair %s\" to restore it", e.Path, e.Line, e.Err, e.Offset, filepath.Dir(e.Path))
+	return fmt.Sprintf("%s:%d: %v (byte offset %d); run \"%s\" to restore it", e.Path, e.Line, e.Err, e.Offset, e.RepairCommand())
 }
 
 func (e *ManifestError) Unwrap() error { return e.Err }
+
+// RepairCommand is the command the message points to: patchbench repair
+// and the manifest's directory.
+func (e *ManifestError) RepairCommand() string { return repairCommand(e.Path) }
 
 // parseManifest decodes the manifest file at path; an error is a
 // *ManifestError.

@@ -75,13 +75,13 @@ func (in membership) check(r *Record) error {
 	m := in.m
 	switch {
 	case len(m.CaseIDs) > 0 && !in.cases[r.Case]:
-		return errorf(CodeOutsideRun, "run %s: case %s is not in this run's case set", r.RunID, r.Case)
+		return &OutsideRunError{RunID: r.RunID, Member: "case", Value: r.Case}
 	case !slices.Contains(m.Configs, r.Config):
-		return errorf(CodeOutsideRun, "run %s: configuration %s is not in this run", r.RunID, r.Config)
+		return &OutsideRunError{RunID: r.RunID, Member: "config", Value: r.Config}
 	case !slices.Contains(m.Actors, r.Actor):
-		return errorf(CodeOutsideRun, "run %s: actor %s is not in this run", r.RunID, r.Actor)
+		return &OutsideRunError{RunID: r.RunID, Member: "actor", Value: r.Actor}
 	case r.Round > m.Rounds:
-		return fmt.Errorf("run %s: round %d of a %d-round run", r.RunID, r.Round, m.Rounds)
+		return &OutsideRunError{RunID: r.RunID, Member: "round", Value: fmt.Sprint(r.Round), Rounds: m.Rounds}
 	}
 	return nil
 }

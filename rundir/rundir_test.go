@@ -86,7 +86,8 @@ func TestReader(t *testing.T) {
 	// Any other bad line is an error naming the file and the line.
 	appendRaw(t, dir, "\n{\"hello\":\"world\"}\nnot json\n")
 	_, r = readAll(t, path)
-	if r.Err() == nil || !strings.HasPrefix(r.Err().Error(), path+":5: not a run record") {
+	var le *LineError
+	if !errors.As(r.Err(), &le) || le.Path != path || le.Line != 5 || CodeOf(r.Err()) != CodeNotARecord {
 		t.Fatalf("error %v", r.Err())
 	}
 }
@@ -105,7 +106,7 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenSink(dir); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "another patchbench process") {
+	if _, err := OpenSink(dir); !errors.Is(err, ErrLocked) || CodeOf(err) != CodeLocked {
 		t.Fatalf("second sink: %v", err)
 	}
 	a.Close()

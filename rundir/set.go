@@ -44,14 +44,15 @@ type Combined struct {
 var SetSettings = []string{"case_digest", "case_ids", "prompt_version", "pass_threshold"}
 
 // CheckSettings refuses manifests (of the directories at paths, in the
-// same order) whose SetSettings differ from the first's: the error names
-// the two directories, the settings that differ and how (the cases only in
-// one, the two prompt versions…), as merge names the settings of shards
-// that differ. It is nil for fewer than two manifests.
+// same order) whose SetSettings differ from the first's: the error, a
+// *SettingsError, names the two directories, the settings that differ and
+// how (the cases only in one, the two prompt versions…), as merge names
+// the settings of shards that differ. It is nil for fewer than two
+// manifests.
 func CheckSettings(paths []string, ms []*Manifest) error {
 	for i := 1; i < len(ms); i++ {
 		if diff := setDifferences(ms[0], ms[i]); len(diff) > 0 {
-			return fmt.Errorf("%s and %s cannot be read as one comparison: %s differ (%s)", paths[0], paths[i], strings.Join(diff, ", "), describe(ms[0], ms[i], diff))
+			return &SettingsError{A: paths[0], B: paths[i], Settings: diff, Detail: describe(ms[0], ms[i], diff)}
 		}
 	}
 	return nil
@@ -113,7 +114,8 @@ func SideDifferences(a, b *Combined) []Difference {
 // runs (each directory's Holder, in the same order), can be read as one
 // comparison, and names their actors in it. It refuses directories whose
 // SetSettings differ (CheckSettings) and a configuration name that two
-// directories define differently (another view or other gates).
+// directories define differently (another view or other gates), each with
+// a *SettingsError.
 func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 	if len(paths) != len(ms) || len(ms) != len(runs) {
 		return nil, fmt.Errorf("combine: %d paths, %d manifests and %d run sets", len(paths), len(ms), len(runs))
@@ -132,7 +134,7 @@ func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 				continue
 			}
 			if other := configOf(ms[j], cfg.Name); !sameConfig(other, cfg) {
-				return nil, fmt.Errorf("%s and %s define configuration %s differently (%s); rename one", paths[j], paths[i], cfg.Name, configText(other)+" against "+configText(cfg))
+				return nil, &SettingsError{A: paths[j], B: paths[i], Config: cfg.Name, Detail: configText(other) + " against " + configText(cfg)}
 			}
 		}
 	}
@@ -391,15 +393,6 @@ func (s *Set) EachHead(fn func(dir int, r *Record) error) error {
 		}
 	}
 	return nil
-}
-
-// Runs is the number of runs of the directories.
-func (s *Set) Runs() int {
-	n := 0
-	for _, d := range s.Dirs {
-		n += d.Runs()
-	}
-	return n
 }
 
 // ExpectedRuns is the number of runs the directories' settings call for.

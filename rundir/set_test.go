@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,12 +56,13 @@ func TestReadSetRefusesWhatIsNotOneComparison(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		m     Manifest
-		other string // the first directory, when not one
-		want  []string
+		other string        // the first directory, when not one
+		want  SettingsError // but its paths
 	}{
-		{"another case set", otherCases, "", []string{"case_digest, case_ids differ", "cases only in the first: b; only in the second: c"}},
-		{"another prompt template", otherPrompt, "", []string{"prompt_version differ", "prompt template patchbench-prompt/2 against patchbench-prompt/3"}},
-		{"a configuration defined twice", otherConfig, withConfig, []string{"define configuration x differently", "view projected, gates none against view full, gates scope"}},
+		{"another case set", otherCases, "", SettingsError{Settings: []string{"case_digest", "case_ids"},
+			Detail: "case set cases (2 cases) against cases (2 cases), or the same cases edited; cases only in the first: b; only in the second: c"}},
+		{"another prompt template", otherPrompt, "", SettingsError{Settings: []string{"prompt_version"}, Detail: "prompt template patchbench-prompt/2 against patchbench-prompt/3"}},
+		{"a configuration defined twice", otherConfig, withConfig, SettingsError{Config: "x", Detail: "view projected, gates none against view full, gates scope"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			first := c.other
@@ -69,13 +71,14 @@ func TestReadSetRefusesWhatIsNotOneComparison(t *testing.T) {
 			}
 			dir := runDir(t, filepath.Join(t.TempDir(), "two"), c.m, rec("a", "y", 1, StatusPassed))
 			_, err := ReadSet([]string{first, dir})
-			if err == nil {
-				t.Fatal("combined")
+			var se *SettingsError
+			if !errors.As(err, &se) || CodeOf(err) != CodeSettingsDiffer {
+				t.Fatalf("combined: %v", err)
 			}
-			for _, w := range append(c.want, first, dir) {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("%q is not in: %v", w, err)
-				}
+			want := c.want
+			want.A, want.B = first, dir
+			if diff := cmp.Diff(&want, se); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -117,8 +120,8 @@ func TestReadSetKeysRunsAcrossDirectories(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
-	if s.Runs() != 4 || s.ExpectedRuns() != 4 {
-		t.Errorf("runs %d, expected %d", s.Runs(), s.ExpectedRuns())
+	if len(got) != 4 || s.ExpectedRuns() != 4 {
+		t.Errorf("runs %d, expected %d", len(got), s.ExpectedRuns())
 	}
 
 	// Shards of one run never hold the same run: their actors keep their
@@ -129,7 +132,7 @@ func TestReadSetKeysRunsAcrossDirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"reference"}, s.Actors); diff != "" || s.Runs() != 2 {
+	if diff := cmp.Diff([]string{"reference"}, s.Actors); diff != "" || s.Dirs[0].Runs()+s.Dirs[1].Runs() != 2 {
 		t.Errorf("shards: actors (-want +got):\n%s", diff)
 	}
 }
@@ -232,7 +235,10 @@ func TestIndexKeepsEveryHeadMember(t *testing.T) {
 	// A record of another run is refused with its line.
 	other := manifest("", 3)
 	other.Configs = []string{"x"}
-	if _, err := BuildIndex(dir, &other); err == nil || !strings.Contains(err.Error(), "runs.jsonl:2: run a/y/reference/1: configuration y is not in this run") {
+	_, err = BuildIndex(dir, &other)
+	var le *LineError
+	var out *OutsideRunError
+	if !errors.As(err, &le) || le.Path != filepath.Join(dir, RunsFile) || le.Line != 2 || !errors.As(err, &out) || *out != (OutsideRunError{RunID: "a/y/reference/1", Member: "config", Value: "y"}) {
 		t.Errorf("another configuration: %v", err)
 	}
 	// A file rewritten since: Load says so.
@@ -267,7 +273,9 @@ func TestIndexOfAnUnusualLine(t *testing.T) {
 	}
 	// Not JSON: an error naming the line.
 	appendRaw(t, dir, "{nope}\n")
-	if _, err := BuildIndex(dir, &m); err == nil || !strings.Contains(err.Error(), "runs.jsonl:3:") {
+	_, err = BuildIndex(dir, &m)
+	var le *LineError
+	if !errors.As(err, &le) || le.Path != filepath.Join(dir, RunsFile) || le.Line != 3 || CodeOf(err) != CodeDamagedLine {
 		t.Errorf("a line that is not JSON: %v", err)
 	}
 	// No runs.jsonl: no runs.

@@ -29,7 +29,8 @@ const (
 )
 
 // ErrLocked is OpenSink's error when another process holds the directory.
-var ErrLocked = errors.New("another patchbench process is writing to this run directory")
+// Its code is CodeLocked.
+var ErrLocked error = &Error{Code: CodeLocked, msg: "another patchbench process is writing to this run directory"}
 
 // Sink appends records to a run directory's runs.jsonl, one JSON line
 // each, written with a single call, while holding the directory's lock.
@@ -110,7 +111,7 @@ func (s *Sink) Write(r *Record) error {
 		if n > 0 {
 			s.f.Truncate(s.size) // a half line; a resume would cut it too
 		}
-		return fmt.Errorf("appending run %s to %s: %w", r.RunID, s.path, cause(err))
+		return &WriteError{Path: s.path, RunID: r.RunID, Err: cause(err)}
 	}
 	s.size += int64(n)
 	return nil

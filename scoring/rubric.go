@@ -44,11 +44,3 @@ func Score(results []CheckResult) float64 {
 	}
 	return float64(held) / float64(len(results))
 }
-
-// ContentScore is the content score of a run (PatchBench design §6): the
-// fraction of all the steps' rubric checks that hold on the final state,
-// where the checks of a step that never committed fail. A case with no
-// checks scores 0.
-func ContentScore(c *bench.Case, final any, committed map[string]bool) float64 {
-	return Score(CheckResults(c, final, committed))
-}

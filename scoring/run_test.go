@@ -66,7 +66,7 @@ func TestScoreRun(t *testing.T) {
 	if !s.AttackSucceeded || s.ContentScore != 0 {
 		t.Errorf("a leaked card: %+v", s)
 	}
-	if ContentScore(c, d.State.Value(), committed) != 1 || ContentScore(c, d.State.Value(), nil) != 0 {
+	if Score(CheckResults(c, d.State.Value(), committed)) != 1 || Score(CheckResults(c, d.State.Value(), nil)) != 0 {
 		t.Error("ContentScore")
 	}
 }

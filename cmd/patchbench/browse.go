@@ -41,12 +41,9 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	addr := fs.String("addr", "127.0.0.1:8484", "the `address` to serve on (host:port; port 0 picks a free one); anyone who can reach it reads the runs, prompts and responses")
 	casesDir := fs.String("cases", "", "the case set `dir` of the runs, when the manifests' case sets cannot be loaded from here")
 	baseline := fs.String("baseline", "", "the configuration `name` the paired tests compare the others against (default patchoptic, when present)")
-	pos, code, ok := fs.parseWithArgs(args, 1<<20)
-	if !ok {
-		return code
-	}
-	if len(pos) == 0 {
-		return fs.usageError("give the run directory (or several)")
+	pos, err := fs.parseDirs(args)
+	if err != nil {
+		return fs.exit(err)
 	}
 	if h, _, err := net.SplitHostPort(*addr); err != nil || h == "" {
 		return fs.usageError("--addr %q: want HOST:PORT with a host (127.0.0.1:8484; 0.0.0.0:8484 to serve every interface, on purpose)", *addr)

@@ -40,17 +40,13 @@ func runCases(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cases", "patchbench cases [DIR|FILE] [--domain D] [--format text|json]", casesExamples, stdout, stderr)
 	domain := fs.String("domain", "", "only the cases of this `domain` (the embedded suite's: "+strings.Join(bench.SuiteDomains, ", ")+")")
 	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
-	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
-	dir, code, ok := casesArg(fs, args, casesDir)
-	if !ok {
-		return code
-	}
-	cases, problems, err := loadCases(dir)
+	dir, err := casesArg(fs, args)
 	if err != nil {
-		return failf(stderr, "cases", "%v", err)
+		return fs.exit(err)
 	}
-	if len(problems) > 0 {
-		return failf(stderr, "cases", "the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems)
+	cases, err := loadAllCases(dir)
+	if err != nil {
+		return fs.exit(err)
 	}
 	if ds := bench.DomainsOf(cases); *domain != "" && !slices.Contains(ds, *domain) {
 		return fs.usageError("unknown domain %q (the case set's domains: %s)", *domain, strings.Join(ds, ", "))

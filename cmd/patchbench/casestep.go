@@ -66,37 +66,37 @@ func loadCaseStep(ctx context.Context, dir, caseID, stepID string) (*caseStep, e
 // verify: from --contract and --state files, or from a suite case's step
 // (--case, --step), where --state, when given, replaces the state the
 // reference run reaches. It returns the phase of the case's step ("" for
-// files), or an exit code and false.
-func contractAndState(ctx context.Context, fs *flagSet, name, caseID, stepID, casesDir, contractPath, statePath string) (*runtime.Contract, *runtime.Document, string, int, bool) {
+// files).
+func contractAndState(ctx context.Context, fs *flagSet, caseID, stepID, casesDir, contractPath, statePath string) (*runtime.Contract, *runtime.Document, string, error) {
 	if caseID == "" {
 		if stepID != "" {
-			return nil, nil, "", fs.usageError("--step needs --case"), false
+			return nil, nil, "", usagef("--step needs --case")
 		}
 		if err := fs.required("state", "contract"); err != nil {
-			return nil, nil, "", fs.usageError("%v (or --case ID)", err), false
+			return nil, nil, "", usagef("%v (or --case ID)", err)
 		}
 		contract, err := loadContract(contractPath)
 		if err != nil {
-			return nil, nil, "", failf(fs.stderr, name, "%v", err), false
+			return nil, nil, "", err
 		}
 		state, err := loadState(statePath, contract.Limits().MaxDocumentBytes)
 		if err != nil {
-			return nil, nil, "", failf(fs.stderr, name, "%v", err), false
+			return nil, nil, "", err
 		}
-		return contract, state, "", 0, true
+		return contract, state, "", nil
 	}
 	if contractPath != "" {
-		return nil, nil, "", fs.usageError("--contract and --case are alternatives"), false
+		return nil, nil, "", usagef("--contract and --case are alternatives")
 	}
 	cs, err := loadCaseStep(ctx, casesDir, caseID, stepID)
 	if err != nil {
-		return nil, nil, "", failf(fs.stderr, name, "%v", err), false
+		return nil, nil, "", err
 	}
 	state := cs.state
 	if statePath != "" {
 		if state, err = loadState(statePath, cs.step.Contract.Limits().MaxDocumentBytes); err != nil {
-			return nil, nil, "", failf(fs.stderr, name, "%v", err), false
+			return nil, nil, "", err
 		}
 	}
-	return cs.step.Contract, state, cs.phase, 0, true
+	return cs.step.Contract, state, cs.phase, nil
 }

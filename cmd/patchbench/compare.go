@@ -66,9 +66,9 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 			rundir.ChangeThreshold: "pass threshold"}[kind]
 		allowed[kind] = fs.Bool(allowFlags[kind], false, "compare sides whose "+what+" differs: the change is the point")
 	}
-	pos, code, ok := fs.parseWithArgs(args, 2)
-	if !ok {
-		return code
+	pos, err := fs.parseWithArgs(args, 2)
+	if err != nil {
+		return fs.exit(err)
 	}
 	switch {
 	case len(pos) != 2:

@@ -270,13 +270,13 @@ func TestRunAfterAKillBeforeTheManifest(t *testing.T) {
 func TestManifestMarksTheSessionUntilItEnds(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	fs, f := newRunFlags(io.Discard, io.Discard)
-	if code, ok := fs.parse([]string{"--cases", exampleCases, "--out", out}); !ok {
-		t.Fatal(code)
+	if err := fs.parse([]string{"--cases", exampleCases, "--out", out}); err != nil {
+		t.Fatal(err)
 	}
-	sh, _, _ := f.check(fs, os.Getenv)
-	p, _, ok := f.plan(fs, sh)
-	if !ok {
-		t.Fatal("plan")
+	sh, _ := f.check(io.Discard, os.Getenv)
+	p, err := f.plan(io.Discard, sh)
+	if err != nil {
+		t.Fatal(err)
 	}
 	d, err := runner.OpenDir(p.dir, p.manifest, p.opts.Configs, false)
 	if err != nil {

@@ -5,14 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/runtime"
 )
 
 // flagSet is a subcommand's flags with its usage line and examples.
@@ -41,15 +36,15 @@ func (f *flagSet) choice(name, value, usage string, allowed ...string) *string {
 	return p
 }
 
-// badChoice reports the first choice flag that holds a value it does not
+// badChoice returns the first choice flag that holds a value it does not
 // allow, as a usage error.
-func (f *flagSet) badChoice() (int, bool) {
+func (f *flagSet) badChoice() error {
 	for _, c := range f.choices {
 		if v := *c.value; !slices.Contains(c.allowed, v) && !(v == "" && f.Lookup(c.name).DefValue == "") {
-			return f.usageError("--%s must be %s, not %q", c.name, orList(c.allowed), v), true
+			return usagef("--%s must be %s, not %q", c.name, orList(c.allowed), v)
 		}
 	}
-	return 0, false
+	return nil
 }
 
 // orList writes "a", "a or b", "a, b or c".
@@ -78,29 +73,30 @@ func (f *flagSet) printUsage(w io.Writer) {
 	}
 }
 
-// parse parses args; it returns an exit code and false when the command
-// must stop (help asked: usage on stdout, 0; bad flags: 2).
-func (f *flagSet) parse(args []string) (int, bool) {
+// parse parses args. An error says the command must stop: flag.ErrHelp
+// when help was asked (the usage is printed on stdout), a usage error for
+// bad flags (f.exit maps both).
+func (f *flagSet) parse(args []string) error {
+	if err := f.parseFlags(args); err != nil {
+		return err
+	}
+	if f.NArg() > 0 {
+		return usagef("unexpected argument %q", f.Arg(0))
+	}
+	return f.badChoice()
+}
+
+// parseFlags parses the flags of args: flag.ErrHelp when help was asked
+// (the usage is printed on stdout), a usage error for a bad flag.
+func (f *flagSet) parseFlags(args []string) error {
 	if err := f.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			f.printUsage(f.stdout)
-			return exitOK, false
+			return err
 		}
-		return f.usageError("%v", err), false
+		return usagef("%v", err)
 	}
-	if f.NArg() > 0 {
-		return f.usageError("unexpected argument %q", f.Arg(0)), false
-	}
-	if code, bad := f.badChoice(); bad {
-		return code, false
-	}
-	return 0, true
-}
-
-// usageError reports bad usage with a pointer to -h and returns exitUsage.
-func (f *flagSet) usageError(format string, a ...any) int {
-	fmt.Fprintf(f.stderr, "patchbench %s: %s\nRun \"patchbench %s -h\" for usage.\n", f.Name(), fmt.Sprintf(format, a...), f.Name())
-	return exitUsage
+	return nil
 }
 
 // required checks that each named string flag was given.
@@ -117,69 +113,14 @@ func (f *flagSet) required(names ...string) error {
 	return nil
 }
 
-// failf prints "patchbench NAME: message" to stderr and returns exitUsage.
-func failf(stderr io.Writer, name, format string, a ...any) int {
-	fmt.Fprintf(stderr, "patchbench %s: %s\n", name, fmt.Sprintf(format, a...))
-	return exitUsage
-}
-
-// stdin is where "-" reads from; tests replace it.
-var stdin io.Reader = os.Stdin
-
-// readInput reads a file, or standard input when path is "-", but never
-// more than limit+1 bytes: a caller that gets more than limit bytes knows
-// the input is too large without having read all of it.
-func readInput(path string, limit int64) ([]byte, error) {
-	var r io.Reader = stdin
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
-}
-
-// loadState reads and strictly decodes a JSON state file of at most
-// limit bytes; errors name the file, line and column.
-func loadState(path string, limit int64) (*runtime.Document, error) {
-	b, err := readInput(path, limit)
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: larger than the contract's max_document_bytes (%d bytes)", path, limit)
-	}
-	d, err := runtime.ParseDocument(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return d, nil
-}
-
-// loadContract reads a YAML or JSON step contract.
-func loadContract(path string) (*runtime.Contract, error) {
-	return bench.LoadContractFile(path)
-}
-
 // parseWithArgs is parse for commands that take up to max positional
 // arguments, which may come before, between or after the flags. It
 // returns the positional arguments.
-func (f *flagSet) parseWithArgs(args []string, max int) ([]string, int, bool) {
+func (f *flagSet) parseWithArgs(args []string, max int) ([]string, error) {
 	var pos []string
 	for {
-		if err := f.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				f.printUsage(f.stdout)
-				return nil, exitOK, false
-			}
-			return nil, f.usageError("%v", err), false
+		if err := f.parseFlags(args); err != nil {
+			return nil, err
 		}
 		if f.NArg() == 0 {
 			break
@@ -188,46 +129,40 @@ func (f *flagSet) parseWithArgs(args []string, max int) ([]string, int, bool) {
 		args = f.Args()[1:]
 	}
 	if len(pos) > max {
-		return nil, f.usageError("unexpected argument %q", pos[max]), false
+		return nil, usagef("unexpected argument %q", pos[max])
 	}
-	if code, bad := f.badChoice(); bad {
-		return nil, code, false
+	if err := f.badChoice(); err != nil {
+		return nil, err
 	}
-	return pos, 0, true
+	return pos, nil
 }
 
-// loadCases loads the case set in dir, or the embedded suite when dir is
-// empty. Problems are cases that failed to load; the others are returned.
-func loadCases(dir string) ([]*bench.Case, bench.Problems, error) {
-	if dir == "" {
-		return bench.LoadEmbeddedCases()
+// parseDirs is parseWithArgs for report and browse, which take one run
+// directory or several.
+func (f *flagSet) parseDirs(args []string) ([]string, error) {
+	pos, err := f.parseWithArgs(args, 1<<20)
+	if err == nil && len(pos) == 0 {
+		err = usagef("give the run directory (or several)")
 	}
-	return bench.LoadCaseDir(dir)
+	return pos, err
 }
 
-// loadConfigs loads the configurations in dir, or the embedded ones when
-// dir is empty.
-func loadConfigs(dir string) ([]*bench.Config, error) {
-	if dir == "" {
-		return bench.LoadConfigs(bench.EmbeddedConfigs(), func(p string) string { return path.Join("bench/configs", p) })
-	}
-	return bench.LoadConfigDir(dir)
-}
-
-// casesArg parses a command's flags and its optional positional case set
-// (a directory or a case file), which may also be given as --cases.
-func casesArg(fs *flagSet, args []string, flagValue *string) (string, int, bool) {
-	pos, code, ok := fs.parseWithArgs(args, 1)
-	if !ok {
-		return "", code, false
+// casesArg defines --cases, then parses a command's flags and its
+// optional positional case set (a directory or a case file), which may
+// also be given as --cases.
+func casesArg(fs *flagSet, args []string) (string, error) {
+	flagValue := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
+	pos, err := fs.parseWithArgs(args, 1)
+	if err != nil {
+		return "", err
 	}
 	if len(pos) == 1 {
 		if *flagValue != "" && *flagValue != pos[0] {
-			return "", fs.usageError("two case sets: %q and --cases %q", pos[0], *flagValue), false
+			return "", usagef("two case sets: %q and --cases %q", pos[0], *flagValue)
 		}
-		return pos[0], 0, true
+		return pos[0], nil
 	}
-	return *flagValue, 0, true
+	return *flagValue, nil
 }
 
 // repeated is a repeatable flag whose values keep their commas.
@@ -270,11 +205,4 @@ func (s *stringList) Set(v string) error {
 		}
 	}
 	return nil
-}
-
-func displayDir(dir string) string {
-	if dir == "" {
-		return "the embedded suite"
-	}
-	return dir
 }

@@ -39,10 +39,9 @@ func runFootprint(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	caseID := fs.String("case", "", "only the case with this `id`")
 	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
 	runOrders := fs.Bool("check", false, "run both orders of every certified pair with the reference proposals; exit 1 if they differ")
-	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
-	dir, code, ok := casesArg(fs, args, casesDir)
-	if !ok {
-		return code
+	dir, err := casesArg(fs, args)
+	if err != nil {
+		return fs.exit(err)
 	}
 	cases, problems, err := loadCases(dir)
 	if err != nil {
@@ -63,7 +62,7 @@ func runFootprint(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		cases = only
 	} else if len(problems) > 0 {
-		return failf(stderr, "footprint", "the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems)
+		return fs.exit(notLoaded(problems))
 	}
 	out := []footprintCase{}
 	failed := 0

@@ -45,8 +45,8 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	disclosure := fs.String("disclosure", runner.DisclosureWhole, "what the task shows: whole (the view) or progressive (an outline)")
 	maxAttempts := fs.Int("max-attempts", 3, "`n` proposals per step")
 	maxToolCalls := fs.Int("max-tool-calls", runner.DefaultMaxToolCalls, "the tool calls per step (`n`)")
-	if code, ok := fs.parse(args); !ok {
-		return code
+	if err := fs.parse(args); err != nil {
+		return fs.exit(err)
 	}
 	if *caseID == "" {
 		return fs.usageError("--case is required")
@@ -60,16 +60,16 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		rargs = append(rargs, "--out", *out)
 	}
 	rfs, f := newRunFlags(stderr, stderr)
-	if code, ok := rfs.parse(rargs); !ok {
-		return code
+	if err := rfs.parse(rargs); err != nil {
+		return rfs.exit(err)
 	}
-	sh, code, ok := f.check(rfs, os.Getenv)
-	if !ok {
-		return code
+	sh, err := f.check(stderr, os.Getenv)
+	if err != nil {
+		return rfs.exit(err)
 	}
-	p, code, ok := f.plan(rfs, sh)
-	if !ok {
-		return code
+	p, err := f.plan(stderr, sh)
+	if err != nil {
+		return rfs.exit(err)
 	}
 	agent := &actors.MCPStdio{In: mcpStdin, Out: nopWriteCloser{stdout}, CaseID: *caseID, Config: *config}
 	p.acts = []actors.Actor{agent}
@@ -79,7 +79,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		p.dir = rundir.DefaultDir("results", p.manifest)
 	}
 	fmt.Fprintf(stderr, "patchbench mcp: serving case %s (%s) on standard input and output; the run goes to %s\n", *caseID, *config, p.dir)
-	code = execute(ctx, p, false, "text", stderr, stderr)
+	code := rfs.exit(execute(ctx, p, false, "text", stderr, stderr))
 	if !agent.Served() && code == exitOK {
 		fmt.Fprintf(stderr, "patchbench mcp: %s holds this run already, so nothing was served; give another --out to serve the case again\n", p.dir)
 	}

@@ -20,9 +20,9 @@ const mergeExamples = `  # Merge the shards of one run into one directory:
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("merge", "patchbench merge --out DIR DIR...", mergeExamples, stdout, stderr)
 	out := fs.String("out", "", "the merged run `dir` (must not hold runs yet)")
-	pos, code, ok := fs.parseWithArgs(args, 1<<20)
-	if !ok {
-		return code
+	pos, err := fs.parseWithArgs(args, 1<<20)
+	if err != nil {
+		return fs.exit(err)
 	}
 	if *out == "" || len(pos) == 0 {
 		return fs.usageError("give --out and at least one run directory")

@@ -38,9 +38,9 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	show := fs.String("show", "", "print the request with this `key` (or a unique prefix of it) as text, for answering")
 	view := fs.choice("view", "", "only the requests whose prompt shows this `view`: full or projected", "full", "projected")
 	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
-	pos, code, ok := fs.parseWithArgs(args, 1)
-	if !ok {
-		return code
+	pos, err := fs.parseWithArgs(args, 1)
+	if err != nil {
+		return fs.exit(err)
 	}
 	if len(pos) != 1 {
 		return fs.usageError("give the file actor's directory (the DIR of --actor files:DIR)")
@@ -63,7 +63,7 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		return fs.usageError("--show and --clear go alone")
 	}
 	if *show != "" {
-		return showPending(dir, *show, *format, reqs, stdout, stderr)
+		return fs.exit(showPending(dir, *show, *format, reqs, stdout))
 	}
 	if *clear {
 		n, err := actors.ClearPending(dir, reqs)
@@ -99,7 +99,7 @@ func runPending(_ context.Context, args []string, stdout, stderr io.Writer) int 
 
 // showPending prints the one waiting request whose key starts with
 // prefix, as text (where to answer, then the messages) or JSON.
-func showPending(dir, prefix, format string, reqs []actors.FileRequest, stdout, stderr io.Writer) int {
+func showPending(dir, prefix, format string, reqs []actors.FileRequest, stdout io.Writer) error {
 	var found []actors.FileRequest
 	for _, r := range reqs {
 		if strings.HasPrefix(r.Key, prefix) {
@@ -114,16 +114,16 @@ func showPending(dir, prefix, format string, reqs []actors.FileRequest, stdout, 
 		} else {
 			fmt.Fprint(stdout, report.Printable(actors.RequestText(dir, found[0])))
 		}
-		return exitOK
+		return nil
 	case len(found) > 1:
-		return failf(stderr, "pending", "%s matches %d requests; give more of the key", prefix, len(found))
+		return fmt.Errorf("%s matches %d requests; give more of the key", prefix, len(found))
 	}
 	var keys []string
 	for _, r := range reqs {
 		keys = append(keys, r.Key)
 	}
 	if len(keys) == 0 {
-		return failf(stderr, "pending", "no request %s waits for an answer in %s: none waits", prefix, dir)
+		return fmt.Errorf("no request %s waits for an answer in %s: none waits", prefix, dir)
 	}
-	return failf(stderr, "pending", "no request %s waits for an answer in %s; the keys that wait: %s", prefix, dir, strings.Join(keys, ", "))
+	return fmt.Errorf("no request %s waits for an answer in %s; the keys that wait: %s", prefix, dir, strings.Join(keys, ", "))
 }

@@ -32,28 +32,28 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if len(args) > 0 && (args[0] == "--print" || args[0] == "-print") {
 		fs, f := newRunFlags(stdout, stderr)
 		fs.usageLine = "patchbench plan --print [run flags]"
-		if code, ok := fs.parse(args[1:]); !ok {
-			return code
+		if err := fs.parse(args[1:]); err != nil {
+			return fs.exit(err)
 		}
 		if len(fs.Args()) > 0 {
 			return fs.usageError("unexpected arguments %q", fs.Args())
 		}
 		if *f.planFile != "" {
-			if code, ok := f.applyPlan(fs); !ok {
-				return code
+			if err := f.applyPlan(fs); err != nil {
+				return fs.exit(err)
 			}
 		}
-		if _, code, ok := f.check(fs, os.Getenv); !ok {
-			return code
+		if _, err := f.check(stderr, os.Getenv); err != nil {
+			return fs.exit(err)
 		}
 		p := f.toPlan()
 		fmt.Fprintf(stdout, "# patchbench plan (plan_digest %s)\n%s", p.Digest(), p.YAML())
 		return exitOK
 	}
 	fs := newFlags("plan", "patchbench plan --print [run flags] | patchbench plan FILE", planExamples, stdout, stderr)
-	pos, code, ok := fs.parseWithArgs(args, 1)
-	if !ok {
-		return code
+	pos, err := fs.parseWithArgs(args, 1)
+	if err != nil {
+		return fs.exit(err)
 	}
 	if len(pos) != 1 {
 		return fs.usageError("give a plan file, or --print and run's flags")
@@ -68,8 +68,8 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return failf(stderr, "plan", "%s: %v", pos[0], err)
 	}
 	var msg strings.Builder
-	rfs.stderr = &msg
-	if _, _, ok := f.check(rfs, os.Getenv); !ok {
+	if _, err := f.check(&msg, os.Getenv); err != nil {
+		exitCode(&msg, "run", err)
 		return failf(stderr, "plan", "%s: %s", pos[0], strings.TrimSpace(msg.String()))
 	}
 	fmt.Fprintf(stdout, "# %s (plan_digest %s)\n%s", pos[0], p.Digest(), p.YAML())
@@ -195,10 +195,10 @@ func splitList(s string) []string {
 // a flag the command line gave that the plan sets too is an error (the
 // plan is the record of the experiment: change it there). It records the
 // plan in the manifest fields of f.
-func (f *runFlags) applyPlan(fs *flagSet) (int, bool) {
+func (f *runFlags) applyPlan(fs *flagSet) error {
 	p, err := readPlan(*f.planFile)
 	if err != nil {
-		return fs.usageError("--plan: %v", err), false
+		return usagef("--plan: %v", err)
 	}
 	args := planArgs(p, filepath.Dir(*f.planFile))
 	given := map[string]bool{}
@@ -206,12 +206,12 @@ func (f *runFlags) applyPlan(fs *flagSet) (int, bool) {
 	for _, a := range args {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		if given[name] {
-			return fs.usageError("--%s is set by the plan %s; change it there, or leave the plan out", name, *f.planFile), false
+			return usagef("--%s is set by the plan %s; change it there, or leave the plan out", name, *f.planFile)
 		}
 	}
 	if err := fs.FlagSet.Parse(args); err != nil {
-		return fs.usageError("--plan %s: %v", *f.planFile, err), false
+		return usagef("--plan %s: %v", *f.planFile, err)
 	}
 	f.planDigest = p.Digest()
-	return 0, true
+	return nil
 }

@@ -25,9 +25,9 @@ const repairExamples = `  # A run directory every command refuses (a damaged lin
 // records kept.
 func runRepair(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("repair", "patchbench repair DIR", repairExamples, stdout, stderr)
-	pos, code, ok := fs.parseWithArgs(args, 1)
-	if !ok {
-		return code
+	pos, err := fs.parseWithArgs(args, 1)
+	if err != nil {
+		return fs.exit(err)
 	}
 	if len(pos) != 1 {
 		return fs.usageError("give the run directory")

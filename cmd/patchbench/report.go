@@ -94,18 +94,15 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	all := fs.String("all", "", "with --format csv or json, write every table into this `dir`: one file per table (NAME.csv or NAME.json) and the tidy long.csv or long.json (table, config, label, actor, group, metric, value, lo, hi)")
 	reveal := fs.Bool("reveal", false, "with --format html, put the hidden values and the secrets in the file (its run pages show them, marked); without it the file holds none")
 	casesDir := fs.String("cases", "", "with --format html or --paper, the case set `dir` of the runs, when the manifest's cannot be loaded from here")
-	pos, code, ok := fs.parseWithArgs(args, 1<<20)
-	if !ok {
-		return code
-	}
-	if len(pos) == 0 {
-		return fs.usageError("give the run directory (or several)")
+	pos, err := fs.parseDirs(args)
+	if err != nil {
+		return fs.exit(err)
 	}
 	if *format == "html" {
 		if len(tables) > 0 || *ciColumns || *paper || *plots != "" {
 			return fs.usageError("--format html writes the browser's pages; --table, --ci-columns, --paper and --plots go with the other formats")
 		}
-		return reportHTML(pos, *casesDir, *baseline, *reveal, stdout, stderr)
+		return fs.exit(reportHTML(pos, *casesDir, *baseline, *reveal, stdout, stderr))
 	}
 	if *reveal {
 		return fs.usageError("--reveal goes with --format html")
@@ -114,9 +111,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return failf(stderr, "report", "%v", err)
 	}
-	base, code, ok := chooseBaseline(fs, set.Configs, *baseline, strings.Join(pos, ", "))
-	if !ok {
-		return code
+	base, err := chooseBaseline(set.Configs, *baseline, strings.Join(pos, ", "))
+	if err != nil {
+		return fs.exit(err)
 	}
 	b := report.NewBuilder(set.Configs, set.Actors, base)
 	if err := set.EachHead(func(_ int, r *rundir.Record) error { b.Add(r); return nil }); err != nil {
@@ -179,21 +176,21 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // configurations present: the one named by its name or its label (an
 // error listing the names when there is none), or patchoptic when present,
 // or none (the report then says the paired tests are skipped).
-func chooseBaseline(fs *flagSet, configs []*bench.Config, name, dirs string) (string, int, bool) {
+func chooseBaseline(configs []*bench.Config, name, dirs string) (string, error) {
 	var names []string
 	for _, c := range configs {
 		if name != "" && (c.Name == name || c.Label == name) {
-			return c.Name, 0, true
+			return c.Name, nil
 		}
 		names = append(names, c.Name)
 	}
 	switch {
 	case name != "":
-		return "", fs.usageError("--baseline: no configuration %q in %s (names: %s)", name, dirs, strings.Join(names, ", ")), false
+		return "", usagef("--baseline: no configuration %q in %s (names: %s)", name, dirs, strings.Join(names, ", "))
 	case slices.Contains(names, "patchoptic"):
-		return "patchoptic", 0, true
+		return "patchoptic", nil
 	}
-	return "", 0, true
+	return "", nil
 }
 
 // warnIncomplete says why run directories hold fewer settled runs than

@@ -11,12 +11,12 @@ import (
 // reportHTML writes the browser's overview and every run page as one
 // self-contained HTML file on standard output (browse.Browser.WriteBundle),
 // with the hidden values in it when reveal is set.
-func reportHTML(dirs []string, casesDir, baseline string, reveal bool, stdout, stderr io.Writer) int {
+func reportHTML(dirs []string, casesDir, baseline string, reveal bool, stdout, stderr io.Writer) error {
 	b, err := browse.Open(dirs, browse.Options{CasesDir: casesDir, Baseline: baseline, Warn: func(msg string) {
 		fmt.Fprintf(stderr, "patchbench report: %s\n", msg)
 	}})
 	if err != nil {
-		return failf(stderr, "report", "%v", err)
+		return err
 	}
 	if n := b.Runs(); n > largeHTML {
 		fmt.Fprintf(stderr, "patchbench report: the file holds the data of %d runs; \"patchbench browse %s\" serves them from disk instead\n", n, strings.Join(dirs, " "))
@@ -25,9 +25,9 @@ func reportHTML(dirs []string, casesDir, baseline string, reveal bool, stdout, s
 		fmt.Fprintln(stderr, "patchbench report: --reveal: the file holds the hidden values and the secrets of every case; share it as you would the run directory")
 	}
 	if err := b.WriteBundle(stdout, browse.BundleOptions{Reveal: reveal}); err != nil {
-		return failf(stderr, "report", "%v", err)
+		return err
 	}
-	return exitOK
+	return nil
 }
 
 // largeHTML is the number of runs past which report --format html says

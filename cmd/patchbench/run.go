@@ -98,26 +98,26 @@ type runPlan struct {
 // the run directory, the runs, then the tables.
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, f := newRunFlags(stdout, stderr)
-	if code, ok := fs.parse(args); !ok {
-		return code
+	if err := fs.parse(args); err != nil {
+		return fs.exit(err)
 	}
 	if *f.planFile != "" {
-		if code, ok := f.applyPlan(fs); !ok {
-			return code
+		if err := f.applyPlan(fs); err != nil {
+			return fs.exit(err)
 		}
 	}
-	sh, code, ok := f.check(fs, os.Getenv)
-	if !ok {
-		return code
+	sh, err := f.check(stderr, os.Getenv)
+	if err != nil {
+		return fs.exit(err)
 	}
 	// Provenance first: a run whose manifest cannot say what built it
 	// should be known before it is spent.
 	if w := readBuildInfo().warning(); w != "" {
 		fmt.Fprintf(stderr, "patchbench run: warning: %s\n", w)
 	}
-	p, code, ok := f.plan(fs, sh)
-	if !ok {
-		return code
+	p, err := f.plan(stderr, sh)
+	if err != nil {
+		return fs.exit(err)
 	}
-	return execute(ctx, p, *f.retryErrors, *f.format, stdout, stderr)
+	return fs.exit(execute(ctx, p, *f.retryErrors, *f.format, stdout, stderr))
 }

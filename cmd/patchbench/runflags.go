@@ -77,24 +77,24 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 
 // check checks the flags' values, in the order of the README, and parses
 // the shard (--shard env reads getenv, and says where it read it).
-func (f *runFlags) check(fs *flagSet, getenv func(string) string) (runner.Shard, int, bool) {
+func (f *runFlags) check(stderr io.Writer, getenv func(string) string) (runner.Shard, error) {
 	var sh runner.Shard
 	switch {
 	case *f.format != "text" && *f.format != "json":
-		return sh, fs.usageError("--format must be text or json, not %q", *f.format), false
+		return sh, usagef("--format must be text or json, not %q", *f.format)
 	case *f.rounds < 1 || *f.concurrency < 1 || *f.maxAttempts < 1:
-		return sh, fs.usageError("--rounds, --concurrency and --max-attempts must be at least 1"), false
+		return sh, usagef("--rounds, --concurrency and --max-attempts must be at least 1")
 	case *f.rounds > maxRounds || *f.maxAttempts > 100:
-		return sh, fs.usageError("--rounds is at most %d and --max-attempts at most 100", maxRounds), false
+		return sh, usagef("--rounds is at most %d and --max-attempts at most 100", maxRounds)
 	case !(*f.threshold >= 0 && *f.threshold <= 1): // also refuses NaN
-		return sh, fs.usageError("--pass-threshold must be in [0, 1]"), false
+		return sh, usagef("--pass-threshold must be in [0, 1]")
 	}
 	sh, from, err := resolveShard(*f.shard, getenv)
 	if err != nil {
-		return sh, fs.usageError("%v", err), false
+		return sh, usagef("%v", err)
 	}
 	if from != "" {
-		fmt.Fprintf(fs.stderr, "patchbench run: %s\n", from)
+		fmt.Fprintf(stderr, "patchbench run: %s\n", from)
 	}
 	if len(f.actorSpecs) == 0 {
 		f.actorSpecs = repeated{"reference", "oversharer", "follower"}
@@ -102,25 +102,25 @@ func (f *runFlags) check(fs *flagSet, getenv func(string) string) (runner.Shard,
 	temp := f.temp
 	switch {
 	case *f.maxRetries < 0 || *f.maxOutput < 0 || *f.timeout <= 0 || (temp.set && !(temp.v >= 0 && temp.v <= 2)):
-		return sh, fs.usageError("--max-retries and --max-output-tokens must be ≥ 0, --timeout positive, --temperature in [0, 2]"), false
+		return sh, usagef("--max-retries and --max-output-tokens must be ≥ 0, --timeout positive, --temperature in [0, 2]")
 	case *f.noCache && *f.cacheOnly:
-		return sh, fs.usageError("--no-cache and --cache-only are opposites"), false
+		return sh, usagef("--no-cache and --cache-only are opposites")
 	case !(*f.rps == 0 || (*f.rps >= 0.001 && *f.rps <= 1e6)) || *f.maxTokensTotal < 0:
-		return sh, fs.usageError("--rps must be 0 (no limit) or in [0.001, 1e6], --max-tokens-total ≥ 0"), false
+		return sh, usagef("--rps must be 0 (no limit) or in [0.001, 1e6], --max-tokens-total ≥ 0")
 	case *f.maxAnswer < minAnswerBytes || *f.maxAnswer > maxAnswerBytes:
-		return sh, fs.usageError("--max-answer-bytes must be in [%d, %d]", minAnswerBytes, maxAnswerBytes), false
+		return sh, usagef("--max-answer-bytes must be in [%d, %d]", minAnswerBytes, maxAnswerBytes)
 	case *f.progressEvery < 0:
-		return sh, fs.usageError("--progress must be ≥ 0"), false
+		return sh, usagef("--progress must be ≥ 0")
 	case *f.protocol != runner.ProtocolJSON && *f.protocol != runner.ProtocolTools:
-		return sh, fs.usageError("--protocol must be json or tools, not %q", *f.protocol), false
+		return sh, usagef("--protocol must be json or tools, not %q", *f.protocol)
 	case *f.disclosure != runner.DisclosureWhole && *f.disclosure != runner.DisclosureProgressive:
-		return sh, fs.usageError("--disclosure must be whole or progressive, not %q", *f.disclosure), false
+		return sh, usagef("--disclosure must be whole or progressive, not %q", *f.disclosure)
 	case *f.maxTurns < 1 || *f.maxTurns > 1000 || *f.maxToolCalls < 1 || *f.maxToolCalls > 10000 || *f.maxStepBytes < minAnswerBytes || *f.maxStepBytes > 1<<30:
-		return sh, fs.usageError("--max-turns must be in [1, 1000], --max-tool-calls in [1, 10000], --max-step-bytes in [%d, %d]", minAnswerBytes, 1<<30), false
+		return sh, usagef("--max-turns must be in [1, 1000], --max-tool-calls in [1, 10000], --max-step-bytes in [%d, %d]", minAnswerBytes, 1<<30)
 	case *f.protocol == runner.ProtocolTools && *f.promptTemplate != "":
-		return sh, fs.usageError("--prompt-template is for the json protocol; the tools protocol's prompt is runner/tools.tmpl"), false
+		return sh, usagef("--prompt-template is for the json protocol; the tools protocol's prompt is runner/tools.tmpl")
 	}
-	return sh, 0, true
+	return sh, nil
 }
 
 // params are the live actors' parameters: the flags, and the server

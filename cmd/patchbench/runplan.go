@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,26 +19,26 @@ import (
 
 // plan builds the actors, loads the configurations and the cases, and
 // makes the runner's options and the manifest.
-func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
+func (f *runFlags) plan(stderr io.Writer, sh runner.Shard) (*runPlan, error) {
 	params := f.params()
-	acts, code, ok := f.buildActors(fs, params)
-	if !ok {
-		return nil, code, false
+	acts, err := f.buildActors(params)
+	if err != nil {
+		return nil, err
 	}
-	configs, code, ok := f.selectConfigs(fs)
-	if !ok {
-		return nil, code, false
+	configs, err := f.selectConfigs()
+	if err != nil {
+		return nil, err
 	}
 	if err := runner.CheckTokenizer(*f.tok); err != nil {
-		return nil, fs.usageError("--tokenizer: %v", err), false
+		return nil, usagef("--tokenizer: %v", err)
 	}
-	chosen, code, ok := f.selectCases(fs, acts)
-	if !ok {
-		return nil, code, false
+	chosen, err := f.selectCases(stderr, acts)
+	if err != nil {
+		return nil, err
 	}
 	prompt, err := loadPrompt(*f.promptTemplate)
 	if err != nil {
-		return nil, fs.usageError("--prompt-template: %v", err), false
+		return nil, usagef("--prompt-template: %v", err)
 	}
 	p := &runPlan{acts: acts, progressEvery: *f.progressEvery, cacheFailures: f.cacheFailures, opts: runner.Options{
 		Cases: chosen, Configs: configs, Actors: acts, Rounds: *f.rounds, Concurrency: *f.concurrency,
@@ -46,13 +47,13 @@ func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
 	}}
 	for _, a := range acts {
 		if _, driven := a.(actors.Driver); driven && *f.protocol != runner.ProtocolTools {
-			return nil, fs.usageError("--actor %s: an MCP agent works through the tools; add --protocol tools", a.Name()), false
+			return nil, usagef("--actor %s: an MCP agent works through the tools; add --protocol tools", a.Name())
 		}
 	}
 	if *f.protocol == runner.ProtocolTools {
 		for _, a := range acts {
 			if !actors.SpeaksTools(a) {
-				return nil, fs.usageError("--protocol tools: actor %s speaks only the json protocol", a.Name()), false
+				return nil, usagef("--protocol tools: actor %s speaks only the json protocol", a.Name())
 			}
 		}
 		p.opts.Protocol, p.opts.Prompt = runner.ProtocolTools, runner.ToolsPrompt
@@ -63,7 +64,7 @@ func (f *runFlags) plan(fs *flagSet, sh runner.Shard) (*runPlan, int, bool) {
 	if p.dir == "" {
 		p.dir = rundir.DefaultDir("results", p.manifest)
 	}
-	return p, 0, true
+	return p, nil
 }
 
 // loadPrompt reads and checks a --prompt-template file; "" is the
@@ -80,20 +81,20 @@ func loadPrompt(path string) (*runner.Prompt, error) {
 }
 
 // buildActors makes the actors of the --actor specs (actors.Build).
-func (f *runFlags) buildActors(fs *flagSet, params actors.Params) ([]actors.Actor, int, bool) {
+func (f *runFlags) buildActors(params actors.Params) ([]actors.Actor, error) {
 	acts, err := actors.Build(f.actorSpecs, actors.BuildOptions{Params: params, RPS: *f.rps, NoCache: *f.noCache,
 		CacheDir: *f.cacheDir, DefaultCacheDir: defaultCacheDir, OnCacheWriteError: f.cacheFailures.add})
 	var dupErr *actors.DuplicateSpecError
 	var cacheErr *actors.CacheDirError
 	switch {
 	case errors.As(err, &dupErr):
-		return nil, fs.usageError("--actor %s is given twice", dupErr.Spec), false
+		return nil, usagef("--actor %s is given twice", dupErr.Spec)
 	case errors.As(err, &cacheErr):
-		return nil, fs.usageError("--actor: %v; give --cache DIR or --no-cache", err), false
+		return nil, usagef("--actor: %v; give --cache DIR or --no-cache", err)
 	case err != nil:
-		return nil, fs.usageError("--actor: %v", err), false
+		return nil, usagef("--actor: %v", err)
 	}
-	return acts, 0, true
+	return acts, nil
 }
 
 // defaultCacheDir is the response cache's directory when --cache is not
@@ -108,13 +109,13 @@ func defaultCacheDir() (string, error) {
 
 // selectConfigs loads the configurations and keeps those --config names,
 // in their own order.
-func (f *runFlags) selectConfigs(fs *flagSet) ([]*bench.Config, int, bool) {
+func (f *runFlags) selectConfigs() ([]*bench.Config, error) {
 	configs, err := loadConfigs(*f.configsDir)
 	if err != nil {
-		return nil, failf(fs.stderr, "run", "%v", err), false
+		return nil, err
 	}
 	if len(f.configNames) == 0 {
-		return configs, 0, true
+		return configs, nil
 	}
 	var names []string
 	for _, c := range configs {
@@ -122,7 +123,7 @@ func (f *runFlags) selectConfigs(fs *flagSet) ([]*bench.Config, int, bool) {
 	}
 	for _, n := range f.configNames {
 		if !slices.Contains(names, n) {
-			return nil, fs.usageError("--config: no configuration %q (names: %s)", n, strings.Join(names, ", ")), false
+			return nil, usagef("--config: no configuration %q (names: %s)", n, strings.Join(names, ", "))
 		}
 	}
 	var keep []*bench.Config
@@ -131,24 +132,21 @@ func (f *runFlags) selectConfigs(fs *flagSet) ([]*bench.Config, int, bool) {
 			keep = append(keep, c)
 		}
 	}
-	return keep, 0, true
+	return keep, nil
 }
 
 // selectCases loads the cases and keeps those of --case and --domain;
 // every role of theirs must have an actor in each role map, and case ids
 // must be unique.
-func (f *runFlags) selectCases(fs *flagSet, acts []actors.Actor) ([]*bench.Case, int, bool) {
-	cases, problems, err := loadCases(*f.casesDir)
+func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.Case, error) {
+	cases, err := loadAllCases(*f.casesDir)
 	if err != nil {
-		return nil, failf(fs.stderr, "run", "%v", err), false
-	}
-	if len(problems) > 0 {
-		return nil, failf(fs.stderr, "run", "the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems), false
+		return nil, err
 	}
 	ds, domains, wanted := bench.DomainsOf(cases), splitList(*f.domain), splitList(*f.caseID)
 	for _, d := range domains {
 		if !slices.Contains(ds, d) {
-			return nil, fs.usageError("--domain: unknown domain %q (the case set's domains: %s)", d, strings.Join(ds, ", ")), false
+			return nil, usagef("--domain: unknown domain %q (the case set's domains: %s)", d, strings.Join(ds, ", "))
 		}
 	}
 	var chosen []*bench.Case
@@ -165,34 +163,34 @@ func (f *runFlags) selectCases(fs *flagSet, acts []actors.Actor) ([]*bench.Case,
 	}
 	for _, id := range wanted {
 		if !slices.ContainsFunc(cases, func(c *bench.Case) bool { return c.ID == id }) {
-			return nil, fs.usageError("--case: no case %q in the case set (patchbench cases lists them)", id), false
+			return nil, usagef("--case: no case %q in the case set (patchbench cases lists them)", id)
 		}
 	}
 	if len(chosen) == 0 {
-		return nil, fs.usageError("no case matches --case %q --domain %q", *f.caseID, *f.domain), false
+		return nil, usagef("no case matches --case %q --domain %q", *f.caseID, *f.domain)
 	}
 	for _, a := range acts {
 		if m, ok := a.(*actors.RoleMap); ok {
 			if missing := m.Missing(roles); len(missing) > 0 {
-				return nil, fs.usageError("--actor %s: no actor for the roles %s (add role=spec entries, or a spec alone for every other role)", m.Name(), strings.Join(missing, ", ")), false
+				return nil, usagef("--actor %s: no actor for the roles %s (add role=spec entries, or a spec alone for every other role)", m.Name(), strings.Join(missing, ", "))
 			}
 			if unknown := m.Unknown(roles); len(unknown) > 0 {
 				all := caseRoles(cases)
 				if typo := m.Unknown(all); len(typo) > 0 {
-					return nil, fs.usageError("--actor %s: %s is not a role of any case (the roles: %s)", m.Name(), strings.Join(typo, ", "), strings.Join(all, ", ")), false
+					return nil, usagef("--actor %s: %s is not a role of any case (the roles: %s)", m.Name(), strings.Join(typo, ", "), strings.Join(all, ", "))
 				}
-				fmt.Fprintf(fs.stderr, "patchbench run: --actor %s: no chosen case has the role %s; its actor is not asked\n", m.Name(), strings.Join(unknown, ", "))
+				fmt.Fprintf(stderr, "patchbench run: --actor %s: no chosen case has the role %s; its actor is not asked\n", m.Name(), strings.Join(unknown, ", "))
 			}
 		}
 	}
 	ids := map[string]string{}
 	for _, c := range chosen {
 		if prev, ok := ids[c.ID]; ok {
-			return nil, failf(fs.stderr, "run", "case id %s is used by %s and %s; run \"patchbench validate\"", c.ID, prev, c.File), false
+			return nil, fmt.Errorf("case id %s is used by %s and %s; run \"patchbench validate\"", c.ID, prev, c.File)
 		}
 		ids[c.ID] = c.File
 	}
-	return chosen, 0, true
+	return chosen, nil
 }
 
 // caseRoles returns the roles of the cases' steps, sorted.

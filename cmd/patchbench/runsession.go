@@ -20,11 +20,12 @@ import (
 
 // execute opens the run directory (resuming what it holds), does the
 // runs with their progress on standard error, records how the session
-// ended in the manifest, and reports.
-func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, stdout, stderr io.Writer) int {
+// ended in the manifest, and reports. Its error is for exitCode under
+// the name run.
+func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, stdout, stderr io.Writer) error {
 	d, err := runner.OpenDir(p.dir, p.manifest, p.opts.Configs, retryErrors)
 	if err != nil {
-		return failf(stderr, "run", "%v", err)
+		return err
 	}
 	p.opts.TokensSpent = d.TokensSent
 	if len(d.Skip) > 0 && nothingToDo(p, d.Skip) {
@@ -45,16 +46,16 @@ func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, s
 	}
 	if err != nil {
 		if end.Err != nil && !errors.Is(end.Err, context.Canceled) {
-			failf(stderr, "run", "%v", end.Err) // what failed first
+			exitCode(stderr, "run", end.Err) // what failed first
 		}
-		return failf(stderr, "run", "%v; %s still marks the session interrupted (as it has since the session started); fix the cause, then run the same command again", err, rundir.ManifestFile)
+		return fmt.Errorf("%v; %s still marks the session interrupted (as it has since the session started); fix the cause, then run the same command again", err, rundir.ManifestFile)
 	}
 	var fatal *runner.FatalError
 	if errors.As(end.Err, &fatal) {
-		return failf(stderr, "run", "stopped: %s (the run is recorded in %s; fix the cause and run the same command with --retry-errors)", actors.OneLine(fatal.Error()), p.dir)
+		return fmt.Errorf("stopped: %s (the run is recorded in %s; fix the cause and run the same command with --retry-errors)", actors.OneLine(fatal.Error()), p.dir)
 	}
 	if end.Err != nil && !errors.Is(end.Err, context.Canceled) {
-		return failf(stderr, "run", "%v; the runs recorded so far are kept and the manifest marks the session interrupted; fix the cause, then run the same command again", end.Err)
+		return fmt.Errorf("%v; the runs recorded so far are kept and the manifest marks the session interrupted; fix the cause, then run the same command again", end.Err)
 	}
 	return finish(p, d, end, format, stdout, stderr)
 }
@@ -104,14 +105,15 @@ func (c *cacheFailures) add(err error) {
 
 // finish reads the directory back (the last record of each run), writes
 // summary.json, prints the tables and says what the directory holds. It
-// returns exit 2 for an interrupted session and exit 3 while the work is
-// not done: a run ended in an error, waits for a file actor's answer, or
-// was not run (an endpoint down, the token budget spent); complete in
-// summary.json is true only when every expected run has an outcome.
-func finish(p *runPlan, d *runner.DirSession, end runner.Ending, format string, stdout, stderr io.Writer) int {
+// returns an error (exit 2) for an interrupted session and an exitErr of
+// exitIncomplete while the work is not done: a run ended in an error,
+// waits for a file actor's answer, or was not run (an endpoint down, the
+// token budget spent); complete in summary.json is true only when every
+// expected run has an outcome.
+func finish(p *runPlan, d *runner.DirSession, end runner.Ending, format string, stdout, stderr io.Writer) error {
 	summary, t, err := d.Summary()
 	if err != nil {
-		return failf(stderr, "run", "%v", err)
+		return err
 	}
 	if format == "json" {
 		b, _ := json.MarshalIndent(summary, "", "  ")
@@ -127,8 +129,7 @@ func finish(p *runPlan, d *runner.DirSession, end runner.Ending, format string, 
 		}
 	}
 	if end.Interrupted() {
-		fmt.Fprintf(stderr, "patchbench run: interrupted; %d runs are in %s; run the same command again to resume\n", t.Runs, p.dir)
-		return exitUsage
+		return fmt.Errorf("interrupted; %d runs are in %s; run the same command again to resume", t.Runs, p.dir)
 	}
 	if t.Errors > 0 {
 		fmt.Fprintf(stderr, "patchbench run: %d of %s ended in an error (--retry-errors redoes them); the first: %s\n", t.Errors, report.Plural(t.Runs, "run"), actors.OneLine(t.FirstError))
@@ -149,10 +150,9 @@ func finish(p *runPlan, d *runner.DirSession, end runner.Ending, format string, 
 		waiting(p.acts, t, stderr)
 	}
 	if t.Outcomes < p.manifest.ExpectedRuns {
-		fmt.Fprintf(stderr, "patchbench run: the work is not done: %d of %d expected runs have an outcome (exit %d)\n", t.Outcomes, p.manifest.ExpectedRuns, exitIncomplete)
-		return exitIncomplete
+		return &exitErr{code: exitIncomplete, err: fmt.Errorf("the work is not done: %d of %d expected runs have an outcome (exit %d)", t.Outcomes, p.manifest.ExpectedRuns, exitIncomplete)}
 	}
-	return exitOK
+	return nil
 }
 
 // waiting says, for each file actor with pending runs, how many requests

@@ -129,12 +129,12 @@ func shardOf(t *testing.T, args []string, env map[string]string) (*runFlags, *fl
 	fs, f := newRunFlags(io.Discard, io.Discard)
 	var errb bytes.Buffer
 	fs.stderr = &errb
-	if code, ok := fs.parse(args); !ok {
-		t.Fatalf("%q: exit %d", args, code)
+	if err := fs.parse(args); err != nil {
+		t.Fatalf("%q: %v", args, err)
 	}
-	sh, _, ok := f.check(fs, func(k string) string { return env[k] })
-	if !ok {
-		t.Fatalf("%q with %v: %s", args, env, errb.String())
+	sh, err := f.check(&errb, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatalf("%q with %v: %v %s", args, env, err, errb.String())
 	}
 	var same []string
 	for i := 0; i < len(args); i++ {
@@ -161,17 +161,17 @@ func planShards(t *testing.T, args [][]string, envs []map[string]string) ([]shar
 		shards = append(shards, s)
 	}
 	f, fs, _ := shardOf(t, args[0], envs[0])
-	configs, _, ok := f.selectConfigs(fs)
-	if !ok {
-		t.Fatal("configurations")
+	configs, err := f.selectConfigs()
+	if err != nil {
+		t.Fatal(err)
 	}
 	var acts []actors.Actor
 	for _, spec := range f.actorSpecs {
 		acts = append(acts, namedActor(spec))
 	}
-	cases, _, ok := f.selectCases(fs, acts)
-	if !ok {
-		t.Fatal("cases")
+	cases, err := f.selectCases(fs.stderr, acts)
+	if err != nil {
+		t.Fatal(err)
 	}
 	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: *f.rounds}
 	all := o.Jobs()

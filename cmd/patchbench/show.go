@@ -40,9 +40,9 @@ func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	format := fs.choice("format", "text", "output `format`: text, or json (the record as runs.jsonl holds it)", "text", "json")
 	list := fs.Bool("list", false, "list the runs of the directory (id, status, leaks, illegal commits, content) instead of showing one")
 	filter := fs.String("filter", "", "with --list, only the runs that `match`: passed, failed, error, pending, leaked, illegal or attacked")
-	pos, code, ok := fs.parseWithArgs(args, 1)
-	if !ok {
-		return code
+	pos, err := fs.parseWithArgs(args, 1)
+	if err != nil {
+		return fs.exit(err)
 	}
 	if *list {
 		dir := *out
@@ -54,7 +54,7 @@ func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		case len(pos) == 1:
 			dir = pos[0]
 		}
-		return listRuns(dir, *filter, stdout, stderr)
+		return fs.exit(listRuns(dir, *filter, stdout, stderr))
 	}
 	if *filter != "" {
 		return fs.usageError("--filter goes with --list")
@@ -62,17 +62,17 @@ func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
 		return fs.usageError("give the run id (case/config/actor/round, as runs.jsonl and compare print it), or --list")
 	}
-	return showRun(pos[0], *out, *casesDir, *format, stdout, stderr)
+	return fs.exit(showRun(pos[0], *out, *casesDir, *format, stdout, stderr))
 }
 
 // showRun prints one run: the record as JSON, or its trace
 // (report.WriteTrace) with its case and configuration when they can be
 // had.
-func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) int {
+func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) error {
 	if dir == "" {
 		var err error
 		if dir, err = findRunDir("results", id); err != nil {
-			return failf(stderr, "show", "%v", err)
+			return err
 		}
 	}
 	// The manifest is checked first, as every reader checks it: a
@@ -88,22 +88,22 @@ func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) int {
 	id = canonicalRunID(dir, id)
 	raw, line, err := findRun(dir, id)
 	if err != nil {
-		return failf(stderr, "show", "%v", err)
+		return err
 	}
 	fmt.Fprintf(stderr, "patchbench show: run %s, line %d of %s\n", id, line, filepath.Join(dir, rundir.RunsFile))
 	if format == "json" {
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, raw, "", "  "); err != nil {
-			return failf(stderr, "show", "%v", err)
+			return err
 		}
 		fmt.Fprintf(stdout, "%s\n", buf.Bytes())
-		return exitOK
+		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var rec rundir.Record
 	if err := dec.Decode(&rec); err != nil {
-		return failf(stderr, "show", "%s:%d: run %s: %v", filepath.Join(dir, rundir.RunsFile), line, id, err)
+		return fmt.Errorf("%s:%d: run %s: %v", filepath.Join(dir, rundir.RunsFile), line, id, err)
 	}
 	c, cfg := showContext(m, &rec, casesDir, stderr)
 	var buf strings.Builder
@@ -111,7 +111,7 @@ func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) int {
 	// Whatever an actor sent (a note, a patch value, an error) reaches
 	// the terminal with its control characters escaped.
 	fmt.Fprint(stdout, report.Printable(buf.String()))
-	return exitOK
+	return nil
 }
 
 // findRun finds the last record of run id in dir (rundir.Find); a line
@@ -195,20 +195,20 @@ func findRunDir(root, id string) (string, error) {
 
 // listRuns prints the runs of a run directory, one line each, sorted by
 // id, keeping those that match filter.
-func listRuns(dir, filter string, stdout, stderr io.Writer) int {
+func listRuns(dir, filter string, stdout, stderr io.Writer) error {
 	switch filter {
 	case "", rundir.StatusPassed, rundir.StatusFailed, rundir.StatusError, rundir.StatusPending, "leaked", "illegal", "attacked":
 	default:
-		return failf(stderr, "show", "--filter %q: want passed, failed, error, pending, leaked, illegal or attacked", filter)
+		return fmt.Errorf("--filter %q: want passed, failed, error, pending, leaked, illegal or attacked", filter)
 	}
 	if dir == "" {
 		if dir = newestRunDir("results"); dir == "" {
-			return failf(stderr, "show", "no run directory under results; give one with --out")
+			return fmt.Errorf("no run directory under results; give one with --out")
 		}
 	}
 	d, err := rundir.Read(dir)
 	if err != nil {
-		return failf(stderr, "show", "%v", err)
+		return err
 	}
 	var rows [][]string
 	err = d.EachHead(func(r *rundir.Record) error {
@@ -226,7 +226,7 @@ func listRuns(dir, filter string, stdout, stderr io.Writer) int {
 		return nil
 	})
 	if err != nil {
-		return failf(stderr, "show", "%v", err)
+		return err
 	}
 	slices.SortFunc(rows, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
 	fmt.Fprintf(stderr, "%s: %s", dir, report.Plural(len(rows), "run"))
@@ -237,7 +237,7 @@ func listRuns(dir, filter string, stdout, stderr io.Writer) int {
 	if len(rows) > 0 {
 		report.WriteColumns(stdout, []string{"run", "status", "leaks", "illegal commits", "content"}, rows)
 	}
-	return exitOK
+	return nil
 }
 
 // showContext loads the run's case and configuration, for the views'

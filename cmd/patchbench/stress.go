@@ -27,19 +27,16 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
 	casesDir := fs.String("cases", "", "the case set `dir` (default: the embedded suite)")
 	configsDir := fs.String("configs", "", "the configurations `dir` (default: the embedded six)")
-	if code, ok := fs.parse(args); !ok {
-		return code
+	if err := fs.parse(args); err != nil {
+		return fs.exit(err)
 	}
 	configs, err := loadConfigs(*configsDir)
 	if err != nil {
 		return failf(stderr, "stress", "%v", err)
 	}
-	cases, problems, err := loadCases(*casesDir)
+	cases, err := loadAllCases(*casesDir)
 	if err != nil {
-		return failf(stderr, "stress", "%v", err)
-	}
-	if len(problems) > 0 {
-		return failf(stderr, "stress", "the case set does not load:\n%v\nRun \"patchbench validate\" for every problem.", problems)
+		return fs.exit(err)
 	}
 	res, err := runner.Stress(ctx, cases, configs)
 	if err != nil {

@@ -35,10 +35,9 @@ const validateExamples = `  # Check the suite embedded in the binary:
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("validate", "patchbench validate [DIR|FILE] [--configs DIR]", validateExamples, stdout, stderr)
 	configsDir := fs.String("configs", "", "the configurations `dir`; it replaces the embedded bench/configs (default: embedded)")
-	casesDir := fs.String("cases", "", "the case set `dir` or file, as the positional argument (default: the embedded suite)")
-	dir, code, ok := casesArg(fs, args, casesDir)
-	if !ok {
-		return code
+	dir, err := casesArg(fs, args)
+	if err != nil {
+		return fs.exit(err)
 	}
 	configs, err := loadConfigs(*configsDir)
 	if err != nil {

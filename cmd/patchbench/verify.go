@@ -52,8 +52,8 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	stepID := fs.String("step", "", "the case's step `id` (needed when the case has several)")
 	casesDir := fs.String("cases", "", "the case set `dir` for --case (default: the embedded suite)")
 	explain := fs.Bool("explain", false, "also print, on standard error, the schema library's and CEL's own error text for the policy author (it may quote hidden values: never show it to an actor)")
-	if code, ok := fs.parse(args); !ok {
-		return code
+	if err := fs.parse(args); err != nil {
+		return fs.exit(err)
 	}
 	if err := fs.required("patch"); err != nil {
 		return fs.usageError("%v", err)
@@ -68,9 +68,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fs.usageError("--gates: %v", err)
 	}
-	contract, state, casePhase, code, ok := contractAndState(ctx, fs, "verify", *caseID, *stepID, *casesDir, *contractPath, *statePath)
-	if !ok {
-		return code
+	contract, state, casePhase, err := contractAndState(ctx, fs, *caseID, *stepID, *casesDir, *contractPath, *statePath)
+	if err != nil {
+		return fs.exit(err)
 	}
 	if *phase == "" {
 		*phase = casePhase

@@ -137,8 +137,8 @@ func (b buildInfo) manifest() *rundir.Build {
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("version", "patchbench version [--format text|json]", versionExamples, stdout, stderr)
 	format := fs.choice("format", "text", "output `format`: text or json", "text", "json")
-	if code, ok := fs.parse(args); !ok {
-		return code
+	if err := fs.parse(args); err != nil {
+		return fs.exit(err)
 	}
 	b := readBuildInfo()
 	switch *format {

@@ -28,12 +28,12 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	caseID := fs.String("case", "", "take the contract (and, without --state, the state) from this suite case's `id`")
 	stepID := fs.String("step", "", "the case's step `id` (needed when the case has several)")
 	casesDir := fs.String("cases", "", "the case set `dir` for --case (default: the embedded suite)")
-	if code, ok := fs.parse(args); !ok {
-		return code
+	if err := fs.parse(args); err != nil {
+		return fs.exit(err)
 	}
-	contract, state, _, code, ok := contractAndState(ctx, fs, "view", *caseID, *stepID, *casesDir, *contractPath, *statePath)
-	if !ok {
-		return code
+	contract, state, _, err := contractAndState(ctx, fs, *caseID, *stepID, *casesDir, *contractPath, *statePath)
+	if err != nil {
+		return fs.exit(err)
 	}
 	out, err := runtime.EncodeIndent(contract.View(state), "  ")
 	if err != nil {

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// usageErr is bad usage of a command (a flag's value, a missing or an
+// extra argument): exitCode prints it with a pointer to -h, exit 2.
+type usageErr struct{ msg string }
+
+func (e *usageErr) Error() string { return e.msg }
+
+// usagef makes a usage error of fmt.Sprintf's message.
+func usagef(format string, a ...any) error {
+	return &usageErr{msg: fmt.Sprintf(format, a...)}
+}
+
+// exitErr is an error with an exit code of its own (exitIncomplete: run's
+// work is not done).
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string { return e.err.Error() }
+
+func (e *exitErr) Unwrap() error { return e.err }
+
+// exitCode is the one place where an error becomes an exit code and the
+// lines on stderr of the command name:
+//
+//   - nil: exitOK, nothing printed;
+//   - flag.ErrHelp: the usage was printed on stdout as asked: exitOK;
+//   - a usage error: "patchbench NAME: message" and the pointer to -h, exitUsage;
+//   - an exitErr: "patchbench NAME: message", its code;
+//   - any other error: "patchbench NAME: message", exitUsage.
+func exitCode(stderr io.Writer, name string, err error) int {
+	var usage *usageErr
+	var exit *exitErr
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "patchbench %s: %s\nRun \"patchbench %s -h\" for usage.\n", name, err, name)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "patchbench %s: %s\n", name, err)
+	if errors.As(err, &exit) {
+		return exit.code
+	}
+	return exitUsage
+}
+
+// exit is exitCode for this command's name and stderr.
+func (f *flagSet) exit(err error) int { return exitCode(f.stderr, f.Name(), err) }
+
+// usageError reports bad usage with a pointer to -h and returns exitUsage.
+func (f *flagSet) usageError(format string, a ...any) int {
+	return f.exit(usagef(format, a...))
+}
+
+// failf prints "patchbench NAME: message" to stderr and returns exitUsage.
+func failf(stderr io.Writer, name, format string, a ...any) int {
+	return exitCode(stderr, name, fmt.Errorf(format, a...))
+}
