@@ -637,4 +637,13 @@ func TestAllowHosts(t *testing.T) {
 			t.Errorf("listening on %s, Host %q: %d, want %d", tc.addr, tc.host, w.Code, tc.want)
 		}
 	}
+	// An absolute-form request target takes its host from the URL, whatever
+	// the Host header says (issue 23: it was served); it is refused.
+	r := httptest.NewRequest("GET", "http://127.0.0.1:8484/run/x?reveal=1", nil)
+	r.Host = "127.0.0.1:8484"
+	w := httptest.NewRecorder()
+	AllowHosts(ok, "127.0.0.1:8484").ServeHTTP(w, r)
+	if w.Code != http.StatusForbidden {
+		t.Errorf("absolute-form request: %d, want 403", w.Code)
+	}
 }

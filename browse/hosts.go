@@ -21,7 +21,10 @@ func AllowHosts(h http.Handler, addr string) http.Handler {
 	lhost, lport, err := net.SplitHostPort(addr)
 	lip := net.ParseIP(lhost)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err != nil || !hostAllowed(r.Host, lip, lhost, lport) {
+		// An absolute-form request target (GET http://host/...) sets
+		// r.Host from the URL, not the header; no browser sends one to
+		// a server that is not its proxy, so it is refused too.
+		if err != nil || !hostAllowed(r.Host, lip, lhost, lport) || !strings.HasPrefix(r.RequestURI, "/") {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
 			w.WriteHeader(http.StatusForbidden)

@@ -79,3 +79,30 @@ func TestReadRefusesAnEditedManifest(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// TestManifestMemberTwice: a manifest that names a member twice is
+// damaged (it decoded as its last value), named by the line of the second,
+// and repair restores it from its backup (issue 23: "rounds": 1,
+// "rounds": 10000 was read as 10000 and repair saw nothing to mend).
+func TestManifestMemberTwice(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteManifest(dir, manifest("", 2)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ManifestFile)
+	b, _ := os.ReadFile(path)
+	edited := strings.Replace(string(b), `"rounds": 2`, `"rounds": 2, "rounds": 10000`, 1)
+	os.WriteFile(path, []byte(edited), 0o644)
+	_, err := Read(dir)
+	var me *ManifestError
+	if !errors.As(err, &me) || me.Line != 1+strings.Count(edited[:strings.Index(edited, `"rounds"`)], "\n") || !strings.Contains(err.Error(), "duplicate") {
+		t.Fatalf("%v", err)
+	}
+	res, err := Repair(dir)
+	if err != nil || res.Manifest != "restored" {
+		t.Fatalf("repair: %+v %v", res, err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(b) {
+		t.Errorf("restored %s", after)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runtime"
 )
 
 // Manifest is manifest.json: what a run directory holds and how it was
@@ -219,6 +220,15 @@ func parseManifest(path string, b []byte) (*Manifest, error) {
 		}
 		off = min(max(off, 0), int64(len(b)))
 		return nil, &ManifestError{Path: path, Line: 1 + bytes.Count(b[:off], []byte("\n")), Offset: off, Err: err}
+	}
+	// A member named twice decodes as its last value under encoding/json;
+	// the manifest a run writes never has one (an edit does: issue 23).
+	if _, err := runtime.ParseDocument(b); err != nil {
+		var se *runtime.SyntaxError
+		if errors.As(err, &se) {
+			return nil, &ManifestError{Path: path, Line: se.Line, Offset: se.Offset, Err: errors.New(se.Msg)}
+		}
+		return nil, &ManifestError{Path: path, Line: 1, Err: err}
 	}
 	if member, err := m.check(); err != nil {
 		off := memberOffset(b, member)

@@ -80,10 +80,10 @@ func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) error {
 	// repair that mends it (issue 23).
 	m, err := rundir.ReadManifest(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return failf(stderr, "show", "%s is not a run directory: %v", dir, err)
+		return fmt.Errorf("%s is not a run directory: %w", dir, err)
 	}
 	if err != nil {
-		return failf(stderr, "show", "%v", err)
+		return err
 	}
 	id = canonicalRunID(dir, id)
 	raw, line, err := findRun(dir, id)
