@@ -191,7 +191,8 @@ wait`)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for {
-			if _, err := os.Stat(filepath.Join(filepath.Dir(path), "child.pid")); err == nil {
+			// The shell makes the file before it writes the pid.
+			if fi, err := os.Stat(filepath.Join(filepath.Dir(path), "child.pid")); err == nil && fi.Size() > 0 {
 				cancel()
 				return
 			}
