@@ -81,6 +81,19 @@ func BenchmarkLoadParse(b *testing.B) {
 			cpu.stop(b)
 			b.ReportMetric(float64(len(raw)), "text-B")
 		})
+		b.Run("runtime-value/"+s.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := startCPU()
+			for b.Loop() {
+				d, err := ParseDocument(raw)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = d.Value()
+			}
+			cpu.stop(b)
+			b.ReportMetric(float64(len(raw)), "text-B")
+		})
 		b.Run("encoding-json/"+s.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			cpu := startCPU()
