@@ -200,7 +200,7 @@ func scanJSONParts(b []byte, maxDepth, minItems, part int) (int, *parseSeed, []*
 	p := &parser{b: b, maxDepth: maxDepth, scan: true, minBig: minItems, part: part}
 	p.arena.block = min(max(len(b)/2, 64), arenaBlock)
 	if len(b) >= scalarCacheMinText {
-		p.cache = &scalarCache{shift: 64 - 12, keys: make([]cachedScalar, 1<<12)} // member names only
+		p.cache = newKeyCache(len(b)) // a scan reads member names only
 	}
 	if len(b) >= tableMinSpan {
 		p.tables = map[int]*ctable{}
@@ -928,14 +928,25 @@ type cachedScalar struct {
 }
 
 func newScalarCache(textLen int) *scalarCache {
-	n, bits := 256, uint(8)
-	for n < 4096 && n*64 < textLen {
-		n, bits = 2*n, bits+1
-	}
+	n, bits := scalarCacheSlots(textLen)
 	return &scalarCache{
 		shift: 64 - bits,
 		keys:  make([]cachedScalar, n), strs: make([]cachedScalar, n), nums: make([]cachedScalar, n),
 	}
+}
+
+// newKeyCache is a scalarCache for member names only (a scan's).
+func newKeyCache(textLen int) *scalarCache {
+	n, bits := scalarCacheSlots(textLen)
+	return &scalarCache{shift: 64 - bits, keys: make([]cachedScalar, n)}
+}
+
+func scalarCacheSlots(textLen int) (int, uint) {
+	n, bits := 256, uint(8)
+	for n < 4096 && n*64 < textLen {
+		n, bits = 2*n, bits+1
+	}
+	return n, bits
 }
 
 // at returns the slot of text (at most maxCachedKey bytes) in table. The
