@@ -126,7 +126,7 @@ func BenchmarkVerifyStages(b *testing.B) {
 	c := MustCompile(benchSpec)
 	doc, _ := ParseDocument(benchState(1 << 20))
 	p, _ := DecodeProposal([]byte(benchPatch), 0)
-	post, t, err := simulate(context.Background(), doc.value, p.Patch, 1<<30)
+	post, t, err := simulate(context.Background(), doc.Value(), p.Patch, 1<<30)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func BenchmarkVerifyStages(b *testing.B) {
 	fp := t.footprint()
 	b.Run("simulate", func(b *testing.B) {
 		for b.Loop() {
-			simulate(context.Background(), doc.value, p.Patch, 1<<30)
+			simulate(context.Background(), doc.Value(), p.Patch, 1<<30)
 		}
 	})
 	b.Run("library", func(b *testing.B) {
@@ -158,12 +158,12 @@ func BenchmarkVerifyStages(b *testing.B) {
 	})
 	b.Run("schema", func(b *testing.B) {
 		for b.Loop() {
-			c.schemaCheck(doc.value, got, p.Patch, t, &fp, nil)
+			c.schemaCheck(doc.Value(), got, p.Patch, t, &fp, nil)
 		}
 	})
 	b.Run("invariants", func(b *testing.B) {
 		for b.Loop() {
-			c.invariantGate(context.Background(), doc.value, got, "review")
+			c.invariantGate(context.Background(), doc.Value(), got, "review")
 		}
 	})
 }

@@ -61,7 +61,9 @@
 // changed subtrees when the contract's schema allows it
 // ([Contract.IncrementalSchema]); invariants read the state lazily. A
 // state is parsed once, and its containers are indexed once, however many
-// patches are checked against it. A [Session]'s phase move ([SetString])
+// patches are checked against it: [ParseDocument] checks the whole text
+// and builds the value when it is first needed, the elements of long
+// arrays on every core. A [Session]'s phase move ([SetString])
 // writes its state's text as [NewDocument] does, members sorted, and
 // encodes again only the subtrees changed since that text was last
 // written whole. Whatever this does not cover (a target

@@ -23,8 +23,11 @@ const DefaultMaxDepth = 512
 // types). A Document is never modified; a commit produces a new one, so a
 // Document is safe for concurrent use.
 //
-// A document parsed from text (ParseDocument) or built from a value
-// (NewDocument) holds both at once. A document committed by a
+// A document built from a value (NewDocument) holds both at once. A
+// document parsed from text (ParseDocument) holds its text, checked
+// whole, and builds its value when first asked for (Value, or a
+// verification), once, on every core for its long arrays. A document
+// committed by a
 // verification shares every subtree the patch did not touch with the
 // state it was verified against: its value and its text are built from
 // the changed subtrees when first asked for (Value, Bytes), once, so a
@@ -36,6 +39,13 @@ type Document struct {
 	raw   []byte
 	value any
 	lazy  *lazyDoc
+
+	// A parsed document's value is built from raw when first needed
+	// (plain), on every core for its long arrays (bigs): ParseDocument
+	// only checks the text. deferred is set once, at construction.
+	deferred  bool
+	valueOnce sync.Once
+	bigs      []*bigArray
 
 	// prep is the canonical text of a document that has raw, built on
 	// first use (or shared, when a commit keeps the text).
@@ -80,16 +90,31 @@ type lazyDoc struct {
 // ParseDocument decodes one JSON value strictly: it rejects invalid JSON,
 // duplicate member names, nesting deeper than DefaultMaxDepth and trailing
 // data, with a *SyntaxError giving line and column. The bytes are copied.
+// The text is checked whole here; the decoded value is built from it when
+// first needed, and is what decoding would have given.
 func ParseDocument(b []byte) (*Document, error) {
 	return parseDocument(b, DefaultMaxDepth)
 }
 
 func parseDocument(b []byte, maxDepth int) (*Document, error) {
-	v, depth, seed, err := parseJSON(b, maxDepth, true)
+	raw := append([]byte(nil), b...)
+	depth, seed, bigs, err := scanJSON(raw, maxDepth)
 	if err != nil {
 		return nil, err
 	}
-	return &Document{raw: append([]byte(nil), b...), value: v, depth: depth, consistent: true, seed: seed}, nil
+	return &Document{raw: raw, deferred: true, bigs: bigs, depth: depth, consistent: true, seed: seed}, nil
+}
+
+// plain returns the value of a document that has raw, building it first
+// when it is deferred.
+func (d *Document) plain() any {
+	if d.deferred {
+		d.valueOnce.Do(func() {
+			d.value = buildJSON(d.raw, d.bigs)
+			d.bigs = nil
+		})
+	}
+	return d.value
 }
 
 // NewDocument builds a Document from a decoded JSON value made of the
@@ -194,7 +219,7 @@ func (d *Document) Bytes() []byte {
 // unchanged subtree with the state before it.
 func (d *Document) Value() any {
 	if d.lazy == nil {
-		return d.value
+		return d.plain()
 	}
 	l := d.lazy
 	l.valOnce.Do(func() {
@@ -208,7 +233,7 @@ func (d *Document) Value() any {
 // building it.
 func (d *Document) tree() any {
 	if d.lazy == nil {
-		return d.value
+		return d.plain()
 	}
 	if d.lazy.valDone.Load() {
 		return d.lazy.val

@@ -419,7 +419,7 @@ func committedAtFoci(state *Document, tree any, foci []*focus, model, next *text
 	case !libOps && state.lazy == nil:
 		// The library was given nothing: the whole-document path keeps
 		// the text as it was, leading white space trimmed.
-		nd = &Document{raw: bytes.TrimLeft(state.raw, " \t\r\n"), value: state.value, prep: model}
+		nd = &Document{raw: bytes.TrimLeft(state.raw, " \t\r\n"), value: state.plain(), prep: model}
 	case next == nil:
 		nd = &Document{lazy: &lazyDoc{tree: tree, text: model}}
 	default:

@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -21,6 +25,13 @@ import (
 // it for the differential test): the same kind of error at the same
 // offset with the same message, whichever error comes first in the text.
 // A syntax error is described by encoding/json's own scanner.
+//
+// ParseDocument runs it twice, in two modes: a scan (scanJSON) that
+// checks the text, with every error above, and learns what the footprint
+// path and the build need without building anything; then, when the
+// value is first needed, a build (buildJSON) of the text the scan
+// accepted, which looks for no error and builds the elements of long
+// arrays in parts, on every core. decodeStrict does both in one pass.
 //
 // It allocates little: each container is built once, at its final size,
 // from a scratch stack; strings and number texts are copied into shared
@@ -85,6 +96,22 @@ type parser struct {
 	arena stringArena
 	cache *scalarCache
 
+	// scan is set on a parse that checks the text without building its
+	// value (scanJSON): containers and scalars are not built, member
+	// names are read only to find duplicates. In a scan, marks holds the
+	// starts of every part-th element of the open arrays, and bigs
+	// the arrays of at least minBig (parallelMinItems) elements found so far.
+	// trusted is set on a build of a text a scan accepted (buildJSON):
+	// duplicates are not looked for, and the arrays of bigs (in text
+	// order, from nextBig) are built in parts on every core.
+	scan    bool
+	trusted bool
+	minBig  int // a scan's parallelMinItems
+	part    int // and partItems
+	marks   []int
+	bigs    []*bigArray
+	nextBig int
+
 	fail    failKind
 	failOff int
 	failMsg string
@@ -139,6 +166,125 @@ func parseJSON(b []byte, maxDepth int, seed bool) (any, int, *parseSeed, error) 
 		s = &parseSeed{compact: p.ws == lead, tables: p.tables}
 	}
 	return v, p.deepest, s, nil
+}
+
+// Parallel builds: a scan notes the arrays of at least parallelMinItems
+// elements, with the start of every partItems-th element; the build of
+// the value then builds their elements in parts of partItems, on every
+// core.
+const (
+	parallelMinItems = 2048
+	partItems        = 256
+)
+
+// bigArray is an array a scan found long enough to build in parts: the
+// offsets of its '[' and just after its ']', its length, and the start of
+// each part's first element.
+type bigArray struct {
+	open, end, n int
+	part         int // elements per part
+	starts       []int
+}
+
+// scanJSON checks b as parseJSON does (the same errors) without building
+// its value: it returns the depth of the deepest value, what parseJSON
+// learns of the text for the footprint path, and the arrays that
+// buildJSON will build in parts.
+func scanJSON(b []byte, maxDepth int) (int, *parseSeed, []*bigArray, error) {
+	return scanJSONParts(b, maxDepth, parallelMinItems, partItems)
+}
+
+// scanJSONParts is scanJSON noting the arrays of at least minItems
+// elements, in parts of part elements (the tests make them small).
+func scanJSONParts(b []byte, maxDepth, minItems, part int) (int, *parseSeed, []*bigArray, error) {
+	p := &parser{b: b, maxDepth: maxDepth, scan: true, minBig: minItems, part: part}
+	p.arena.block = min(max(len(b)/2, 64), arenaBlock)
+	if len(b) >= scalarCacheMinText {
+		p.cache = newKeyCache(len(b)) // a scan reads member names only
+	}
+	if len(b) >= tableMinSpan {
+		p.tables = map[int]*ctable{}
+	}
+	if !utf8.Valid(b) {
+		return 0, nil, nil, p.error()
+	}
+	p.skipSpace()
+	lead := p.ws
+	_, ok := p.value(0)
+	if ok {
+		p.skipSpace()
+		if p.i < len(b) {
+			ok = p.stop(failTrailing, trailingOffset(b, p.i), "data after the JSON value")
+		}
+	}
+	if !ok {
+		return 0, nil, nil, p.error()
+	}
+	slices.SortFunc(p.bigs, func(x, y *bigArray) int { return x.open - y.open })
+	return p.deepest, &parseSeed{compact: p.ws == lead, tables: p.tables}, p.bigs, nil
+}
+
+// buildJSON builds the value of b, a text scanJSON accepted and found
+// bigs in, as parseJSON would: the arrays of bigs are built in parts, on
+// every core.
+func buildJSON(b []byte, bigs []*bigArray) any {
+	p := &parser{b: b, maxDepth: math.MaxInt, trusted: true}
+	p.arena.block = min(max(len(b)/2, 64), arenaBlock)
+	if len(b) >= scalarCacheMinText {
+		p.cache = newScalarCache(len(b))
+	}
+	if runtime.GOMAXPROCS(0) > 1 {
+		p.bigs = bigs
+	}
+	p.skipSpace()
+	v, ok := p.value(0)
+	if !ok {
+		panic("runtime: a text the scan accepted does not build: " + p.error().Error()) // not reached
+	}
+	return v
+}
+
+// arrayParts builds the array of p.bigs[p.nextBig], at p.i, in parts:
+// each part on whichever core takes it, this goroutine among them.
+func (p *parser) arrayParts(depth int) []any {
+	ba := p.bigs[p.nextBig]
+	p.nextBig++
+	for p.nextBig < len(p.bigs) && p.bigs[p.nextBig].open < ba.end {
+		p.nextBig++ // inside this array: built in its parts
+	}
+	out := make([]any, ba.n)
+	var next atomic.Int64
+	work := func(q *parser) {
+		for {
+			k := int(next.Add(1)) - 1
+			if k >= len(ba.starts) {
+				return
+			}
+			q.i = ba.starts[k]
+			lo, hi := k*ba.part, min((k+1)*ba.part, ba.n)
+			for j := lo; j < hi; j++ {
+				if j > lo {
+					q.skipSpace()
+					q.i++ // ','
+					q.skipSpace()
+				}
+				out[j], _ = q.value(depth + 1)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ba.starts)) - 1 {
+		q := &parser{b: p.b, maxDepth: p.maxDepth, trusted: true}
+		q.arena.block = p.arena.block
+		if p.cache != nil {
+			q.cache = newScalarCache((ba.end - ba.open) / runtime.GOMAXPROCS(0))
+		}
+		wg.Go(func() { work(q) })
+	}
+	work(p)
+	wg.Wait()
+	p.i = ba.end
+	return out
 }
 
 // stop records the error and returns false.
@@ -236,6 +382,14 @@ func (p *parser) number() (any, bool) {
 	}
 	p.i = end
 	text := p.b[start:end]
+	if p.scan {
+		if exp || len(text) > maxNumberLength {
+			if err := checkNumber(json.Number(text)); err != nil {
+				return nil, p.stop(failNumber, end, err.Error())
+			}
+		}
+		return nil, true
+	}
 	var e *cachedScalar
 	if p.cache != nil && len(text) <= maxCachedValue {
 		if e = p.cache.at(p.cache.nums, text); e.v != nil && e.text == string(text) {
@@ -280,6 +434,14 @@ func (p *parser) str(cached []cachedScalar, limit int) (string, any, bool) {
 }
 
 func (p *parser) stringValue() (any, bool) {
+	if p.scan {
+		end, _, st := lexString(p.b, p.i)
+		if st != 0 {
+			return nil, p.stop(st, end, "")
+		}
+		p.i = end
+		return nil, true
+	}
 	var cached []cachedScalar
 	if p.cache != nil {
 		cached = p.cache.strs
@@ -375,6 +537,9 @@ func (p *parser) object(depth int) (any, bool) {
 	p.skipSpace()
 	if p.i < len(p.b) && p.b[p.i] == '}' {
 		p.i++
+		if p.scan {
+			return nil, true
+		}
 		return map[string]any{}, true
 	}
 	kbase, vbase, sbase, ksbase := len(p.keys), len(p.vals), len(p.spans), len(p.keySpans)
@@ -391,7 +556,9 @@ func (p *parser) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if m != nil {
+		if p.trusted {
+			// a scan found no duplicate
+		} else if m != nil {
 			if _, dup := m[k]; dup {
 				return nil, p.stop(failDup, p.i, fmt.Sprintf("duplicate member name %q", k))
 			}
@@ -446,7 +613,7 @@ func (p *parser) object(depth int) (any, bool) {
 		break
 	}
 	n := len(p.keys) - kbase
-	if m == nil {
+	if m == nil && !p.scan {
 		m = make(map[string]any, n)
 		for j := range n {
 			m[p.keys[kbase+j]] = p.vals[vbase+j]
@@ -469,9 +636,13 @@ func (p *parser) object(depth int) (any, bool) {
 		p.tables[lo] = t
 	}
 	clear(p.vals[vbase:])
+	clear(p.keys[kbase:])
 	p.keys, p.vals = p.keys[:kbase], p.vals[:vbase]
 	if p.tables != nil {
 		p.spans, p.keySpans = p.spans[:sbase], p.keySpans[:ksbase]
+	}
+	if p.scan {
+		return nil, true
 	}
 	return m, true
 }
@@ -481,24 +652,37 @@ func (p *parser) array(depth int) (any, bool) {
 	if depth+1 > p.maxDepth {
 		return nil, p.stop(failDepth, open, fmt.Sprintf("nesting deeper than %d levels", p.maxDepth))
 	}
+	if p.nextBig < len(p.bigs) && p.bigs[p.nextBig].open == open {
+		return p.arrayParts(depth), true
+	}
 	lo := open - p.ws
 	p.i++
 	p.skipSpace()
 	if p.i < len(p.b) && p.b[p.i] == ']' {
 		p.i++
+		if p.scan {
+			return nil, true
+		}
 		return []any{}, true
 	}
-	vbase, sbase := len(p.vals), len(p.spans)
+	vbase, sbase, mbase := len(p.vals), len(p.spans), len(p.marks)
+	n := 0
 	for {
+		if p.scan && n%p.part == 0 {
+			p.marks = push(p.marks, p.i)
+		}
 		vlo := p.i - p.ws
 		v, ok := p.value(depth + 1)
 		if !ok {
 			return nil, false
 		}
+		n++
 		if p.tables != nil {
 			p.spans = push(p.spans, tspan{vlo, p.i - p.ws})
 		}
-		p.vals = push(p.vals, v)
+		if !p.scan {
+			p.vals = push(p.vals, v)
+		}
 		p.skipSpace()
 		if p.i >= len(p.b) {
 			return nil, p.stop(failEOF, 0, "")
@@ -513,15 +697,25 @@ func (p *parser) array(depth int) (any, bool) {
 		p.i++
 		break
 	}
-	out := slices.Clone(p.vals[vbase:])
+	var out []any
+	if !p.scan {
+		out = slices.Clone(p.vals[vbase:])
+	}
 	if hi := p.i - p.ws; p.tables != nil && hi-lo >= tableMinSpan {
 		p.tables[lo] = &ctable{canon: true, vals: slices.Clone(p.spans[sbase:])}
 	}
-	clear(p.vals[vbase:])
-	p.vals = p.vals[:vbase]
 	if p.tables != nil {
 		p.spans = p.spans[:sbase]
 	}
+	if p.scan {
+		if n >= p.minBig {
+			p.bigs = append(p.bigs, &bigArray{open: open, end: p.i, n: n, part: p.part, starts: slices.Clone(p.marks[mbase:])})
+		}
+		p.marks = p.marks[:mbase]
+		return nil, true
+	}
+	clear(p.vals[vbase:])
+	p.vals = p.vals[:vbase]
 	return out, true
 }
 
@@ -734,14 +928,25 @@ type cachedScalar struct {
 }
 
 func newScalarCache(textLen int) *scalarCache {
-	n, bits := 256, uint(8)
-	for n < 4096 && n*64 < textLen {
-		n, bits = 2*n, bits+1
-	}
+	n, bits := scalarCacheSlots(textLen)
 	return &scalarCache{
 		shift: 64 - bits,
 		keys:  make([]cachedScalar, n), strs: make([]cachedScalar, n), nums: make([]cachedScalar, n),
 	}
+}
+
+// newKeyCache is a scalarCache for member names only (a scan's).
+func newKeyCache(textLen int) *scalarCache {
+	n, bits := scalarCacheSlots(textLen)
+	return &scalarCache{shift: 64 - bits, keys: make([]cachedScalar, n)}
+}
+
+func scalarCacheSlots(textLen int) (int, uint) {
+	n, bits := 256, uint(8)
+	for n < 4096 && n*64 < textLen {
+		n, bits = 2*n, bits+1
+	}
+	return n, bits
 }
 
 // at returns the slot of text (at most maxCachedKey bytes) in table. The

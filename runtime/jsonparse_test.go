@@ -24,13 +24,47 @@ func sameDecode(b []byte, maxDepth int) string {
 		if !reflect.DeepEqual(wantErr, gotErr) {
 			return fmt.Sprintf("error: reference %#v, parser %#v", wantErr, gotErr)
 		}
-		return ""
+		return sameScan(b, maxDepth, nil, 0, wantErr)
 	}
 	if !reflect.DeepEqual(want, got) {
 		return fmt.Sprintf("value: reference %#v, parser %#v", want, got)
 	}
 	if wantDepth != gotDepth {
 		return fmt.Sprintf("depth: reference %d, parser %d", wantDepth, gotDepth)
+	}
+	return sameScan(b, maxDepth, want, wantDepth, wantErr)
+}
+
+// sameScan reports how ParseDocument's path (scanJSON, then buildJSON on
+// first use) differs from the reference's value, depth and error on b:
+// with the default parts and with arrays of two elements and more built
+// in parts of one, two and three, so that random documents take the
+// parallel build too; "" when they agree.
+func sameScan(b []byte, maxDepth int, want any, wantDepth int, wantErr error) string {
+	for _, parts := range [][2]int{{parallelMinItems, partItems}, {2, 1}, {2, 2}, {3, 3}} {
+		gotDepth, _, bigs, gotErr := scanJSONParts(b, maxDepth, parts[0], parts[1])
+		if (wantErr == nil) != (gotErr == nil) {
+			return fmt.Sprintf("scan %v: error: reference %v, scan %v", parts, wantErr, gotErr)
+		}
+		if wantErr != nil {
+			if !reflect.DeepEqual(wantErr, gotErr) {
+				return fmt.Sprintf("scan %v: error: reference %#v, scan %#v", parts, wantErr, gotErr)
+			}
+			continue
+		}
+		if wantDepth != gotDepth {
+			return fmt.Sprintf("scan %v: depth: reference %d, scan %d", parts, wantDepth, gotDepth)
+		}
+		if got := buildJSON(b, bigs); !reflect.DeepEqual(want, got) {
+			return fmt.Sprintf("scan %v: value: reference %#v, build %#v", parts, want, got)
+		}
+	}
+	doc, err := parseDocument(b, maxDepth)
+	if (wantErr == nil) != (err == nil) || wantErr != nil && !reflect.DeepEqual(wantErr, err) {
+		return fmt.Sprintf("ParseDocument: error: reference %#v, ParseDocument %#v", wantErr, err)
+	}
+	if err == nil && (!reflect.DeepEqual(want, doc.Value()) || doc.maxDepth() != wantDepth) {
+		return fmt.Sprintf("ParseDocument: value %#v depth %d, reference %#v depth %d", doc.Value(), doc.maxDepth(), want, wantDepth)
 	}
 	return ""
 }

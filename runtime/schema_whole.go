@@ -33,7 +33,10 @@ import (
 //     same schemas for each: items, additionalItems, unevaluatedItems).
 //
 // The elements are validated by the schema library itself, element by
-// element, in as many parts as there are processors, with the cut state.
+// element, in as many parts as there are processors, with the cut state;
+// an element schema made of type, required and properties only accepts
+// an element without the library when a few look-ups show it satisfies
+// it (schema_quick.go), and leaves any other element to the library.
 
 // minShardItems is the length from which an array is validated in parts.
 const minShardItems = 1024
@@ -88,6 +91,10 @@ func (x *schemaIndex) validateSplit(v any, workers, minItems int) (ok, split boo
 		return false, false
 	}
 	elem := x.route(set, strconv.Itoa(m), false)
+	quick := make([]*quickSchema, len(elem))
+	for k, s := range elem {
+		quick[k] = newQuickSchema(s)
+	}
 
 	cut := withArray(v, path, arr[:m:m])
 	var failed atomic.Bool
@@ -95,7 +102,10 @@ func (x *schemaIndex) validateSplit(v any, workers, minItems int) (ok, split boo
 	check := func(lo, hi int) {
 		defer wg.Done()
 		for i := lo; i < hi && !failed.Load(); i++ {
-			for _, s := range elem {
+			for k, s := range elem {
+				if q := quick[k]; q != nil && q.accepts(arr[i]) {
+					continue
+				}
 				if !validates(s, arr[i]) {
 					failed.Store(true)
 					return

@@ -1,0 +1,162 @@
+package runtime
+
+import (
+	"encoding/json"
+	"reflect"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Quick acceptance for the whole validation (schema_whole.go). Most
+// elements of a state's long arrays are checked against schemas that say
+// only which type a value has, which members an object requires and what
+// the schemas of some members are (the benchmark's records:
+// {"type":"object","required":[...],"properties":{"id":{"type":"string"}}}).
+// For such a schema the library's verdict follows from a few map look-ups,
+// without the validator's allocations; a quickSchema gives it. It only
+// ever accepts: a value it does not accept is validated by the library,
+// so a decision never rests on it but where the library would say the
+// same.
+
+// quickSchema is a schema made of type, required and properties only,
+// each property's schema quick too; any means no type constraint.
+type quickSchema struct {
+	accept   bool // a true boolean schema
+	types    uint8
+	required []string
+	props    map[string]*quickSchema
+}
+
+// Type bits of a quickSchema.
+const (
+	qNull uint8 = 1 << iota
+	qBool
+	qNumber
+	qInteger
+	qString
+	qArray
+	qObject
+)
+
+// quickFields are the fields of jsonschema.Schema a quick schema may have
+// set: the library's bookkeeping, annotations (no effect on validity),
+// and the three keywords it checks. Every other field must be zero.
+var quickFields = map[string]bool{
+	"up": true, "resource": true, "dynamicAnchors": true,
+	"allPropsEvaluated": true, "allItemsEvaluated": true, "numItemsEvaluated": true,
+	"DraftVersion": true, "Location": true, "ID": true, "Anchor": true,
+	"Title": true, "Description": true, "Default": true, "Comment": true,
+	"ReadOnly": true, "WriteOnly": true, "Examples": true, "Deprecated": true,
+	"Bool": true, "Types": true, "Required": true, "Properties": true,
+}
+
+// newQuickSchema returns the quick form of s, or nil when s uses anything
+// but type, required and properties (with quick schemas), or is nested
+// deeper than a few levels.
+func newQuickSchema(s *jsonschema.Schema) *quickSchema {
+	return quickOf(s, 0)
+}
+
+func quickOf(s *jsonschema.Schema, depth int) *quickSchema {
+	if s == nil || depth > 8 {
+		return nil
+	}
+	rv := reflect.ValueOf(s).Elem()
+	rt := rv.Type()
+	for i := range rt.NumField() {
+		if !quickFields[rt.Field(i).Name] && !rv.Field(i).IsZero() {
+			return nil
+		}
+	}
+	q := &quickSchema{}
+	if s.Bool != nil {
+		if !*s.Bool || s.Types != nil || len(s.Required) > 0 || len(s.Properties) > 0 {
+			return nil
+		}
+		q.accept = true
+		return q
+	}
+	if s.Types != nil {
+		for _, t := range s.Types.ToStrings() {
+			switch t {
+			case "null":
+				q.types |= qNull
+			case "boolean":
+				q.types |= qBool
+			case "number":
+				q.types |= qNumber
+			case "integer":
+				q.types |= qInteger
+			case "string":
+				q.types |= qString
+			case "array":
+				q.types |= qArray
+			case "object":
+				q.types |= qObject
+			default:
+				return nil
+			}
+		}
+	}
+	q.required = s.Required
+	if len(s.Properties) > 0 {
+		q.props = make(map[string]*quickSchema, len(s.Properties))
+		for name, sub := range s.Properties {
+			if q.props[name] = quickOf(sub, depth+1); q.props[name] == nil {
+				return nil
+			}
+		}
+	}
+	return q
+}
+
+// accepts reports that v certainly satisfies the schema; false means the
+// library must decide.
+func (q *quickSchema) accepts(v any) bool {
+	if q.accept {
+		return true
+	}
+	var t uint8
+	switch v.(type) {
+	case nil:
+		t = qNull
+	case bool:
+		t = qBool
+	case json.Number:
+		t = qNumber
+	case string:
+		t = qString
+	case []any:
+		t = qArray
+	case map[string]any:
+		t = qObject
+	default:
+		return false // the library's to judge
+	}
+	if q.types != 0 && q.types&t == 0 {
+		return false // a number against "integer" alone, or a type error
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return true
+	}
+	for _, name := range q.required {
+		if _, ok := obj[name]; !ok {
+			return false
+		}
+	}
+	if len(q.props) <= len(obj) {
+		for name, sub := range q.props {
+			if m, ok := obj[name]; ok && !sub.accepts(m) {
+				return false
+			}
+		}
+	} else {
+		for name, m := range obj {
+			if sub := q.props[name]; sub != nil && !sub.accepts(m) {
+				return false
+			}
+		}
+	}
+	return true
+}
