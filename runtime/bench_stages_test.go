@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/patchbench/patchbench/runtime/internal/overlay"
+	"github.com/patchbench/patchbench/runtime/internal/schemaindex"
 )
 
 // BenchmarkRuntimeStages splits one step of BenchmarkRuntimeVerify (on
@@ -53,7 +54,7 @@ func BenchmarkRuntimeStages(b *testing.B) {
 			b.Fatal(err)
 		}
 		post := tree
-		var changed []focusChange
+		var changed []schemaindex.Change
 		k := 0
 		for _, fc := range foci {
 			fc.got = fc.pre
@@ -63,11 +64,11 @@ func BenchmarkRuntimeStages(b *testing.B) {
 				if !bytes.Equal(fc.newText, fc.oldText) {
 					fc.got, _ = decodeFast(fc.newText)
 					post = overlay.Set(post, fc.path, fc.got)
-					changed = append(changed, focusChange{fc.path, fc.got})
+					changed = append(changed, schemaindex.Change{Path: fc.path, Value: fc.got})
 				}
 			}
 		}
-		if !doc.satisfies(c.schema, c.incremental) || !c.incremental.holds(post, changed) {
+		if !doc.satisfies(c.schema, c.incremental) || !c.incremental.Holds(post, changed) {
 			b.Fatal("the bench patch must be validated incrementally")
 		}
 		b.Run(runtimeStageName("reference", i), func(b *testing.B) {
@@ -106,7 +107,7 @@ func BenchmarkRuntimeStages(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				c.schemaCheck(tree, post, ops, t, &fp, func() bool {
-					return doc.satisfies(c.schema, c.incremental) && c.incremental.holds(post, changed)
+					return doc.satisfies(c.schema, c.incremental) && c.incremental.Holds(post, changed)
 				})
 			}
 		})

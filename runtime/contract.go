@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cel.dev/cel-go/cel"
+	"github.com/patchbench/patchbench/runtime/internal/schemaindex"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -240,8 +241,8 @@ type Contract struct {
 	limits     Limits
 
 	// incremental is the analysis of schema for incremental validation
-	// (schema_incr.go), nil when the schema does not allow it.
-	incremental *schemaIndex
+	// (internal/schemaindex), nil when the schema does not allow it.
+	incremental *schemaindex.Index
 	// wholeOnly turns the footprint path off (tests and benchmarks).
 	wholeOnly bool
 }
@@ -292,7 +293,7 @@ type Compiler struct {
 type compiledSchema struct {
 	schema   *jsonschema.Schema
 	analysed bool
-	index    *schemaIndex
+	index    *schemaindex.Index
 }
 
 // ruleKey names a CEL program: its rule text and cost limit.
@@ -304,7 +305,7 @@ type ruleKey struct {
 // schema returns the compiled schema doc, compiled now or before; field
 // names it in errors (which are not kept: a failing schema is compiled
 // again, to name its own field). analyse asks for its analysis too.
-func (cc *Compiler) schema(field string, doc any, analyse bool) (*jsonschema.Schema, *schemaIndex, error) {
+func (cc *Compiler) schema(field string, doc any, analyse bool) (*jsonschema.Schema, *schemaindex.Index, error) {
 	key, err := json.Marshal(doc) // maps in key order: equal documents, equal keys
 	if err != nil {
 		s, err := compileSchema(field, doc)
@@ -336,7 +337,7 @@ func (cc *Compiler) schema(field string, doc any, analyse bool) (*jsonschema.Sch
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	if !e.analysed {
-		e.index, e.analysed = analyseSchema(e.schema), true
+		e.index, e.analysed = schemaindex.Analyse(e.schema), true
 	}
 	return e.schema, e.index, nil
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/runtime/internal/overlay"
+	"github.com/patchbench/patchbench/runtime/internal/schemaindex"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -279,7 +280,7 @@ func (d *Document) text() *textModel {
 // the knowledge to the state after it.
 type validity struct {
 	ok  bool
-	idx *schemaIndex
+	idx *schemaindex.Index
 }
 
 // maxCarriedSchemas bounds how many schemas a commit re-checks
@@ -288,14 +289,14 @@ const maxCarriedSchemas = 8
 
 // satisfies reports whether the document is valid against s, validating
 // it whole the first time (the answer is kept), on every core where s's
-// analysis idx (or nil) allows it (schema_whole.go).
-func (d *Document) satisfies(s *jsonschema.Schema, idx *schemaIndex) bool {
+// analysis idx (or nil) allows it (schemaindex.Index.SatisfiesWhole).
+func (d *Document) satisfies(s *jsonschema.Schema, idx *schemaindex.Index) bool {
 	if v, ok := d.valid.Load(s); ok {
 		return v.(validity).ok
 	}
 	var ok bool
-	if idx != nil && idx.root == s {
-		ok = idx.satisfiesWhole(d.Value())
+	if idx != nil && idx.Root() == s {
+		ok = idx.SatisfiesWhole(d.Value())
 	} else {
 		f, err := validateSchema(s, d.Value())
 		ok = err == nil && f == nil
@@ -307,8 +308,8 @@ func (d *Document) satisfies(s *jsonschema.Schema, idx *schemaIndex) bool {
 // carryValidity records on next, committed from d by changing the subtrees
 // in changes (next's value being post), that it still satisfies the
 // schemas d is known to satisfy, where incremental validation shows it
-// (schema_incr.go); done is the schema already recorded.
-func (d *Document) carryValidity(next *Document, post any, changes []focusChange, done *jsonschema.Schema) {
+// (internal/schemaindex); done is the schema already recorded.
+func (d *Document) carryValidity(next *Document, post any, changes []schemaindex.Change, done *jsonschema.Schema) {
 	n := 0
 	d.valid.Range(func(k, v any) bool {
 		s, val := k.(*jsonschema.Schema), v.(validity)
@@ -318,7 +319,7 @@ func (d *Document) carryValidity(next *Document, post any, changes []focusChange
 		if n++; n > maxCarriedSchemas {
 			return false
 		}
-		if val.idx.holds(post, changes) {
+		if val.idx.Holds(post, changes) {
 			next.valid.Store(s, val)
 		}
 		return true

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/patchbench/patchbench/runtime/internal/overlay"
+	"github.com/patchbench/patchbench/runtime/internal/schemaindex"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -35,7 +36,7 @@ import (
 //     the library writes for the whole document when the containers above
 //     the foci spell their member names as the library does;
 //  4. schema and invariants run on that state, schema incrementally when
-//     the contract's schema allows it (schema_incr.go).
+//     the contract's schema allows it (internal/schemaindex).
 //
 // Every case this does not cover takes the whole-document path, today's
 // code, unchanged: a target of the whole document (""), an operation the
@@ -386,7 +387,7 @@ func (c *Contract) applyAtFoci(ctx context.Context, state *Document, ops []Opera
 	return &applied{
 		pre: tree, post: post, trace: t, footprint: &fp, next: nd,
 		incremental: func() bool {
-			d.incremental = c.incremental != nil && state.satisfies(c.schema, c.incremental) && c.incremental.holds(post, changed)
+			d.incremental = c.incremental != nil && state.satisfies(c.schema, c.incremental) && c.incremental.Holds(post, changed)
 			return d.incremental
 		},
 		carry: func(next *Document, checked *jsonschema.Schema) {
@@ -400,7 +401,7 @@ func (c *Contract) applyAtFoci(ctx context.Context, state *Document, ops []Opera
 // text the old text with the foci's spans replaced (next, nil when no
 // text changed); changed lists the written foci whose text changed, for
 // the incremental schema gate.
-func committedAtFoci(state *Document, tree any, foci []*focus, model, next *textModel, libOps bool) (post any, changed []focusChange, nd *Document) {
+func committedAtFoci(state *Document, tree any, foci []*focus, model, next *textModel, libOps bool) (post any, changed []schemaindex.Change, nd *Document) {
 	post = tree
 	if overlay.Size(post) > maxOverlayNodes {
 		post = state.Value()
@@ -411,7 +412,7 @@ func committedAtFoci(state *Document, tree any, foci []*focus, model, next *text
 			post = overlay.Set(post, fc.path, fc.got)
 			depth = max(depth, len(fc.path)+valueDepth(fc.got))
 			if fc.written {
-				changed = append(changed, focusChange{fc.path, fc.got})
+				changed = append(changed, schemaindex.Change{Path: fc.path, Value: fc.got})
 			}
 		}
 	}

@@ -321,7 +321,7 @@ func genPatch(rng *rand.Rand, v any) []Operation {
 }
 
 // genSchema returns a JSON Schema that v often satisfies, with keywords of
-// every kind; defs collects subschemas referenced with $ref.
+// every kind; defs collects schemaindex.Subschemas referenced with $ref.
 func genSchema(rng *rand.Rand, v any, defs map[string]any) any {
 	if rng.IntN(8) == 0 {
 		return []any{true, map[string]any{}}[rng.IntN(2)]

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/patchbench/patchbench/runtime/internal/schemaindex"
 )
 
 // TestQuickSchemaNeverAcceptsWhatTheLibraryRejects: on random schemas (the
@@ -26,7 +28,7 @@ func TestQuickSchemaNeverAcceptsWhatTheLibraryRejects(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", text, err)
 		}
-		q := newQuickSchema(s)
+		q := schemaindex.NewQuick(s)
 		if simple && q == nil {
 			t.Fatalf("schema %d %s: no quick form", i, text)
 		}
@@ -39,9 +41,9 @@ func TestQuickSchemaNeverAcceptsWhatTheLibraryRejects(t *testing.T) {
 		quick++
 		for range 20 {
 			v := mustJSON(t, randomQuickValue(rng, 0))
-			if q.accepts(v) {
+			if q.Accepts(v) {
 				accepted++
-				if !validates(s, v) {
+				if !schemaindex.Validates(s, v) {
 					b, _ := json.Marshal(v)
 					t.Fatalf("schema %s accepts %s quickly; the library rejects it", text, b)
 				}

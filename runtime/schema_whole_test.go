@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/patchbench/patchbench/runtime/internal/schemaindex"
 )
 
-// TestValidateSplit: validating in parts (schema_whole.go) gives the
+// TestValidateSplit: validating in parts (schemaindex.Index.ValidateSplit) gives the
 // whole validation's verdict, for schemas that allow the split and
 // schemas that do not, on states whose longest array breaks the schema at
 // its first, cut, first uncut and last element, or not at all.
@@ -78,7 +80,7 @@ func TestValidateSplit(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, workers := range []int{1, 2, 5} {
-				ok, split := x.validateSplit(v, workers, 8)
+				ok, split := x.ValidateSplit(v, workers, 8)
 				if split != sc.split && !(sc.name == "maxItems broken" && split) {
 					t.Errorf("%s: split = %v, want %v", sc.name, split, sc.split)
 				}
@@ -86,7 +88,7 @@ func TestValidateSplit(t *testing.T) {
 					t.Errorf("%s, %s at %d, %d workers: split says %v, the whole validation %v", sc.name, f.bad, f.at, workers, ok, whole == nil)
 				}
 			}
-			if got := x.satisfiesWhole(v); got != (whole == nil) {
+			if got := x.SatisfiesWhole(v); got != (whole == nil) {
 				t.Errorf("%s, %s at %d: satisfiesWhole = %v", sc.name, f.bad, f.at, got)
 			}
 		}
@@ -103,7 +105,8 @@ func TestLongestArray(t *testing.T) {
 		{`{"a":[[1,2,3,4]],"b":{"c":{"d":{"e":[1,2,3,4,5]}}}}`, "/a"},
 		{`{"a":1}`, ""},
 	} {
-		at, _ := longestArray(mustJSON(t, tt.doc), 3)
+		toks, _ := schemaindex.LongestArray(mustJSON(t, tt.doc), 3)
+		at := Pointer(toks)
 		if at.String() != tt.at {
 			t.Errorf("%s: %q, want %q", tt.doc, at.String(), tt.at)
 		}

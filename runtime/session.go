@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/patchbench/patchbench/runtime/internal/overlay"
+	"github.com/patchbench/patchbench/runtime/internal/schemaindex"
 )
 
 // Session is the step engine of one workflow run on a shared state (paper
@@ -191,6 +192,6 @@ func setStringAtFocus(doc *Document, p Pointer, v string) *Document {
 		next = settled
 	}
 	nd := &Document{lazy: &lazyDoc{tree: post, text: next}, depth: doc.maxDepth(), consistent: true}
-	doc.carryValidity(nd, post, []focusChange{{p, v}}, nil)
+	doc.carryValidity(nd, post, []schemaindex.Change{{Path: p, Value: v}}, nil)
 	return nd
 }

@@ -283,7 +283,7 @@ type applied struct {
 	footprint *Footprint
 	// incremental, when not nil, tells the schema gate whether the state
 	// after the patch is known to satisfy the schema without validating
-	// it whole (the footprint path; schema_incr.go); nil validates whole.
+	// it whole (the footprint path; internal/schemaindex); nil validates whole.
 	incremental func() bool
 	next        *Document
 	// carry, when not nil, carries the state before's known validity
@@ -635,7 +635,7 @@ func (c *Contract) lengthShown(p Pointer, pre any) bool {
 
 // schemaCheck is the schema gate. On the footprint path, incremental says
 // whether the state after the patch is known to satisfy the schema without
-// validating it whole (schema_incr.go); post may then hold overlays, and
+// validating it whole (internal/schemaindex); post may then hold overlays, and
 // output schemas are looked up only where the patch wrote. Any failure is
 // explained by the same whole validation as on the whole-document path.
 func (c *Contract) schemaCheck(pre, post any, ops []Operation, t *trace, fp *Footprint, incremental func() bool) GateResult {

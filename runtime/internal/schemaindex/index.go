@@ -1,8 +1,18 @@
-package runtime
+// Package schemaindex is the analysis of a compiled JSON Schema (draft
+// 2019-09 or later, github.com/santhosh-tekuri/jsonschema/v6) that lets the
+// runtime validate a state without validating it whole (PatchBench design
+// §4: a step costs what its footprint costs): Holds decides a state after
+// a patch from the subtrees the patch changed, SatisfiesWhole validates a
+// whole state in parts on every core where that gives the same verdict,
+// and Quick accepts the simplest element schemas by look-ups. Each only
+// ever says "valid" where the library would; anything else is left to
+// the library's whole validation.
+package schemaindex
 
 import (
 	"slices"
 
+	"github.com/patchbench/patchbench/runtime/internal/index"
 	"github.com/patchbench/patchbench/runtime/internal/overlay"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -39,13 +49,13 @@ import (
 // whole validation of the state after the patch, so its message, pointer
 // and detail are the same as before.
 
-// schemaIndex is the analysis of one compiled schema.
-type schemaIndex struct {
+// Index is the analysis of one compiled schema.
+type Index struct {
 	root  *jsonschema.Schema
-	nodes map[*jsonschema.Schema]*schemaNode
+	nodes map[*jsonschema.Schema]*node
 }
 
-type schemaNode struct {
+type node struct {
 	// inplace are the schemas applied to the same value ($ref, allOf),
 	// transitively, the schema itself excluded.
 	inplace []*jsonschema.Schema
@@ -57,10 +67,10 @@ type schemaNode struct {
 	recheck *jsonschema.Schema
 }
 
-// analyseSchema returns the index of a schema that can be validated
+// Analyse returns the index of a schema that can be validated
 // incrementally, or nil.
-func analyseSchema(root *jsonschema.Schema) *schemaIndex {
-	x := &schemaIndex{root: root, nodes: map[*jsonschema.Schema]*schemaNode{}}
+func Analyse(root *jsonschema.Schema) *Index {
+	x := &Index{root: root, nodes: map[*jsonschema.Schema]*node{}}
 	seen := map[*jsonschema.Schema]bool{}
 	var all []*jsonschema.Schema
 	var visit func(s *jsonschema.Schema) bool
@@ -73,7 +83,7 @@ func analyseSchema(root *jsonschema.Schema) *schemaIndex {
 		if s.DraftVersion < 2019 || s.RecursiveRef != nil || s.DynamicRef != nil || len(s.Extensions) > 0 {
 			return false
 		}
-		for _, c := range subschemas(s) {
+		for _, c := range Subschemas(s) {
 			if !visit(c) {
 				return false
 			}
@@ -84,7 +94,7 @@ func analyseSchema(root *jsonschema.Schema) *schemaIndex {
 		return nil
 	}
 	for _, s := range all {
-		n := &schemaNode{inplace: inplaceClosure(s)}
+		n := &node{inplace: inplaceClosure(s)}
 		n.ancestorLocal = s.Const == nil && s.Enum == nil && s.Not == nil && len(s.AnyOf) == 0 &&
 			len(s.OneOf) == 0 && s.If == nil && s.Then == nil && s.Else == nil && len(s.DependentSchemas) == 0 &&
 			len(s.Dependencies) == 0 && s.Format == nil && s.ContentEncoding == nil &&
@@ -107,8 +117,8 @@ func analyseSchema(root *jsonschema.Schema) *schemaIndex {
 	return x
 }
 
-// subschemas lists every schema a schema refers to.
-func subschemas(s *jsonschema.Schema) []*jsonschema.Schema {
+// Subschemas lists every schema a schema refers to.
+func Subschemas(s *jsonschema.Schema) []*jsonschema.Schema {
 	var out []*jsonschema.Schema
 	add := func(cs ...*jsonschema.Schema) {
 		for _, c := range cs {
@@ -175,7 +185,7 @@ func inplaceClosure(s *jsonschema.Schema) []*jsonschema.Schema {
 }
 
 // closure adds to set every schema applied in place by its members.
-func (x *schemaIndex) closure(set []*jsonschema.Schema) []*jsonschema.Schema {
+func (x *Index) closure(set []*jsonschema.Schema) []*jsonschema.Schema {
 	out := slices.Clone(set)
 	for _, s := range set {
 		for _, c := range x.nodes[s].inplace {
@@ -189,7 +199,7 @@ func (x *schemaIndex) closure(set []*jsonschema.Schema) []*jsonschema.Schema {
 
 // evaluatesMember reports whether s or a schema applied in place with it
 // evaluates member tok, so that s's unevaluatedProperties does not apply.
-func (x *schemaIndex) evaluatesMember(s *jsonschema.Schema, tok string) bool {
+func (x *Index) evaluatesMember(s *jsonschema.Schema, tok string) bool {
 	if ownMember(s, tok) {
 		return true
 	}
@@ -214,7 +224,7 @@ func ownMember(s *jsonschema.Schema, tok string) bool {
 }
 
 // evaluatesItem is evaluatesMember for element i and unevaluatedItems.
-func (x *schemaIndex) evaluatesItem(s *jsonschema.Schema, i int) bool {
+func (x *Index) evaluatesItem(s *jsonschema.Schema, i int) bool {
 	if ownItem(s, i) {
 		return true
 	}
@@ -244,7 +254,7 @@ func ownItem(s *jsonschema.Schema, i int) bool {
 
 // route returns the schemas that the schemas of set (closed under in-place
 // application) apply to the member or element tok of a container.
-func (x *schemaIndex) route(set []*jsonschema.Schema, tok string, object bool) []*jsonschema.Schema {
+func (x *Index) route(set []*jsonschema.Schema, tok string, object bool) []*jsonschema.Schema {
 	var out []*jsonschema.Schema
 	add := func(c *jsonschema.Schema) {
 		if c != nil && !slices.Contains(out, c) {
@@ -253,7 +263,7 @@ func (x *schemaIndex) route(set []*jsonschema.Schema, tok string, object bool) [
 	}
 	idx := -1
 	if !object {
-		idx, _ = ParseIndex(tok)
+		idx, _ = index.Parse(tok)
 	}
 	for _, s := range set {
 		if s.Bool != nil {
@@ -306,23 +316,25 @@ func (x *schemaIndex) route(set []*jsonschema.Schema, tok string, object bool) [
 	return out
 }
 
-// focusChange is a changed focus: its location and its new value.
-type focusChange struct {
-	path  Pointer
-	value any
+// Change is a changed focus of a patch applied at its foci: its location
+// (JSON Pointer reference tokens, unescaped) and its new value (which may
+// hold overlays).
+type Change struct {
+	Path  []string
+	Value any
 }
 
 // holds reports whether the state after the patch, post (which may hold
 // overlays), satisfies the schema, given that the state before it did and
 // that only the subtrees in changes differ. ok is false when that cannot
 // be decided this way (a non-local schema on a changed path) or the
-// answer is no; the caller then validates the whole state.
-func (x *schemaIndex) holds(post any, changes []focusChange) bool {
+// answer is no; the caller then Validates the whole state.
+func (x *Index) Holds(post any, changes []Change) bool {
 	for _, ch := range changes {
 		set := x.closure([]*jsonschema.Schema{x.root})
 		var target []*jsonschema.Schema
-		for d, tok := range ch.path {
-			parent, ok := overlay.Lookup(post, ch.path[:d])
+		for d, tok := range ch.Path {
+			parent, ok := overlay.Lookup(post, ch.Path[:d])
 			if !ok {
 				return false
 			}
@@ -335,19 +347,19 @@ func (x *schemaIndex) holds(post any, changes []focusChange) bool {
 				if !n.ancestorLocal {
 					return false
 				}
-				if n.recheck != nil && isArray && !validates(n.recheck, overlay.Plain(parent)) {
+				if n.recheck != nil && isArray && !Validates(n.recheck, overlay.Plain(parent)) {
 					return false
 				}
 			}
 			next := x.route(set, tok, object)
-			if d == len(ch.path)-1 {
+			if d == len(ch.Path)-1 {
 				target = next
 			} else {
 				set = x.closure(next)
 			}
 		}
 		for _, s := range target {
-			if !validates(s, ch.value) {
+			if !Validates(s, ch.Value) {
 				return false
 			}
 		}
@@ -355,9 +367,9 @@ func (x *schemaIndex) holds(post any, changes []focusChange) bool {
 	return true
 }
 
-// validates reports whether v satisfies s; a schema that cannot be
+// Validates reports whether v satisfies s; a schema that cannot be
 // evaluated (a panic in the library) counts as not satisfied.
-func validates(s *jsonschema.Schema, v any) (ok bool) {
+func Validates(s *jsonschema.Schema, v any) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
@@ -365,3 +377,6 @@ func validates(s *jsonschema.Schema, v any) (ok bool) {
 	}()
 	return s.Validate(v) == nil
 }
+
+// Root is the schema the index analysed.
+func (x *Index) Root() *jsonschema.Schema { return x.root }

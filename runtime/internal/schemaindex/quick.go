@@ -1,4 +1,4 @@
-package runtime
+package schemaindex
 
 import (
 	"encoding/json"
@@ -7,27 +7,27 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Quick acceptance for the whole validation (schema_whole.go). Most
+// Quick acceptance for the whole validation (whole.go). Most
 // elements of a state's long arrays are checked against schemas that say
 // only which type a value has, which members an object requires and what
 // the schemas of some members are (the benchmark's records:
 // {"type":"object","required":[...],"properties":{"id":{"type":"string"}}}).
 // For such a schema the library's verdict follows from a few map look-ups,
-// without the validator's allocations; a quickSchema gives it. It only
+// without the validator's allocations; a Quick gives it. It only
 // ever accepts: a value it does not accept is validated by the library,
 // so a decision never rests on it but where the library would say the
 // same.
 
-// quickSchema is a schema made of type, required and properties only,
+// Quick is a schema made of type, required and properties only,
 // each property's schema quick too; any means no type constraint.
-type quickSchema struct {
+type Quick struct {
 	accept   bool // a true boolean schema
 	types    uint8
 	required []string
-	props    map[string]*quickSchema
+	props    map[string]*Quick
 }
 
-// Type bits of a quickSchema.
+// Type bits of a Quick.
 const (
 	qNull uint8 = 1 << iota
 	qBool
@@ -50,14 +50,14 @@ var quickFields = map[string]bool{
 	"Bool": true, "Types": true, "Required": true, "Properties": true,
 }
 
-// newQuickSchema returns the quick form of s, or nil when s uses anything
+// NewQuick returns the quick form of s, or nil when s uses anything
 // but type, required and properties (with quick schemas), or is nested
 // deeper than a few levels.
-func newQuickSchema(s *jsonschema.Schema) *quickSchema {
+func NewQuick(s *jsonschema.Schema) *Quick {
 	return quickOf(s, 0)
 }
 
-func quickOf(s *jsonschema.Schema, depth int) *quickSchema {
+func quickOf(s *jsonschema.Schema, depth int) *Quick {
 	if s == nil || depth > 8 {
 		return nil
 	}
@@ -68,7 +68,7 @@ func quickOf(s *jsonschema.Schema, depth int) *quickSchema {
 			return nil
 		}
 	}
-	q := &quickSchema{}
+	q := &Quick{}
 	if s.Bool != nil {
 		if !*s.Bool || s.Types != nil || len(s.Required) > 0 || len(s.Properties) > 0 {
 			return nil
@@ -100,7 +100,7 @@ func quickOf(s *jsonschema.Schema, depth int) *quickSchema {
 	}
 	q.required = s.Required
 	if len(s.Properties) > 0 {
-		q.props = make(map[string]*quickSchema, len(s.Properties))
+		q.props = make(map[string]*Quick, len(s.Properties))
 		for name, sub := range s.Properties {
 			if q.props[name] = quickOf(sub, depth+1); q.props[name] == nil {
 				return nil
@@ -112,7 +112,7 @@ func quickOf(s *jsonschema.Schema, depth int) *quickSchema {
 
 // accepts reports that v certainly satisfies the schema; false means the
 // library must decide.
-func (q *quickSchema) accepts(v any) bool {
+func (q *Quick) Accepts(v any) bool {
 	if q.accept {
 		return true
 	}
@@ -147,13 +147,13 @@ func (q *quickSchema) accepts(v any) bool {
 	}
 	if len(q.props) <= len(obj) {
 		for name, sub := range q.props {
-			if m, ok := obj[name]; ok && !sub.accepts(m) {
+			if m, ok := obj[name]; ok && !sub.Accepts(m) {
 				return false
 			}
 		}
 	} else {
 		for name, m := range obj {
-			if sub := q.props[name]; sub != nil && !sub.accepts(m) {
+			if sub := q.props[name]; sub != nil && !sub.Accepts(m) {
 				return false
 			}
 		}

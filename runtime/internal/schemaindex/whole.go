@@ -1,8 +1,9 @@
-package runtime
+package schemaindex
 
 import (
 	"maps"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -10,16 +11,16 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Whole validation on every core. The first step on a state validates
+// Whole validation on every core. The first step on a state Validates
 // the whole state once (Document.satisfies), which costs what the state
 // costs; this splits that validation where the schema's analysis
-// (schema_incr.go) shows the split gives the same answer, and runs the
+// (index.go) shows the split gives the same answer, and runs the
 // parts at once.
 //
 // Take the longest array A of the state that hangs from the root through
 // objects, of n elements, and the schemas that apply to it, S (found as
 // holds finds the schemas of a location). When every schema on the way
-// to A and every schema of S is local in the sense of schema_incr.go
+// to A and every schema of S is local in the sense of index.go
 // (its verdict on a container depends on its members only through the
 // schemas it applies to them, and on its member names and length), when
 // no schema of S looks at A's elements together (uniqueItems, contains)
@@ -36,28 +37,27 @@ import (
 // element, in as many parts as there are processors, with the cut state;
 // an element schema made of type, required and properties only accepts
 // an element without the library when a few look-ups show it satisfies
-// it (schema_quick.go), and leaves any other element to the library.
+// it (quick.go), and leaves any other element to the library.
 
 // minShardItems is the length from which an array is validated in parts.
 const minShardItems = 1024
 
-// satisfiesWhole reports whether v (a plain value) satisfies the schema of
+// SatisfiesWhole reports whether v (a plain value) satisfies the schema of
 // x, validating in parts when that gives the same answer, else whole.
-func (x *schemaIndex) satisfiesWhole(v any) bool {
+func (x *Index) SatisfiesWhole(v any) bool {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > 1 {
-		if ok, split := x.validateSplit(v, workers, minShardItems); split {
+		if ok, split := x.ValidateSplit(v, workers, minShardItems); split {
 			return ok
 		}
 	}
-	f, err := validateSchema(x.root, v)
-	return err == nil && f == nil
+	return Validates(x.root, v)
 }
 
-// validateSplit validates v in parts when its longest array has at least
+// ValidateSplit Validates v in parts when its longest array has at least
 // minItems elements; split is false when it does not.
-func (x *schemaIndex) validateSplit(v any, workers, minItems int) (ok, split bool) {
-	path, arr := longestArray(v, 3)
+func (x *Index) ValidateSplit(v any, workers, minItems int) (ok, split bool) {
+	path, arr := LongestArray(v, 3)
 	if len(arr) < minItems {
 		return false, false
 	}
@@ -91,9 +91,9 @@ func (x *schemaIndex) validateSplit(v any, workers, minItems int) (ok, split boo
 		return false, false
 	}
 	elem := x.route(set, strconv.Itoa(m), false)
-	quick := make([]*quickSchema, len(elem))
+	quick := make([]*Quick, len(elem))
 	for k, s := range elem {
-		quick[k] = newQuickSchema(s)
+		quick[k] = NewQuick(s)
 	}
 
 	cut := withArray(v, path, arr[:m:m])
@@ -103,10 +103,10 @@ func (x *schemaIndex) validateSplit(v any, workers, minItems int) (ok, split boo
 		defer wg.Done()
 		for i := lo; i < hi && !failed.Load(); i++ {
 			for k, s := range elem {
-				if q := quick[k]; q != nil && q.accepts(arr[i]) {
+				if q := quick[k]; q != nil && q.Accepts(arr[i]) {
 					continue
 				}
-				if !validates(s, arr[i]) {
+				if !Validates(s, arr[i]) {
 					failed.Store(true)
 					return
 				}
@@ -118,7 +118,7 @@ func (x *schemaIndex) validateSplit(v any, workers, minItems int) (ok, split boo
 	wg.Add(parts + 1)
 	go func() {
 		defer wg.Done()
-		if !validates(x.root, cut) {
+		if !Validates(x.root, cut) {
 			failed.Store(true)
 		}
 	}()
@@ -129,17 +129,17 @@ func (x *schemaIndex) validateSplit(v any, workers, minItems int) (ok, split boo
 	return !failed.Load(), true
 }
 
-// longestArray returns the longest array in v reached from the root
+// LongestArray returns the longest array in v reached from the root
 // through objects only, within depth members, and its location; the
 // root itself when it is an array.
-func longestArray(v any, depth int) (Pointer, []any) {
+func LongestArray(v any, depth int) ([]string, []any) {
 	if a, ok := v.([]any); ok {
-		return Pointer{}, a
+		return []string{}, a
 	}
 	var best []any
-	var bestAt Pointer
-	var walk func(v any, at Pointer)
-	walk = func(v any, at Pointer) {
+	var bestAt []string
+	var walk func(v any, at []string)
+	walk = func(v any, at []string) {
 		obj, ok := v.(map[string]any)
 		if !ok || len(at) >= depth {
 			return
@@ -147,25 +147,30 @@ func longestArray(v any, depth int) (Pointer, []any) {
 		for k, c := range obj {
 			switch c := c.(type) {
 			case []any:
-				if len(c) > len(best) || len(c) == len(best) && best != nil && at.Append(k).Compare(bestAt) < 0 {
-					best, bestAt = c, at.Append(k)
+				if len(c) > len(best) || len(c) == len(best) && best != nil && slices.Compare(appendToken(at, k), bestAt) < 0 {
+					best, bestAt = c, appendToken(at, k)
 				}
 			case map[string]any:
-				walk(c, at.Append(k))
+				walk(c, appendToken(at, k))
 			}
 		}
 	}
-	walk(v, Pointer{})
+	walk(v, []string{})
 	return bestAt, best
 }
 
 // withArray returns v with the array at p (reached through objects)
 // replaced by a; the objects on the way are copied, v is not changed.
-func withArray(v any, p Pointer, a []any) any {
+func withArray(v any, p []string, a []any) any {
 	if len(p) == 0 {
 		return a
 	}
 	obj := maps.Clone(v.(map[string]any))
 	obj[p[0]] = withArray(obj[p[0]], p[1:], a)
 	return obj
+}
+
+// appendToken returns a new path: p and then tok.
+func appendToken(p []string, tok string) []string {
+	return append(slices.Clip(p), tok)
 }
