@@ -128,15 +128,9 @@ func decodeStrict(b []byte, maxDepth int) (any, error) {
 	return v, err
 }
 
-// decodeStrictDepth is decodeStrict that also returns the depth of the
-// deepest value (the root is at depth 0, its members at 1).
-func decodeStrictDepth(b []byte, maxDepth int) (any, int, error) {
-	v, depth, _, err := parseJSON(b, maxDepth, false)
-	return v, depth, err
-}
-
-// parseJSON is decodeStrictDepth; with seed set it also returns what the
-// parse learned of the text for the footprint path.
+// parseJSON is decodeStrict that also returns the depth of the deepest
+// value (the root is at depth 0, its members at 1); with seed set it also
+// returns what the parse learned of the text for the footprint path.
 func parseJSON(b []byte, maxDepth int, seed bool) (any, int, *parseSeed, error) {
 	p := &parser{b: b, maxDepth: maxDepth}
 	p.arena.block = min(max(len(b)/2, 64), arenaBlock)
