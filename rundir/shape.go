@@ -7,7 +7,8 @@ import (
 )
 
 // MaxRecordContainers bounds the JSON objects and arrays of one line of
-// runs.jsonl, its final_state aside (100,000). Every reader refuses a line
+// runs.jsonl outside its final_state (100,000), and those of its
+// final_state apart. Every reader refuses a line
 // with more with a *LineError (ErrTooManyContainers) before decoding it:
 // each object of a record's lists becomes a Go value of up to a few KB
 // (a step record, a check, a leak), so a short line of empty objects
@@ -21,14 +22,37 @@ const MaxRecordContainers = 100_000
 // runs.jsonl with more than MaxRecordContainers objects and arrays.
 var ErrTooManyContainers = fmt.Errorf("the record holds more than %d JSON objects and arrays (its final_state aside), more than any run writes", MaxRecordContainers)
 
-// checkContainers counts the objects and arrays of a line of runs.jsonl,
-// outside the value of its top-level member "final_state" (a state, which
-// is kept as text), and returns ErrTooManyContainers past
-// MaxRecordContainers. It reads the line once, strings skipped as the
-// index's scanner skips them (scan.go); a line that is not JSON is left
-// to the decoder to refuse.
+// MaxRecordSteps bounds the steps of one record (1,000; a case has a
+// few, and DESIGN's largest workflow eight): each step costs a few KB
+// decoded and a section of every page that shows the run, so a record of
+// thousands of empty steps, under MaxRecordContainers, still cost
+// hundreds of MB in report, show and browse (issue 23).
+const MaxRecordSteps = 1000
+
+// MaxRecordDepth bounds how deep one line of runs.jsonl nests, its final
+// state included (1,024: a state nests at most DefaultMaxDepth, 512,
+// levels, and a record wraps it in a few). Deeper, encoding/json spent
+// hundreds of MB before refusing it at 10,000 levels.
+const MaxRecordDepth = 1024
+
+// ErrTooManySteps and ErrTooDeep are the causes of a *LineError for a
+// record past MaxRecordSteps or MaxRecordDepth.
+var (
+	ErrTooManySteps = fmt.Errorf("the record has more than %d steps, more than any case has", MaxRecordSteps)
+	ErrTooDeep      = fmt.Errorf("the record nests deeper than %d levels, deeper than any run writes", MaxRecordDepth)
+)
+
+// checkContainers reads a line of runs.jsonl once, before it is decoded,
+// and refuses it when it holds more than MaxRecordContainers objects and
+// arrays outside its top-level member "final_state", or as many inside
+// it (ErrTooManyContainers), more than MaxRecordSteps steps
+// (ErrTooManySteps), or nests deeper than MaxRecordDepth (ErrTooDeep).
+// Strings are skipped as the index's scanner skips them (scan.go); a line
+// that is not JSON is left to the decoder to refuse.
 func checkContainers(b []byte) error {
-	n, depth := 0, 0
+	outside, inside, steps, depth := 0, 0, 0, 0
+	final, stepsAt := 0, 0 // the depth inside final_state's value, steps' array; 0: not in it
+	key := false           // the string just read is a member name at depth 1
 	for i := 0; i < len(b); {
 		switch b[i] {
 		case '"':
@@ -36,10 +60,16 @@ func checkContainers(b []byte) error {
 			if err != nil {
 				return nil
 			}
-			if depth == 1 && bytes.Equal(b[i+1:end-1], finalStateName) {
-				if j := skipSpace(b, end); j < len(b) && b[j] == ':' {
-					if k, err := skipValue(b, j+1); err == nil {
-						end = k
+			if depth == 1 {
+				j := skipSpace(b, end)
+				key = j < len(b) && b[j] == ':'
+				if key {
+					name := b[i+1 : end-1]
+					switch {
+					case bytes.Equal(name, finalStateName):
+						final = -1 // the next container opens it
+					case bytes.Equal(name, stepsName):
+						stepsAt = -1
 					}
 				}
 			}
@@ -47,16 +77,42 @@ func checkContainers(b []byte) error {
 			continue
 		case '{', '[':
 			depth++
-			if n++; n > MaxRecordContainers {
+			if depth > MaxRecordDepth {
+				return ErrTooDeep
+			}
+			if final == -1 && depth == 2 {
+				final = 2
+			}
+			if stepsAt == -1 && depth == 2 && b[i] == '[' {
+				stepsAt = 2
+			} else if stepsAt == 2 && depth == 3 {
+				if steps++; steps > MaxRecordSteps {
+					return ErrTooManySteps
+				}
+			}
+			if final > 0 {
+				if inside++; inside > MaxRecordContainers {
+					return ErrTooManyContainers
+				}
+			} else if outside++; outside > MaxRecordContainers {
 				return ErrTooManyContainers
 			}
 		case '}', ']':
+			if depth == 2 {
+				final, stepsAt = 0, 0
+			}
 			depth--
+		case ',':
+			if depth == 1 {
+				final, stepsAt = 0, 0 // a scalar value ended
+			}
 		}
 		i++
 	}
 	return nil
 }
+
+var stepsName = []byte("steps")
 
 var finalStateName = []byte("final_state")
 

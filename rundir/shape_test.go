@@ -9,68 +9,100 @@ import (
 	"testing"
 )
 
-// emptyStepsLine is a record line whose steps are n empty objects: a few
-// bytes each, but a whole StepRecord each once decoded.
-func emptyStepsLine(t *testing.T, n int) string {
+// emptyListLine is a record line whose list member (steps, leaks) holds
+// n empty objects: a few bytes each, but a whole Go value each once
+// decoded.
+func emptyListLine(t *testing.T, member string, n int) string {
 	t.Helper()
 	b, err := json.Marshal(rec("c9", "patchoptic", 1, StatusFailed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := "[" + strings.TrimSuffix(strings.Repeat("{},", n), ",") + "]"
-	return strings.Replace(string(b), `"steps":null`, `"steps":`+steps, 1) + "\n"
+	list := "[" + strings.TrimSuffix(strings.Repeat("{},", n), ",") + "]"
+	line := strings.Replace(string(b), `"`+member+`":null`, `"`+member+`":`+list, 1)
+	if line == string(b) {
+		t.Fatalf("no %s member in %s", member, b)
+	}
+	return line + "\n"
 }
 
-// TestRecordOfManyContainersRefused: a line of more than
-// MaxRecordContainers objects and arrays is refused by every reader with
-// its line and offset, before it is decoded (issue 23: 1M empty steps, a
-// 3 MB line, cost 1.7 GB in every reader); one at the limit is read.
-func TestRecordOfManyContainersRefused(t *testing.T) {
-	dir := t.TempDir()
-	writeRecords(t, dir, rec("c1", "patchoptic", 1, StatusPassed))
-	base := strings.Count(emptyStepsLine(t, 0), "{") + strings.Count(emptyStepsLine(t, 0), "[")
-	ok := emptyStepsLine(t, MaxRecordContainers-base) // the record's own objects and arrays count
-	appendRaw(t, dir, ok)
-	lines, rd := readAll(t, filepath.Join(dir, RunsFile))
-	if rd.Err() != nil || len(lines) != 2 {
-		t.Fatalf("at the limit: %v, %v", lines, rd.Err())
-	}
+// containersOf counts the objects and arrays of a line without strings.
+func containersOf(line string) int { return strings.Count(line, "{") + strings.Count(line, "[") }
 
-	dir = t.TempDir()
-	writeRecords(t, dir, rec("c1", "patchoptic", 1, StatusPassed))
-	first := fileSize(t, filepath.Join(dir, RunsFile))
-	appendRaw(t, dir, emptyStepsLine(t, MaxRecordContainers-base+1))
-	var le *LineError
-	_, rd = readAll(t, filepath.Join(dir, RunsFile))
-	if !errors.As(rd.Err(), &le) || le.Line != 2 || le.Offset != first || !errors.Is(rd.Err(), ErrTooManyContainers) {
-		t.Errorf("Reader: %v; want line 2 at byte %d, ErrTooManyContainers", rd.Err(), first)
-	}
-	if _, err := BuildIndex(dir, nil); !errors.As(err, &le) || le.Line != 2 || !errors.Is(err, ErrTooManyContainers) {
-		t.Errorf("BuildIndex: %v", err)
+// TestRecordShapeRefused: a line past MaxRecordContainers objects and
+// arrays, MaxRecordSteps steps or MaxRecordDepth levels is refused by
+// every reader with its line and offset, before it is decoded (issue 23:
+// a 3 MB line of a million empty steps cost 1.7 GB in every reader; 99,000
+// steps under the first bound still cost 225-770 MB; a final state a
+// million levels deep 373 MB); one at each bound is read.
+func TestRecordShapeRefused(t *testing.T) {
+	base := containersOf(emptyListLine(t, "leaks", 0))
+	for _, tc := range []struct {
+		name     string
+		ok, over string
+		cause    error
+	}{
+		{"containers", emptyListLine(t, "leaks", MaxRecordContainers-base), emptyListLine(t, "leaks", MaxRecordContainers-base+1), ErrTooManyContainers},
+		{"steps", emptyListLine(t, "steps", MaxRecordSteps), emptyListLine(t, "steps", MaxRecordSteps+1), ErrTooManySteps},
+		{"depth", deepStateLine(t, MaxRecordDepth), deepStateLine(t, MaxRecordDepth+1), ErrTooDeep},
+	} {
+		dir := t.TempDir()
+		writeRecords(t, dir, rec("c1", "patchoptic", 1, StatusPassed))
+		appendRaw(t, dir, tc.ok)
+		if err := checkContainers([]byte(tc.ok)); err != nil {
+			t.Errorf("%s: at the bound: %v", tc.name, err)
+		}
+		dir = t.TempDir()
+		writeRecords(t, dir, rec("c1", "patchoptic", 1, StatusPassed))
+		first := fileSize(t, filepath.Join(dir, RunsFile))
+		appendRaw(t, dir, tc.over)
+		var le *LineError
+		_, rd := readAll(t, filepath.Join(dir, RunsFile))
+		if !errors.As(rd.Err(), &le) || le.Line != 2 || le.Offset != first || !errors.Is(rd.Err(), tc.cause) {
+			t.Errorf("%s: Reader: %v; want line 2 at byte %d, %v", tc.name, rd.Err(), first, tc.cause)
+		}
+		if _, err := BuildIndex(dir, nil); !errors.As(err, &le) || le.Line != 2 || !errors.Is(err, tc.cause) {
+			t.Errorf("%s: BuildIndex: %v", tc.name, err)
+		}
 	}
 }
 
-// TestCheckContainersSkipsTheFinalState: the objects of a record's
-// final_state (kept as text) do not count; those of its other members do,
-// wherever the final state stands among them.
-func TestCheckContainersSkipsTheFinalState(t *testing.T) {
-	state := `{"a":[` + strings.TrimSuffix(strings.Repeat(`{"x":"}{["},`, MaxRecordContainers), ",") + `]}`
+// deepStateLine is a record line whose final state nests so that the
+// line's deepest container is at depth n (the record itself at 1).
+func deepStateLine(t *testing.T, n int) string {
+	t.Helper()
+	b, _ := json.Marshal(rec("c9", "patchoptic", 1, StatusFailed))
+	state := strings.Repeat("[", n-1) + strings.Repeat("]", n-1)
+	return strings.TrimSuffix(string(b), "}") + `,"final_state":` + state + "}\n"
+}
+
+// TestCheckContainersCountsTheFinalStateApart: the objects of a record's
+// final_state (kept as text) count against their own bound, not the
+// record's, wherever the final state stands among the members; a member
+// named final_state deeper in the record counts as the record's.
+func TestCheckContainersCountsTheFinalStateApart(t *testing.T) {
+	state := func(n int) string {
+		return `{"a":[` + strings.TrimSuffix(strings.Repeat(`{"x":"}{["},`, n-2), ",") + `]}`
+	}
+	leaks := `[` + strings.TrimSuffix(strings.Repeat(`{},`, MaxRecordContainers-3), ",") + `]`
 	for _, line := range []string{
-		`{"run_id":"x","final_state":` + state + `}`,
-		`{"final_state":` + state + `,"steps":[{}]}`,
-		`{"steps":[],"final_state": ` + state + ` }`,
+		`{"run_id":"x","final_state":` + state(MaxRecordContainers) + `,"leaks":` + leaks + `}`,
+		`{"final_state":` + state(MaxRecordContainers) + `,"steps":[{}]}`,
+		`{"steps":[],"final_state": ` + state(MaxRecordContainers) + ` }`,
+		`{"final_state":null,"leaks":` + leaks + `}`,
 	} {
 		if err := checkContainers([]byte(line)); err != nil {
 			t.Errorf("%.40s...: %v", line, err)
 		}
 	}
-	nested := `{"steps":[{"decisions":[` + strings.TrimSuffix(strings.Repeat(`{"message":"\"{"},`, MaxRecordContainers), ",") + `]}]}`
-	if err := checkContainers([]byte(nested)); !errors.Is(err, ErrTooManyContainers) {
-		t.Errorf("decisions: %v", err)
-	}
-	inner := `{"steps":[{"final_state":` + state + `}]}` // not the record's own member
-	if err := checkContainers([]byte(inner)); !errors.Is(err, ErrTooManyContainers) {
-		t.Errorf("a step's final_state: %v", err)
+	for _, line := range []string{
+		`{"final_state":` + state(MaxRecordContainers+1) + `}`,
+		`{"steps":[{"final_state":` + state(MaxRecordContainers) + `}]}`, // not the record's own member
+		`{"steps":[{"decisions":[` + strings.TrimSuffix(strings.Repeat(`{"message":"\"{"},`, MaxRecordContainers), ",") + `]}]}`,
+	} {
+		if err := checkContainers([]byte(line)); !errors.Is(err, ErrTooManyContainers) {
+			t.Errorf("%.40s...: %v", line, err)
+		}
 	}
 }
 
