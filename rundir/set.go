@@ -327,21 +327,15 @@ type Set struct {
 }
 
 // ReadSet reads each directory (Read) and combines them (Combine). A
-// directory given twice is refused.
+// directory given twice is refused (CheckDistinct).
 func ReadSet(paths []string) (*Set, error) {
 	s := &Set{}
 	var ms []*Manifest
 	var hs []Holder
-	given := map[string]string{}
+	if err := CheckDistinct(paths); err != nil {
+		return nil, err
+	}
 	for _, p := range paths {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return nil, err
-		}
-		if first, ok := given[abs]; ok {
-			return nil, errorf(CodeGivenTwice, "%s is given twice (as %s and %s)", abs, first, p)
-		}
-		given[abs] = p
 		d, err := Read(p)
 		if err != nil {
 			return nil, err
@@ -356,6 +350,28 @@ func ReadSet(paths []string) (*Set, error) {
 	}
 	s.Combined = c
 	return s, nil
+}
+
+// CheckDistinct refuses a list of run directories that names one twice,
+// under any of its names (absolute, relative, through a symlink: paths are
+// compared resolved), with an error of code given_twice: its runs would
+// count twice (issue 23).
+func CheckDistinct(paths []string) error {
+	given := map[string]string{}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return err
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		if first, ok := given[abs]; ok {
+			return errorf(CodeGivenTwice, "%s is given twice (as %s and %s)", abs, first, p)
+		}
+		given[abs] = p
+	}
+	return nil
 }
 
 // Each calls fn with the last record of each run of each directory, the

@@ -85,6 +85,15 @@ func TestReadSetRefusesWhatIsNotOneComparison(t *testing.T) {
 	if _, err := ReadSet([]string{one, one + "/"}); CodeOf(err) != CodeGivenTwice {
 		t.Errorf("a directory twice: %v", err)
 	}
+	// A symlink to it is the same directory (issue 23: every run counted
+	// twice).
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(one, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSet([]string{one, link}); CodeOf(err) != CodeGivenTwice {
+		t.Errorf("a symlink to a directory given: %v", err)
+	}
 }
 
 func TestReadSetKeysRunsAcrossDirectories(t *testing.T) {

@@ -8,13 +8,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/patchbench/patchbench/browse"
+	"github.com/patchbench/patchbench/rundir"
 )
 
 const browseExamples = `  # The runs of a directory in the web browser (open the address it prints):
@@ -48,16 +48,8 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if h, _, err := net.SplitHostPort(*addr); err != nil || h == "" {
 		return fs.usageError("--addr %q: want HOST:PORT with a host (127.0.0.1:8484; 0.0.0.0:8484 to serve every interface, on purpose)", *addr)
 	}
-	given := map[string]string{}
-	for _, p := range pos {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return failf(stderr, "browse", "%v", err)
-		}
-		if first, ok := given[abs]; ok {
-			return fs.usageError("%s is given twice (as %s and %s)", abs, first, p)
-		}
-		given[abs] = p
+	if err := rundir.CheckDistinct(pos); err != nil {
+		return fs.usageError("%v", err)
 	}
 	if os.Getenv("GOGC") == "" {
 		// The server keeps the index as long as it runs, and indexing
