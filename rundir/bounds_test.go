@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -98,7 +99,7 @@ func TestManifestMemberTwice(t *testing.T) {
 	if !errors.As(err, &me) || me.Line != 1+strings.Count(edited[:strings.Index(edited, `"rounds"`)], "\n") || !strings.Contains(err.Error(), "duplicate") {
 		t.Fatalf("%v", err)
 	}
-	res, err := Repair(dir)
+	res, err := Repair(context.Background(), dir)
 	if err != nil || res.Manifest != "restored" {
 		t.Fatalf("repair: %+v %v", res, err)
 	}

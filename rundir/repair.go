@@ -3,6 +3,7 @@ package rundir
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,7 +80,7 @@ func (r *Repaired) Changed() bool {
 //
 // summary.json is the caller's to write again. A directory with neither a
 // manifest, its backup nor runs.jsonl is not a run directory (an error).
-func Repair(dir string) (*Repaired, error) {
+func Repair(ctx context.Context, dir string) (*Repaired, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, errorf(CodeNotRunDir, "%s is not a run directory", dir)
 	}
@@ -93,7 +94,7 @@ func Repair(dir string) (*Repaired, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := repairRuns(dir, m, res); err != nil {
+	if err := repairRuns(ctx, dir, m, res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -295,7 +296,7 @@ func manifestMembers() []string {
 
 // repairRuns keeps the records of m's run in runs.jsonl and sets every
 // other line aside.
-func repairRuns(dir string, m *Manifest, res *Repaired) error {
+func repairRuns(ctx context.Context, dir string, m *Manifest, res *Repaired) error {
 	path := filepath.Join(dir, RunsFile)
 	f, err := openRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -310,11 +311,18 @@ func repairRuns(dir string, m *Manifest, res *Repaired) error {
 		return fmt.Errorf("writing %s: %w", path, cause(err))
 	}
 	defer os.Remove(tmp.Name()) // once renamed, there is nothing to remove
+	if fi, err := f.Stat(); err == nil {
+		tmp.Chmod(fi.Mode().Perm()) // the new runs.jsonl keeps the old one's mode
+	}
 	w := bufio.NewWriterSize(tmp, 1<<20)
 	var dropped *os.File
+	var droppedSize int64 // DroppedFile's size before this repair
 	in := newMembership(m)
 	rewrite := false
 	err = eachLine(f, func(line []byte, n int, off int64, rest func(io.Writer) (int64, error)) error {
+		if err := ctx.Err(); err != nil {
+			return err // interrupted: nothing is changed (below)
+		}
 		body := bytes.TrimRight(line, "\r\n")
 		if rest == nil && len(bytes.TrimSpace(body)) == 0 {
 			rewrite = rewrite || len(line) > 0
@@ -350,6 +358,11 @@ func repairRuns(dir string, m *Manifest, res *Repaired) error {
 			if dropped, err = regularfile.OpenAppend(filepath.Join(dir, DroppedFile)); err != nil {
 				return err
 			}
+			fi, err := dropped.Stat()
+			if err != nil {
+				return err
+			}
+			droppedSize = fi.Size()
 		}
 		// Set aside as it was, with a newline; an over-long line is
 		// copied through, never held whole.
@@ -377,6 +390,13 @@ func repairRuns(dir string, m *Manifest, res *Repaired) error {
 	if err == nil && dropped != nil {
 		err = dropped.Sync() // set aside before the file is replaced
 	}
+	if err != nil && dropped != nil {
+		// Interrupted or failed: the lines set aside are taken back, so
+		// that runs.jsonl (not replaced) and DroppedFile stay as they
+		// were and a repair run again sets each line aside once (issue
+		// 23: an interrupted repair left lines set aside twice).
+		dropped.Truncate(droppedSize)
+	}
 	if dropped != nil {
 		if cerr := dropped.Close(); err == nil {
 			err = cerr
@@ -390,6 +410,9 @@ func repairRuns(dir string, m *Manifest, res *Repaired) error {
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, cause(err))

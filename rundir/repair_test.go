@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -66,7 +67,7 @@ func TestRepair(t *testing.T) {
 	m := manifest("", 4)
 	WriteManifest(dir, m)
 	os.WriteFile(filepath.Join(dir, ".manifest.json.123456"), nil, 0o644) // a killed write's temporary file
-	res, err := Repair(dir)
+	res, err := Repair(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,14 +95,14 @@ func TestRepair(t *testing.T) {
 		t.Errorf("%s: %q", DroppedFile, set)
 	}
 	// Nothing more to do.
-	again, err := Repair(dir)
+	again, err := Repair(context.Background(), dir)
 	if err != nil || again.Changed() || again.Kept != 3 {
 		t.Errorf("second repair: %+v %v", again, err)
 	}
 	// A manifest cut short comes back from its backup.
 	b, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
 	os.WriteFile(filepath.Join(dir, ManifestFile), b[:len(b)/2], 0o644)
-	res, err = Repair(dir)
+	res, err = Repair(context.Background(), dir)
 	var me *ManifestError
 	if err != nil || res.Manifest != "restored" || !errors.As(res.ManifestError, &me) {
 		t.Fatalf("restore: %+v %v", res, err)
@@ -113,7 +114,7 @@ func TestRepair(t *testing.T) {
 	// (issue 23: repair stopped on it).
 	big := append(append([]byte(nil), b[:len(b)-1]...), []byte(`,"zz":"`+strings.Repeat("x", maxManifestBytes)+`"}`)...)
 	os.WriteFile(filepath.Join(dir, ManifestFile), big, 0o644)
-	res, err = Repair(dir)
+	res, err = Repair(context.Background(), dir)
 	if err != nil || res.Manifest != "restored" {
 		t.Fatalf("an over-size manifest: %+v %v", res, err)
 	}
@@ -123,7 +124,7 @@ func TestRepair(t *testing.T) {
 	// Without a backup it is rebuilt from what is left and the records.
 	os.Remove(filepath.Join(dir, ManifestBackupFile))
 	os.WriteFile(filepath.Join(dir, ManifestFile), b[:strings.Index(string(b), `"configs"`)], 0o644)
-	res, err = Repair(dir)
+	res, err = Repair(context.Background(), dir)
 	if err != nil || res.Manifest != "rebuilt" {
 		t.Fatalf("rebuild: %+v %v", res, err)
 	}
@@ -139,13 +140,13 @@ func TestRepair(t *testing.T) {
 		t.Errorf("no backup written: %v", err)
 	}
 	// Not a run directory.
-	if _, err := Repair(t.TempDir()); CodeOf(err) != CodeNotRunDir {
+	if _, err := Repair(context.Background(), t.TempDir()); CodeOf(err) != CodeNotRunDir {
 		t.Errorf("empty directory: %v", err)
 	}
 	// One writer at a time.
 	s, _ := OpenSink(dir)
 	defer s.Close()
-	if _, err := Repair(dir); !errors.Is(err, ErrLocked) {
+	if _, err := Repair(context.Background(), dir); !errors.Is(err, ErrLocked) {
 		t.Errorf("while a run writes: %v", err)
 	}
 }
@@ -214,5 +215,44 @@ func TestWriteFailures(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{ManifestBackupFile, ManifestFile}, names); diff != "" {
 		t.Errorf("left behind (-want +got):\n%s", diff)
+	}
+}
+
+// TestRepairInterrupted: a repair interrupted between two lines leaves
+// runs.jsonl and the lines set aside as they were, so that the repair run
+// again sets each damaged line aside once (issue 23: an interrupted
+// repair left lines set aside twice), and the new runs.jsonl keeps the
+// old one's mode (it was 0600 after a repair).
+func TestRepairInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	WriteManifest(dir, manifest("", 4))
+	writeRecords(t, dir, rec("a", "x", 1, StatusPassed))
+	appendRaw(t, dir, "{\"junk\": 1}\n")
+	writeRecords(t, dir, rec("a", "y", 1, StatusPassed))
+	appendRaw(t, dir, "{\"junk\": 2}\n")
+	writeRecords(t, dir, rec("a", "x", 2, StatusPassed))
+	runs := filepath.Join(dir, RunsFile)
+	os.Chmod(runs, 0o644)
+	before, _ := os.ReadFile(runs)
+	for n := 1; n < 5; n++ {
+		if _, err := Repair(&errAfter{context.Background(), n}, dir); !errors.Is(err, context.Canceled) {
+			t.Fatalf("interrupted after %d lines: %v", n, err)
+		}
+		if after, _ := os.ReadFile(runs); string(after) != string(before) {
+			t.Fatalf("interrupted after %d lines: runs.jsonl changed", n)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, DroppedFile)); len(b) != 0 {
+			t.Fatalf("interrupted after %d lines: %q set aside", n, b)
+		}
+	}
+	res, err := Repair(context.Background(), dir)
+	if err != nil || len(res.Dropped) != 2 || res.Kept != 3 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, DroppedFile)); string(b) != "{\"junk\": 1}\n{\"junk\": 2}\n" {
+		t.Errorf("set aside: %q", b)
+	}
+	if fi, err := os.Stat(runs); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("runs.jsonl's mode after the repair: %v %v", fi.Mode(), err)
 	}
 }

@@ -23,7 +23,7 @@ const repairExamples = `  # A run directory every command refuses (a damaged lin
 // it names every line it sets aside with its line and byte offset, says
 // what it did to the manifest, and writes summary.json again from the
 // records kept.
-func runRepair(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func runRepair(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("repair", "patchbench repair DIR", repairExamples, stdout, stderr)
 	pos, err := fs.parseWithArgs(args, 1)
 	if err != nil {
@@ -33,7 +33,10 @@ func runRepair(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("give the run directory")
 	}
 	dir := pos[0]
-	res, err := rundir.Repair(dir)
+	res, err := rundir.Repair(ctx, dir)
+	if ctx.Err() != nil {
+		return failf(stderr, "repair", "interrupted; %s and %s are as they were, and the same command can be run again", rundir.RunsFile, rundir.DroppedFile)
+	}
 	if err != nil {
 		return failf(stderr, "repair", "%v", err)
 	}
