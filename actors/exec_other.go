@@ -18,3 +18,6 @@ func startProgram(cmd *exec.Cmd) error { return cmd.Start() }
 
 // waitProgram waits for cmd.
 func waitProgram(cmd *exec.Cmd) error { return cmd.Wait() }
+
+// EndPrograms does nothing where there is no subreaper.
+func EndPrograms() {}
