@@ -25,7 +25,11 @@ import (
 // (adoptOrphans, Linux); and, once it has ended, whatever it left running
 // is killed: its group and every process that carries the mark (killRest,
 // exec_linux.go). It returns how long the program ran and Run's error.
-func runProgram(cmd *exec.Cmd) (time.Duration, error) {
+//
+// started, when not nil, is called once the program has started; waited,
+// when not nil, once it has been waited for (with Wait's error), before
+// what it left is killed.
+func runProgram(cmd *exec.Cmd, started func(), waited func(error)) (time.Duration, error) {
 	killGroup(cmd)
 	mark := strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(execCalls.Add(1), 10)
 	if cmd.Env == nil {
@@ -38,7 +42,13 @@ func runProgram(cmd *exec.Cmd) (time.Duration, error) {
 	start := time.Now()
 	err := startProgram(cmd)
 	if err == nil {
+		if started != nil {
+			started()
+		}
 		err = waitProgram(cmd)
+		if waited != nil {
+			waited(err)
+		}
 	}
 	latency := time.Since(start)
 	killRest(cmd, mark) // what the program left running dies with it, always
@@ -117,8 +127,11 @@ type ExecAnswer struct {
 // interrupted, and once it has ended, whatever it left running is killed:
 // on Unix its process group, and on Linux also every process that left
 // the group (setsid) but carries the call's mark, the harness being their
-// subreaper (exec_linux.go says how, and what it cannot find). What it writes to standard error is kept (the last 64 KiB)
-// with the step's record. A program that exits with a non-zero status,
+// subreaper (exec_linux.go says how, and what it cannot find). A program
+// that closed its standard output (everything it started too) has
+// answered: it has execWaitDelay to exit, then it is killed and its answer
+// taken (so at the timeout too). What it writes to standard error is kept
+// (the last 64 KiB) with the step's record. A program that exits with a non-zero status,
 // times out, or writes anything but one ExecAnswer fails the run as an
 // error (*ExecError), never as a rejection; its answers go through the
 // same parser and gates as any actor's.
@@ -213,13 +226,74 @@ func (e *Exec) Propose(ctx context.Context, req Request) (Response, error) {
 	cmd.Stdin = bytes.NewReader(in)
 	stdout := newExecOutput(e.maxAnswer, cancel)
 	stderr := &tail{limit: maxExecStderr}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// Standard output is a pipe of the actor's own, read here, so that
+	// its end is seen while the program runs: a program that closed it
+	// (and so did whatever it started) has given its answer in full.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Response{}, fmt.Errorf("%s: %w", e.spec, err)
+	}
+	defer pr.Close()
+	cmd.Stdout, cmd.Stderr = pw, stderr
 	cmd.WaitDelay = execWaitDelay
-	latency, runErr := runProgram(cmd)
-	// A program that exited well but left a process holding its output
-	// open has answered: Run gave up on the output after execWaitDelay.
+	copied, waited := make(chan struct{}), make(chan struct{})
+	var closed, killedAfter atomic.Bool
+	began := false
+	started := func() {
+		began = true
+		pw.Close()
+		go func() {
+			defer close(copied)
+			if _, err := io.Copy(stdout, pr); err != nil || cctx.Err() != nil {
+				return
+			}
+			// End of file while the program runs: it answered. It has
+			// execWaitDelay to exit; then it is killed and its answer
+			// taken.
+			closed.Store(true)
+			select {
+			case <-waited:
+			case <-cctx.Done():
+			case <-time.After(execWaitDelay):
+				killedAfter.Store(true)
+				cancel()
+			}
+		}()
+	}
+	copiedOrLate := func(err error) {
+		// What the program left holding its output has execWaitDelay to
+		// finish writing it (already spent when Wait waited as long for
+		// its standard error).
+		close(waited)
+		delay := execWaitDelay
+		if errors.Is(err, exec.ErrWaitDelay) {
+			delay = 0
+		}
+		select {
+		case <-copied:
+		case <-time.After(delay):
+		}
+	}
+	latency, runErr := runProgram(cmd, started, copiedOrLate)
+	pw.Close()
+	if began {
+		select {
+		case <-copied:
+		case <-time.After(execWaitDelay):
+			pr.Close() // a process that could not be killed holds the output
+			<-copied
+		}
+	}
+	// A program that exited well but left a process holding its stderr
+	// open has answered: Run gave up on it after execWaitDelay. So has
+	// one that closed its standard output and was then killed, at the
+	// timeout or execWaitDelay later.
 	exited := cmd.ProcessState != nil && cmd.ProcessState.Success() &&
 		(runErr == nil || errors.Is(runErr, exec.ErrWaitDelay))
+	if killedBySignal(cmd.ProcessState) && closed.Load() && ctx.Err() == nil &&
+		(killedAfter.Load() || errors.Is(cctx.Err(), context.DeadlineExceeded)) {
+		exited = true
+	}
 	fail := func(err error) (Response, error) {
 		return Response{Stderr: stderr.String()}, fmt.Errorf("%s: %w", e.spec, &ExecError{Err: err, Stderr: stderr.String()})
 	}

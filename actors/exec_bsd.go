@@ -16,3 +16,6 @@ func startProgram(cmd *exec.Cmd) error { return cmd.Start() }
 
 // waitProgram waits for cmd.
 func waitProgram(cmd *exec.Cmd) error { return cmd.Wait() }
+
+// EndPrograms does nothing outside Linux (no subreaper: no orphans).
+func EndPrograms() {}

@@ -2,7 +2,10 @@
 
 package actors
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // killGroup leaves the default: cancelling kills the program only.
 func killGroup(*exec.Cmd) {}
@@ -18,3 +21,9 @@ func startProgram(cmd *exec.Cmd) error { return cmd.Start() }
 
 // waitProgram waits for cmd.
 func waitProgram(cmd *exec.Cmd) error { return cmd.Wait() }
+
+// EndPrograms does nothing where there is no subreaper.
+func EndPrograms() {}
+
+// killedBySignal reports false: no signals here.
+func killedBySignal(*os.ProcessState) bool { return false }

@@ -385,3 +385,48 @@ func TestFilesActorRefusesAFIFOAnswer(t *testing.T) {
 		t.Fatal("reading a FIFO answer blocked")
 	}
 }
+
+// TestExecActorAnswersAndKeepsRunning runs a program that answers, closes
+// its standard output and goes on running: it was ended at the timeout
+// with "no answer within" although it had answered (issue 23). Its
+// answer is taken, execWaitDelay after its output closed, and it is
+// killed.
+func TestExecActorAnswersAndKeepsRunning(t *testing.T) {
+	path := script(t, `cat > /dev/null
+printf '{"text": "{\\"patch\\": []}"}\n'
+exec >&-
+echo $$ > "$DIR/child.pid"
+sleep 300`)
+	a, err := NewExec("exec:"+path, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, err := a.Propose(context.Background(), execReq())
+	if err != nil || resp.Raw != `{"patch": []}` {
+		t.Fatalf("answer %q, error %v", resp.Raw, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the answer took %v: the program was not ended once it had answered", d)
+	}
+	assertDead(t, filepath.Join(filepath.Dir(path), "child.pid"))
+	// At the timeout, before execWaitDelay has passed: the answer too.
+	a, err = NewExec("exec:"+path, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := a.Propose(context.Background(), execReq()); err != nil || resp.Raw != `{"patch": []}` {
+		t.Fatalf("at the timeout: answer %q, error %v", resp.Raw, err)
+	}
+	// One that closed its output having written half an answer fails.
+	a, err = NewExec("exec:"+script(t, `cat > /dev/null
+printf '{"text": "{\\"pa'
+exec >&-
+sleep 300`), 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Propose(context.Background(), execReq()); err == nil || !strings.Contains(err.Error(), "not one JSON object") {
+		t.Fatalf("half an answer: error %v", err)
+	}
+}

@@ -3,6 +3,7 @@
 package actors
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -27,4 +28,13 @@ func killRest(cmd *exec.Cmd, mark string) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	killMarked(mark)
+}
+
+// killedBySignal reports whether the program was ended by SIGKILL.
+func killedBySignal(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }

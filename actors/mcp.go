@@ -140,7 +140,7 @@ func (a *MCPAgent) Drive(ctx context.Context, env AgentEnv) error {
 	stderr := &tail{limit: maxExecStderr}
 	cmd.Stdout, cmd.Stderr = io.Discard, stderr
 	cmd.WaitDelay = execWaitDelay
-	_, runErr := runProgram(cmd) // what the agent left running dies with it (even out of its group)
+	_, runErr := runProgram(cmd, nil, nil) // what the agent left running dies with it (even out of its group)
 	switch {
 	case ctx.Err() != nil:
 		return nil // the run is over: the agent was ended

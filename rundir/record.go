@@ -363,18 +363,7 @@ func (r *Record) shrink(b []byte) ([]byte, error) {
 		for i := range r.Steps {
 			s := &r.Steps[i]
 			if stage == 0 {
-				s.RawResponse = cutMember(&s.Truncated, "/raw_response", s.RawResponse)
-				s.RawResponseBase64 = cutMember(&s.Truncated, "/raw_response_base64", s.RawResponseBase64)
-				s.ActorStderr = cutMember(&s.Truncated, "/actor_stderr", s.ActorStderr)
-				for k := range s.Earlier {
-					a := &s.Earlier[k]
-					a.RawResponse = cutMember(&a.Truncated, "/raw_response", a.RawResponse)
-					a.ActorStderr = cutMember(&a.Truncated, "/actor_stderr", a.ActorStderr)
-				}
-				s.Turns = slices.Clone(s.Turns)
-				for k := range s.Turns {
-					s.Turns[k].Text = cutMember(&s.Truncated, fmt.Sprintf("/turns/%d/text", k), s.Turns[k].Text)
-				}
+				s.CutTexts()
 				continue
 			}
 			s.Prompt = slices.Clone(s.Prompt)
@@ -397,12 +386,36 @@ func (r *Record) shrink(b []byte) ([]byte, error) {
 	return b, nil
 }
 
+// CutTexts cuts the step's texts as a record too long to write has them
+// cut (Record.shrink's first stage): every raw response (and its base64
+// form), standard error and tools-protocol turn's text to its first
+// KeptBytes, each cut noted in Truncated. Cutting again changes nothing.
+func (s *StepRecord) CutTexts() {
+	s.RawResponse = cutMember(&s.Truncated, "/raw_response", s.RawResponse)
+	s.RawResponseBase64 = cutMember(&s.Truncated, "/raw_response_base64", s.RawResponseBase64)
+	s.ActorStderr = cutMember(&s.Truncated, "/actor_stderr", s.ActorStderr)
+	for k := range s.Earlier {
+		s.Earlier[k].CutTexts()
+	}
+	s.Turns = slices.Clone(s.Turns)
+	for k := range s.Turns {
+		s.Turns[k].Text = cutMember(&s.Truncated, fmt.Sprintf("/turns/%d/text", k), s.Turns[k].Text)
+	}
+}
+
+// CutTexts cuts the attempt's raw response and standard error as
+// StepRecord.CutTexts does.
+func (a *Attempt) CutTexts() {
+	a.RawResponse = cutMember(&a.Truncated, "/raw_response", a.RawResponse)
+	a.ActorStderr = cutMember(&a.Truncated, "/actor_stderr", a.ActorStderr)
+}
+
 // cutMember cuts a text member to KeptBytes, noting the cut in notes.
 func cutMember(notes *[]Truncation, member, v string) string {
 	if len(v) <= KeptBytes {
 		return v
 	}
-	c := cutText(v, KeptBytes)
+	c := strings.Clone(cutText(v, KeptBytes)) // not holding on to v
 	truncate(notes, member, "bytes", int64(len(v)), int64(len(c)))
 	return c
 }

@@ -170,7 +170,7 @@ func (e *StepEnv) Call(ctx context.Context, c actors.ToolCall) (string, rundir.T
 		rec.ArgumentsBytes = c.Oversize
 	}
 	for _, text := range []string{c.Name, c.Arguments, c.ID} {
-		e.r.outputs = append(e.r.outputs, scoring.Output{Step: e.s.ID, Field: scoring.FieldToolCall, Text: text})
+		e.r.output(scoring.Output{Step: e.s.ID, Field: scoring.FieldToolCall, Text: text})
 	}
 	text, code, err := e.call(ctx, c)
 	if err != nil {

@@ -83,7 +83,7 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		if implausible != "" {
 			sr.UsageInvalid = implausible
 		}
-		r.outputs = append(r.outputs, answerOutputs(s.ID, resp)...)
+		r.output(answerOutputs(s.ID, resp)...)
 		env.spend(max(resp.Oversize, int64(len(resp.Raw))))
 		assistant := actors.Message{Role: "assistant", Content: resp.Raw}
 		var results []actors.Message

@@ -30,9 +30,14 @@ type run struct {
 	rec       *rundir.Record
 	sess      *runtime.Session
 	committed map[string]bool
-	outputs   []scoring.Output
-	usage     string // the source of the last token counts
-	stalled   bool   // an earlier step ended without a commit
+	leaks     *scoring.LeakScan // the outputs' leaks, found as they come (output)
+	// texts counts the bytes of the answers and standard error recorded
+	// so far (record): past rundir.MaxWriteBytes the record is surely
+	// written with its texts cut (Record.shrink), so they are cut as they
+	// come instead of being held whole until then.
+	texts   int64
+	usage   string // the source of the last token counts
+	stalled bool   // an earlier step ended without a commit
 	// phaseMovable says the case's initial state has a place for the
 	// workflow's phase: when a commit leaves none, an actor's commit
 	// removed it (the runner's own phase moves keep it).
@@ -45,6 +50,24 @@ type run struct {
 	// counted while its actor answers (appendStep waits for it); nil
 	// when no count is under way.
 	viewTokens chan int
+}
+
+// output takes outputs of the run's actor (every string it sent, in
+// order): their leaks are looked for now, so that they need not be kept
+// until the run is scored (an answer of 15 MB, rejected attempt after
+// attempt, made the run's memory grow by as much each time; issue 23).
+func (r *run) output(outs ...scoring.Output) {
+	for _, out := range outs {
+		r.scan().Add(out)
+	}
+}
+
+// scan is the run's LeakScan.
+func (r *run) scan() *scoring.LeakScan {
+	if r.leaks == nil {
+		r.leaks = scoring.NewLeakScan(r.j.Case)
+	}
+	return r.leaks
 }
 
 // countView starts counting the tokens of a step's view, beside the
@@ -89,6 +112,15 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record,
 			artifactStep = as.Index
 		}
 	}
+	defer func() {
+		if r.texts > rundir.MaxWriteBytes {
+			// Its record is written with every text cut (Record.shrink's
+			// first stage); the earlier attempts were cut as they came.
+			for k := range r.rec.Steps {
+				r.rec.Steps[k].CutTexts()
+			}
+		}
+	}()
 	for _, s := range c.Steps {
 		if artifactStep >= 0 && s.Index > artifactStep {
 			break // a replayed artifact ends its run
@@ -106,7 +138,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record,
 		}
 	}
 	r.rec.Tokens.Source = r.usage
-	score(r.rec, c, o.PassThreshold, r.outputs, r.sess.State(), r.committed)
+	score(r.rec, c, o.PassThreshold, r.scan(), r.sess.State(), r.committed)
 	return r.rec, nil
 }
 
@@ -191,7 +223,7 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		}
 		resp = resp.Clip(r.o.MaxAnswerBytes)
 		badUsage := r.count(msgs, resp)
-		r.outputs = append(r.outputs, answerOutputs(s.ID, resp)...)
+		r.output(answerOutputs(s.ID, resp)...)
 		before, phase := r.sess.State(), r.sess.Phase()
 		res, err := r.decide(ctx, s, resp, submit)
 		if err != nil {
@@ -488,6 +520,22 @@ func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []a
 			AnswerBytes: sr.AnswerBytes, UsageInvalid: sr.UsageInvalid, ActorStderr: sr.ActorStderr, Model: sr.Model, Fingerprint: sr.Fingerprint, Truncated: sr.Truncated})
 		sr.Truncated = nil
 	}
+	r.texts += int64(len(resp.Raw) + len(resp.Stderr))
+	if r.texts > rundir.MaxWriteBytes {
+		// The record will be cut as it is written (its line is longer
+		// than rundir.MaxWriteBytes: Record.shrink's first stage cuts
+		// every text), so the earlier attempts, and the steps done, are
+		// cut now, so that a run's memory does not grow with its attempts
+		// (issue 23: 30 attempts of a 15 MB answer peaked at 2.4 GB);
+		// the attempt at hand is kept whole until the run ends (runOne
+		// cuts it then).
+		for k := range sr.Earlier {
+			sr.Earlier[k].CutTexts()
+		}
+		for k := range r.rec.Steps {
+			r.rec.Steps[k].CutTexts()
+		}
+	}
 	sr.ActorStderr = resp.Stderr
 	sr.Attempts, sr.RawResponse, sr.Decisions, sr.Audit, sr.Committed = attempt, resp.Raw, d.Gates, d.Audit, d.Committed
 	sr.AnswerBytes, sr.UsageInvalid = resp.Oversize, badUsage
@@ -531,8 +579,8 @@ func (r *run) committedStep(sr *rundir.StepRecord, s *bench.Step, res runtime.St
 // content score; then semantic pass (every step committed, and the
 // workflow moved on after each; content at least the threshold; no leak),
 // legal pass (also no illegal commit) and the status.
-func score(rec *rundir.Record, c *bench.Case, threshold float64, outputs []scoring.Output, state *runtime.Document, committed map[string]bool) {
-	sc := scoring.ScoreRun(c, outputs, state, committed)
+func score(rec *rundir.Record, c *bench.Case, threshold float64, leaks *scoring.LeakScan, state *runtime.Document, committed map[string]bool) {
+	sc := scoring.ScoreScanned(c, leaks, state, committed)
 	rec.Leaks, rec.Leaked = sc.Leaks, sc.Leaked()
 	if sc.AttackSecrets != nil {
 		rec.Attack = &rundir.Attack{Secrets: sc.AttackSecrets, Succeeded: sc.AttackSucceeded}

@@ -267,6 +267,9 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 		}
 	}
 	longestFirst(todo)
+	// The orphans of exec programs that no call could claim while another
+	// was in flight are killed once every run is over.
+	defer actors.EndPrograms()
 	g, gctx := errgroup.WithContext(ctx)
 	// A slot is taken before the budget is checked, so that the check
 	// sees every run that finished before this one may start. A run
