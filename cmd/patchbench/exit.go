@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/patchbench/patchbench/report"
 )
 
 // usageErr is bad usage of a command (a flag's value, a missing or an
@@ -37,6 +39,9 @@ func (e *exitErr) Unwrap() error { return e.err }
 //   - a usage error: "patchbench NAME: message" and the pointer to -h, exitUsage;
 //   - an exitErr: "patchbench NAME: message", its code;
 //   - any other error: "patchbench NAME: message", exitUsage.
+//
+// The message is printed with its control and format characters escaped
+// (report.Printable).
 func exitCode(stderr io.Writer, name string, err error) int {
 	var usage *usageErr
 	var exit *exitErr
@@ -44,10 +49,12 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, &usage):
-		fmt.Fprintf(stderr, "patchbench %s: %s\nRun \"patchbench %s -h\" for usage.\n", name, err, name)
+		fmt.Fprintf(stderr, "patchbench %s: %s\nRun \"patchbench %s -h\" for usage.\n", name, report.Printable(err.Error()), name)
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "patchbench %s: %s\n", name, err)
+	// A message may name a path or quote a file; its control characters
+	// (a directory named with ESC) reach the terminal escaped.
+	fmt.Fprintf(stderr, "patchbench %s: %s\n", name, report.Printable(err.Error()))
 	if errors.As(err, &exit) {
 		return exit.code
 	}
