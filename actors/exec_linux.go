@@ -204,6 +204,9 @@ func (s *sweep) round(deadline time.Time) bool {
 				fresh, i = true, 0
 			}
 		}
+		if !fresh && len(stopped) == 0 {
+			break // nothing of the call's: one pass over /proc is enough
+		}
 		if fresh {
 			quiet = 0
 		} else {
@@ -316,11 +319,11 @@ func (s *sweep) settle(deadline time.Time) {
 	}
 }
 
-// reap waits for the harness's children that ended and that no one else
-// waits for: orphans the subreaper adopted (not a program os/exec waits
+// reap waits for the harness's children (only a parent can) that ended
+// and that no one else waits for: orphans the subreaper adopted (not a program os/exec waits
 // for, not of the harness's own process group, whose children other code
 // started and waits for).
-func (s *sweep) reap() { s.reapChildren(procPIDs()) }
+func (s *sweep) reap() { s.reapChildren(selfChildren()) }
 
 // reapChildren is reap among pids.
 func (s *sweep) reapChildren(pids []int) {
