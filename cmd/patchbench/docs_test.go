@@ -382,15 +382,7 @@ func anchors(md string) map[string]bool {
 // reads another file (nil error when it exists).
 func checkLinks(file, md string, read func(path string) (string, error)) []string {
 	var bad []string
-	inFence := false
-	for n, l := range strings.Split(md, "\n") {
-		if fence.MatchString(l) {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
+	for n, l := range proseLines(md) {
 		l = inlineCode.ReplaceAllString(l, "``")
 		for _, m := range mdLink.FindAllStringSubmatch(l, -1) {
 			target := m[1]
@@ -484,15 +476,7 @@ func TestDocsCommands(t *testing.T) {
 // no command has (prose such as "`--max-turns` (16)").
 func inlineFlags(file, md string, all map[string]bool) []string {
 	var bad []string
-	inFence := false
-	for n, l := range strings.Split(md, "\n") {
-		if fence.MatchString(l) {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
+	for n, l := range proseLines(md) {
 		for _, m := range inlineCode.FindAllStringSubmatch(l, -1) {
 			w := strings.Fields(m[1])
 			if len(w) == 0 || !strings.HasPrefix(w[0], "--") {
@@ -654,5 +638,22 @@ func TestDocChecker(t *testing.T) {
 	all := map[string]bool{"rounds": true}
 	if got := inlineFlags("x.md", "`--rounds 3` and `--roundz` and `-x`\n", all); len(got) != 1 {
 		t.Errorf("inline flags: %q, want the one --roundz", got)
+	}
+}
+
+// proseLines yields the lines of a Markdown text outside fenced code
+// blocks, with their index from 0.
+func proseLines(md string) func(yield func(int, string) bool) {
+	return func(yield func(int, string) bool) {
+		inFence := false
+		for n, l := range strings.Split(md, "\n") {
+			if fence.MatchString(l) {
+				inFence = !inFence
+				continue
+			}
+			if !inFence && !yield(n, l) {
+				return
+			}
+		}
 	}
 }
