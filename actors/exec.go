@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,10 +22,13 @@ import (
 // mcp: agent's): in a process group of its own, killed with the group
 // when cmd's context ends (killGroup); with the call's mark
 // (execCallEnv=PID-N) added to its environment (cmd.Env, or the
-// process's when nil), the harness being the subreaper of what it starts
-// (adoptOrphans, Linux); and, once it has ended, whatever it left running
-// is killed: its group and every process that carries the mark (killRest,
-// exec_linux.go). It returns how long the program ran and Run's error.
+// process's when nil); on Linux in a PID namespace of its own, so that
+// everything it starts dies when it does, or, where namespaces are not
+// allowed, with the harness the subreaper of what it starts (contain,
+// exec_linux.go); and, once it has ended, whatever it left running is
+// killed: its group and, outside a namespace, every process found to be
+// the call's (killRest). It returns how long the program ran and Run's
+// error.
 //
 // started, when not nil, is called once the program has started; waited,
 // when not nil, once it has been waited for (with Wait's error), before
@@ -36,11 +40,12 @@ func runProgram(cmd *exec.Cmd, started func(), waited func(error)) (time.Duratio
 		cmd.Env = os.Environ()
 	}
 	cmd.Env = append(cmd.Env, execCallEnv+"="+mark)
-	if err := adoptOrphans(); err != nil {
-		return 0, fmt.Errorf("becoming the subreaper of the program's processes: %w", err)
+	contained, err := contain(cmd)
+	if err != nil {
+		return 0, err
 	}
 	start := time.Now()
-	err := startProgram(cmd)
+	err = startProgram(cmd)
 	if err == nil {
 		if started != nil {
 			started()
@@ -51,7 +56,7 @@ func runProgram(cmd *exec.Cmd, started func(), waited func(error)) (time.Duratio
 		}
 	}
 	latency := time.Since(start)
-	killRest(cmd, mark) // what the program left running dies with it, always
+	killRest(cmd, mark, contained) // what the program left running dies with it, always
 	return latency, err
 }
 
@@ -166,13 +171,40 @@ func NewExec(spec string, timeout time.Duration) (*Exec, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("actor %q: give the command, exec:COMMAND", spec)
 	}
-	if _, err := exec.LookPath(argv[0]); err != nil {
+	if err := checkProgram(argv); err != nil {
 		return nil, fmt.Errorf("actor %q: %w", spec, err)
 	}
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
 	return &Exec{spec: spec, argv: argv, timeout: timeout}, nil
+}
+
+// scriptExts are the endings of the scripts an interpreter is given
+// (node agent.js, python3 agent.py): checkProgram looks for them.
+var scriptExts = []string{".js", ".mjs", ".cjs", ".ts", ".py", ".sh", ".rb", ".pl"}
+
+// checkProgram checks, before any run, that an actor's command can start:
+// its program is found (exec.LookPath) and every argument that names a
+// script (ends as scriptExts; not an option, no spaces: not a shell
+// command line) is a file that exists, so
+// that a mistyped script is refused once, up front, rather than failing
+// every run of the benchmark.
+func checkProgram(argv []string) error {
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return err
+	}
+	for _, a := range argv[1:] {
+		if strings.HasPrefix(a, "-") || strings.ContainsFunc(a, unicode.IsSpace) || !slices.ContainsFunc(scriptExts, func(e string) bool { return strings.HasSuffix(a, e) }) {
+			continue
+		}
+		if fi, err := os.Stat(a); err != nil {
+			return fmt.Errorf("the script %s: %w", a, errors.Unwrap(err))
+		} else if fi.IsDir() {
+			return fmt.Errorf("the script %s is a directory", a)
+		}
+	}
+	return nil
 }
 
 // Name implements Actor: the spec as given.

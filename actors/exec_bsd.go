@@ -8,8 +8,9 @@ import "os/exec"
 // processes that carry a mark, so only the process group is killed.
 func killMarked(string) {}
 
-// adoptOrphans does nothing outside Linux (no PR_SET_CHILD_SUBREAPER).
-func adoptOrphans() error { return nil }
+// contain does nothing outside Linux (neither PID namespaces nor
+// PR_SET_CHILD_SUBREAPER): only the program's process group is killed.
+func contain(*exec.Cmd) (bool, error) { return false, nil }
 
 // startProgram starts cmd.
 func startProgram(cmd *exec.Cmd) error { return cmd.Start() }

@@ -4,6 +4,8 @@ package actors
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,42 +13,132 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // How an exec actor kills, on Linux, what its program started even when it
-// left the program's process group (setsid, a double fork):
+// left the program's process group (setsid, a double fork).
+//
+// Contained (the default, where the kernel allows it): the program is
+// started in a PID namespace of its own (CLONE_NEWPID; not root, with a
+// user namespace that maps the user to itself, CLONE_NEWUSER), where it
+// is process 1. Every process it starts, however it leaves the group or
+// session, changes its environment or its dumpability, is in that
+// namespace, an orphan among them becomes the program's child, and none
+// can see or signal a process outside it; when the program ends (it
+// exits, or is killed at the timeout, on Ctrl-C or once it has answered)
+// the kernel kills every process in the namespace before the program's
+// exit can be waited for (pid_namespaces(7)). The program also gets
+// SIGKILL if the harness dies (PR_SET_PDEATHSIG). Nothing is scanned.
+// The program sees itself as process 1 and its parent as 0 ($$, getpid);
+// /proc is the host's, so /proc/self names its pid there.
+//
+// Where namespaces are refused (EPERM: a container's seccomp filter,
+// user namespaces disabled or restricted, as Ubuntu's AppArmor does;
+// checked once, by starting nothing: contained) or turned off
+// (PATCHBENCH_EXEC_NAMESPACE=0), the sweep:
 //
 //   - the harness makes itself a child subreaper (PR_SET_CHILD_SUBREAPER,
 //     once, when an exec actor first runs a program): a process whose
 //     parent dies is then re-parented to patchbench rather than to init,
-//     so it can be reaped, and found (its parent is patchbench);
+//     so it can be reaped, and found (its parent is patchbench): every
+//     descendant stays in the harness's subtree, so only that subtree is
+//     read (/proc/PID/task/TID/children), not all of /proc;
 //   - every call's program gets a mark in its environment
 //     (PATCHBENCH_EXEC_CALL), which its descendants inherit;
 //   - once the program has ended (answered, failed, timed out or been
 //     cancelled), killMarked stops (SIGSTOP) every process of the call it
 //     finds (marked, a child of one found, in a group or session of the
 //     call's making, or an orphan when no other program runs), with its
-//     group at once, scanning until nothing new turns up, then kills them
-//     all (SIGKILL); a process that forks and exits at once cannot outrun
-//     that: a stopped process does not fork, and a group is stopped whole;
+//     group at once, reading the subtree until nothing new turns up, then
+//     kills them all (SIGKILL); a process that forks and exits at once
+//     cannot outrun that: a stopped process does not fork, and a group is
+//     stopped whole;
 //   - the orphans that no call could claim while another was in flight
 //     are killed by EndPrograms when the run ends.
 //
-// What this does not find: a descendant that removed the mark from its
-// environment (env -i, execve with another environment) or made itself
-// non-dumpable, left the process group and session, and whose parent
-// still lives and is not one found (it is found once its parent dies, as
-// an orphan); an orphan of a call while another call is in flight is only
-// killed when no program runs, at the latest when the run ends (a
-// concurrent call could own it); a process that setsid()s and forks
-// again faster than /proc is read, generation after generation, is only
-// caught when a pass meets a generation alive (the harness's children
-// are read ten times for each pass over /proc for that); processes of
-// another user cannot be read or killed; a pid reused between the read
-// of /proc/PID/stat and the kill would be stopped and killed.
+// What the sweep does not find: a descendant that removed the mark from
+// its environment (env -i, execve with another environment) or made
+// itself non-dumpable, left the process group and session (or joined the
+// harness's own group), and whose parent still lives and is not one found
+// (it is found once its parent dies, as an orphan, unless it is in the
+// harness's own group, whose processes other code may have started); an
+// orphan of a call while another call is in flight is only killed when no
+// program runs, at the latest when the run ends (a concurrent call could
+// own it); a process that setsid()s and forks again faster than the
+// subtree is read, generation after generation, is only caught when a
+// pass meets a generation alive; processes of another user cannot be
+// read or killed; a pid reused between the read of /proc/PID/stat and the
+// kill would be stopped and killed.
+
+// EnvExecNamespace turns the exec actor's PID namespace off when set to
+// 0 (the sweep is used instead): for a program that cannot run as
+// process 1 of a namespace.
+const EnvExecNamespace = "PATCHBENCH_EXEC_NAMESPACE"
+
+// namespaces is whether programs are started in a PID namespace of their
+// own, and with which flags: decided once, by namespaceAttr.
+var namespaces struct {
+	once sync.Once
+	attr *syscall.SysProcAttr // nil: not allowed here, or turned off
+	why  error                // why not, when attr is nil
+}
+
+// namespaceAttr returns the process attributes that start a program in a
+// PID namespace of its own (with a user namespace mapping the user and
+// group to themselves when the harness is not root), or nil and why not.
+// It asks the kernel once, by starting a process in such namespaces that
+// then fails to run a program that does not exist: the namespaces were
+// allowed when that fails with ENOENT.
+func namespaceAttr() (*syscall.SysProcAttr, error) {
+	namespaces.once.Do(func() {
+		if os.Getenv(EnvExecNamespace) == "0" {
+			namespaces.why = errors.New(EnvExecNamespace + "=0")
+			return
+		}
+		attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+		if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
+			attr.Cloneflags |= syscall.CLONE_NEWUSER
+			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+			attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+			attr.GidMappingsEnableSetgroups = false
+		}
+		probe := *attr
+		_, err := syscall.ForkExec("/nonexistent/patchbench-namespace-probe", []string{"probe"},
+			&syscall.ProcAttr{Env: []string{}, Sys: &probe})
+		if !errors.Is(err, syscall.ENOENT) {
+			namespaces.why = fmt.Errorf("a PID namespace: %w", err)
+			return
+		}
+		namespaces.attr = attr
+	})
+	return namespaces.attr, namespaces.why
+}
+
+// contain sets cmd to start in a PID namespace of its own (see above),
+// killed if the harness dies, and reports true; where namespaces are not
+// allowed it makes the harness the subreaper of what programs start (for
+// killMarked) and reports false, or an error when that too is refused.
+func contain(cmd *exec.Cmd) (bool, error) {
+	if ns, _ := namespaceAttr(); ns != nil {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		a := cmd.SysProcAttr
+		a.Cloneflags |= ns.Cloneflags
+		a.UidMappings, a.GidMappings = ns.UidMappings, ns.GidMappings
+		a.GidMappingsEnableSetgroups = ns.GidMappingsEnableSetgroups
+		a.Pdeathsig = syscall.SIGKILL
+		return true, nil
+	}
+	if err := adoptOrphans(); err != nil {
+		return false, fmt.Errorf("becoming the subreaper of the program's processes (no PID namespace either): %w", err)
+	}
+	return false, nil
+}
 
 // execSweepTime bounds how long killMarked goes on killing.
 const execSweepTime = 2 * time.Second
@@ -143,8 +235,8 @@ func subreaperOn() bool { return subreaper.on.Load() }
 //
 // Each such process is stopped (SIGSTOP, and its group with kill(-pgrp)
 // when the group is the call's), so that it can neither fork nor leave
-// its group or session while the others are looked for; /proc is scanned
-// again until two passes in a row find no new one; then every one found,
+// its group or session while the others are looked for; the harness's
+// subtree (descendants) is read again until two passes in a row find no new one; then every one found,
 // and every group found, is killed (SIGKILL). The whole is done again
 // (the processes a killed one leaves are orphans then) until a round
 // finds nothing, for at most execSweepTime.
@@ -189,23 +281,23 @@ type sweep struct {
 	found                        map[int]bool // processes stopped
 }
 
-// round stops every process of the call it finds, scanning /proc, and
-// the harness's own children more often (a process that forks and exits
-// at once is, as an orphan, always one of them, and lives too briefly
-// for a pass over all of /proc to meet it), until two passes in a row
+// round stops every process of the call it finds, reading the harness's
+// subtree, and the harness's own children more often (a process that
+// forks and exits at once is, as an orphan, always one of them, and lives
+// too briefly for a pass over the whole subtree to meet it), until two passes in a row
 // find no new one (or the deadline); then it kills them all. It reports
 // whether it found any.
 func (s *sweep) round(deadline time.Time) bool {
 	stopped := map[int]bool{}
 	for quiet := 0; quiet < 2 && time.Now().Before(deadline); {
-		fresh := s.pass(procPIDs(), stopped)
+		fresh := s.pass(descendants(), stopped)
 		for i := 0; i < 10; i++ {
 			if s.pass(selfChildren(), stopped) {
 				fresh, i = true, 0
 			}
 		}
 		if !fresh && len(stopped) == 0 {
-			break // nothing of the call's: one pass over /proc is enough
+			break // nothing of the call's: one pass is enough
 		}
 		if fresh {
 			quiet = 0
@@ -256,10 +348,49 @@ func (s *sweep) pass(pids []int, stopped map[int]bool) bool {
 	return fresh
 }
 
+// descendants lists the harness's descendants, every process of its
+// subtree (read from /proc/PID/task/TID/children, parent by parent): a
+// subreaper's descendants stay in its subtree, so this is every process
+// a program started, at the cost of the subtree rather than of every
+// process on the machine. Where the kernel does not list children
+// (CONFIG_PROC_CHILDREN unset) it lists every process in /proc.
+func descendants() []int {
+	var out []int
+	next := selfChildren()
+	if next == nil {
+		if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/children"); err != nil {
+			return procPIDs()
+		}
+	}
+	seen := map[int]bool{}
+	for len(next) > 0 {
+		pid := next[len(next)-1]
+		next = next[:len(next)-1]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		out = append(out, pid)
+		next = append(next, childrenOf(pid)...)
+	}
+	return out
+}
+
+// childrenOf lists process pid's children (every thread's).
+func childrenOf(pid int) []int {
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	return readChildren(tasks)
+}
+
 // selfChildren lists the harness's children (every thread's), from
 // /proc/self/task/TID/children.
 func selfChildren() []int {
 	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	return readChildren(tasks)
+}
+
+// readChildren reads the process ids in the children files named.
+func readChildren(tasks []string) []int {
 	var out []int
 	for _, f := range tasks {
 		b, _ := os.ReadFile(f)

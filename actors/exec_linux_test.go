@@ -32,7 +32,74 @@ func init() {
 		hopper()
 	case "nondumpable":
 		nonDumpable()
+	case "joiner":
+		joiner()
 	}
+}
+
+// hostPIDOf is the process's id as the harness sees it (/proc is the
+// host's, even inside the PID namespace a program runs in).
+func hostPIDOf() int {
+	s, err := os.Readlink("/proc/self")
+	if err != nil {
+		return os.Getpid()
+	}
+	pid, err := strconv.Atoi(s)
+	if err != nil {
+		return os.Getpid()
+	}
+	return pid
+}
+
+// joiner is the third attack's escape (issue 23): a child started with
+// no mark in its environment (env -i) moves into the harness's own
+// process group (os.Args[1]: setpgid is allowed within its session),
+// writes its id to the file os.Args[3] names and then, as os.Args[2]
+// says, sleeps ("sleep") or forks and exits without end ("hop"), every
+// generation in the harness's group.
+func joiner() {
+	pgrp, _ := strconv.Atoi(os.Args[1])
+	joined := syscall.Setpgid(0, pgrp) == nil
+	os.WriteFile(os.Args[3]+".tmp", []byte(strconv.Itoa(hostPIDOf())), 0o644)
+	os.Rename(os.Args[3]+".tmp", os.Args[3])
+	if !joined {
+		os.WriteFile(os.Args[3]+".refused", nil, 0o644)
+	}
+	if os.Args[2] == "hop" {
+		runtime.LockOSThread()
+		all := ^uint64(0)
+		syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, 0 /* SIG_BLOCK */, uintptr(unsafe.Pointer(&all)), 0, 8, 0, 0)
+		ts := syscall.Timespec{Nsec: 500_000}
+		hop(&ts)
+	}
+	time.Sleep(300 * time.Second)
+	os.Exit(0)
+}
+
+// withoutNamespace runs the rest of the test with programs started
+// outside a PID namespace, as where the kernel refuses one: the sweep
+// (killMarked) must then find what they leave.
+func withoutNamespace(t *testing.T) {
+	namespaceAttr()
+	saved := namespaces.attr
+	namespaces.attr = nil
+	t.Cleanup(func() { namespaces.attr = saved })
+}
+
+// eachContainment runs f as name/namespace (skipped, with the kernel's
+// reason, where a PID namespace is refused) and as name/sweep (without
+// one).
+func eachContainment(t *testing.T, name string, f func(*testing.T)) {
+	t.Run(name+"/namespace", func(t *testing.T) {
+		if _, why := namespaceAttr(); why != nil {
+			t.Skipf("programs do not run in a PID namespace here: %v", why)
+		}
+		f(t)
+	})
+	t.Run(name+"/sweep", func(t *testing.T) {
+		withoutNamespace(t)
+		f(t)
+	})
 }
 
 // hopper is issue 23's re-forking child: a session of its own, then
@@ -70,7 +137,7 @@ func nonDumpable() {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		os.Exit(3)
 	}
-	os.WriteFile(os.Args[1]+".tmp", []byte(strconv.Itoa(os.Getpid())), 0o644)
+	os.WriteFile(os.Args[1]+".tmp", []byte(strconv.Itoa(hostPIDOf())), 0o644)
 	os.Rename(os.Args[1]+".tmp", os.Args[1])
 	time.Sleep(300 * time.Second)
 	os.Exit(0)
@@ -139,31 +206,33 @@ func TestExecActorKillsAReForkingChild(t *testing.T) {
 	}()
 	path := script(t, testHelperEnv+"=hopper "+token+" "+strconv.Quote(self)+` </dev/null >/dev/null 2>&1 &
 sleep 30`)
-	survived := 0
-	const trials = 6
-	for trial := 0; trial < trials; trial++ {
-		a, err := NewExec("exec:"+path, 500*time.Millisecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		a.Propose(context.Background(), execReq())
-		t.Logf("trial %d: the call took %v", trial+1, time.Since(start).Round(time.Millisecond))
-		time.Sleep(100 * time.Millisecond)
-		if left := withToken(token); len(left) > 0 {
-			survived++
-			for _, pid := range left {
-				if pgrp, _, ok := testStat(pid); ok && pgrp != unix.Getpgrp() {
-					syscall.Kill(-pgrp, syscall.SIGSTOP)
-					syscall.Kill(-pgrp, syscall.SIGKILL)
-				}
+	eachContainment(t, "re-forking", func(t *testing.T) {
+		survived := 0
+		const trials = 6
+		for trial := 0; trial < trials; trial++ {
+			a, err := NewExec("exec:"+path, 500*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
 			}
-			time.Sleep(50 * time.Millisecond)
+			start := time.Now()
+			a.Propose(context.Background(), execReq())
+			t.Logf("trial %d: the call took %v", trial+1, time.Since(start).Round(time.Millisecond))
+			time.Sleep(100 * time.Millisecond)
+			if left := withToken(token); len(left) > 0 {
+				survived++
+				for _, pid := range left {
+					if pgrp, _, ok := testStat(pid); ok && pgrp != unix.Getpgrp() {
+						syscall.Kill(-pgrp, syscall.SIGSTOP)
+						syscall.Kill(-pgrp, syscall.SIGKILL)
+					}
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
 		}
-	}
-	if survived > 0 {
-		t.Errorf("the re-forking child survived %d trials of %d", survived, trials)
-	}
+		if survived > 0 {
+			t.Errorf("the re-forking child survived %d trials of %d", survived, trials)
+		}
+	})
 }
 
 // TestExecActorKillsANonDumpableOrphan runs a program whose child leaves
@@ -188,7 +257,7 @@ func TestExecActorKillsANonDumpableOrphan(t *testing.T) {
 		"timed out": `sleep 300`,
 		"answered":  `printf '{"text": "{\\"patch\\": []}"}\n'`,
 	} {
-		t.Run(name, func(t *testing.T) {
+		eachContainment(t, name, func(t *testing.T) {
 			dir := t.TempDir()
 			pidFile := filepath.Join(dir, "child.pid")
 			path := script(t, `cat >/dev/null
@@ -253,5 +322,159 @@ func asNobody(t *testing.T, name string) {
 		t.Skip("skipped as nobody")
 	case err != nil:
 		t.Errorf("as nobody: %v", err)
+	}
+}
+
+// TestExecActorKillsWhatJoinedTheHarnessGroup runs the third attack of
+// issue 23: a program's child, with no mark in its environment (env -i),
+// moves into patchbench's own process group (allowed within its session)
+// and, once the program has answered and exited, sleeps, or forks and
+// exits without end. The sweep cannot tell such a process from those
+// other code starts in the harness's group: both outlived the run, and
+// the fork loop left the harness's zombies. In a PID namespace the
+// harness's group is not even visible to the child, and whatever it
+// became dies with the program.
+func TestExecActorKillsWhatJoinedTheHarnessGroup(t *testing.T) {
+	if _, why := namespaceAttr(); why != nil {
+		t.Skipf("programs do not run in a PID namespace here (%v): the sweep does not find this one (docs/actors.md)", why)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"sleep", "hop"} {
+		t.Run(mode, func(t *testing.T) {
+			b := make([]byte, 8)
+			rand.Read(b)
+			token := "PATCHBENCH_TEST_TOKEN=" + hex.EncodeToString(b)
+			defer killLeft(token)
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "child.pid")
+			path := script(t, `cat >/dev/null
+env -i `+token+" "+testHelperEnv+"=joiner "+strconv.Quote(self)+" "+strconv.Itoa(unix.Getpgrp())+" "+mode+" "+strconv.Quote(pidFile)+` </dev/null >/dev/null 2>&1 &
+while [ ! -s `+strconv.Quote(pidFile)+` ]; do sleep 0.01; done
+printf '{"text": "{\\"patch\\": []}"}\n'`)
+			a, err := NewExec("exec:"+path, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp, err := a.Propose(context.Background(), execReq()); err != nil || resp.Raw != `{"patch": []}` {
+				t.Fatalf("answer %q, error %v", resp.Raw, err)
+			}
+			if _, err := os.Stat(pidFile + ".refused"); err == nil {
+				t.Log("the child could not join the harness's group (it cannot see it from its namespace)")
+			}
+			time.Sleep(200 * time.Millisecond)
+			if left := withToken(token); len(left) > 0 {
+				t.Errorf("%d processes of the call outlived it: %v", len(left), left)
+			}
+			if z := zombieChildren(); len(z) > 0 {
+				t.Errorf("the harness holds %d zombies: %v", len(z), z)
+			}
+		})
+	}
+}
+
+// killLeft stops and kills the processes whose environment holds token,
+// with their groups unless the group is the test's own, until none is
+// left (or 1 s).
+func killLeft(token string) {
+	for i := 0; i < 200; i++ {
+		left := withToken(token)
+		if len(left) == 0 {
+			break
+		}
+		for _, pid := range left {
+			if pgrp, _, ok := testStat(pid); ok && pgrp != unix.Getpgrp() {
+				syscall.Kill(-pgrp, syscall.SIGSTOP)
+				syscall.Kill(-pgrp, syscall.SIGKILL)
+			}
+			syscall.Kill(pid, syscall.SIGSTOP)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, pid := range zombieChildren() {
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+	}
+}
+
+// zombieChildren lists the test process's children that have ended and
+// not been waited for.
+func zombieChildren() []int {
+	var out []int
+	for _, pid := range selfChildren() {
+		if _, zombie, ok := testStat(pid); ok && zombie {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestExecActorRunsInANamespace checks that a program runs as process 1
+// of a PID namespace of its own where the kernel allows one, and that
+// PATCHBENCH_EXEC_NAMESPACE=0 (or a refusal) leaves it in the harness's.
+func TestExecActorRunsInANamespace(t *testing.T) {
+	path := script(t, `cat >/dev/null
+echo $$ > "$DIR/pid"
+printf '{"text": "{\\"patch\\": []}"}\n'`)
+	pidIn := func(t *testing.T) string {
+		a, err := NewExec("exec:"+path, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Propose(context.Background(), execReq()); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	eachContainment(t, "pid", func(t *testing.T) {
+		got := pidIn(t)
+		if namespaces.attr != nil {
+			if got != "1" {
+				t.Errorf("$$ = %s in the program, want 1 (process 1 of its namespace)", got)
+			}
+		} else if got == "1" {
+			t.Errorf("$$ = 1 without a namespace")
+		}
+	})
+}
+
+// BenchmarkExecCall times one exec call of a program that answers at
+// once, in a PID namespace (nothing scanned when it ends) and without one
+// (the sweep reads the harness's subtree). scripts/bench-exec-cleanup.sh
+// runs it beside thousands of unrelated processes, which a pass over all
+// of /proc used to read.
+func BenchmarkExecCall(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "agent.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\ncat >/dev/null\nprintf '{\"text\": \"{}\"}\\n'\n"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"namespace", "sweep"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode == "sweep" {
+				namespaceAttr()
+				saved := namespaces.attr
+				namespaces.attr = nil
+				defer func() { namespaces.attr = saved }()
+			} else if _, why := namespaceAttr(); why != nil {
+				b.Skipf("no PID namespace here: %v", why)
+			}
+			a, err := NewExec("exec:"+path, 10*time.Second)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := a.Propose(context.Background(), execReq()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -11,10 +11,11 @@ import (
 func killGroup(*exec.Cmd) {}
 
 // killRest does nothing where process groups are not used.
-func killRest(*exec.Cmd, string) {}
+func killRest(*exec.Cmd, string, bool) {}
 
-// adoptOrphans does nothing where there is no subreaper.
-func adoptOrphans() error { return nil }
+// contain does nothing where there is neither a PID namespace nor a
+// subreaper.
+func contain(*exec.Cmd) (bool, error) { return false, nil }
 
 // startProgram starts cmd.
 func startProgram(cmd *exec.Cmd) error { return cmd.Start() }

@@ -30,6 +30,15 @@ func script(t *testing.T, body string) string {
 	return path
 }
 
+// hostPID is shell that prints the shell's process id as the harness
+// sees it: inside the PID namespace a program runs in, $$ is the
+// namespace's number (the program is 1), while /proc is the host's.
+const hostPID = `{ if [ -r /proc/self/stat ]; then read -r p _ </proc/self/stat; echo "$p"; else echo $$; fi; }`
+
+// bgSleep is shell that starts a sleep of 300 s that first writes its
+// process id (the harness's number) to $DIR/child.pid.
+const bgSleep = `sh -c '` + hostPID + ` > "$0/child.pid.tmp"; mv "$0/child.pid.tmp" "$0/child.pid"; exec sleep 300' "$DIR"`
+
 func execReq() Request {
 	return Request{CaseID: "c1", StepID: "s1", Role: "clerk", Round: 2, Attempt: 1, Projected: true,
 		Messages:  []Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "do it"}},
@@ -99,6 +108,11 @@ func TestExecActorFailures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if strings.Contains(tc.body, "kill -9 $$") {
+				// As process 1 of its namespace a program cannot kill
+				// itself with kill(2): the kernel ignores the signal.
+				withoutNamespace(t)
+			}
 			a, err := NewExec("exec:"+script(t, tc.body), 10*time.Second)
 			if err != nil {
 				t.Fatal(err)
@@ -142,8 +156,7 @@ func TestExecActorStderrIsQuoted(t *testing.T) {
 // TestExecActorTimeoutKillsTheGroup runs a program that starts a child and
 // hangs: after the timeout both are killed and the run is an error.
 func TestExecActorTimeoutKillsTheGroup(t *testing.T) {
-	path := script(t, `sleep 300 &
-echo $! > "$DIR/child.pid"
+	path := script(t, bgSleep+` &
 echo "started" >&2
 wait`)
 	a, err := NewExec("exec:"+path, 1500*time.Millisecond)
@@ -164,8 +177,8 @@ wait`)
 func TestExecActorBackgroundChild(t *testing.T) {
 	path := script(t, `cat > /dev/null
 printf '{"text": "{\\"patch\\": []}"}\n'
-sleep 300 &
-echo $! > "$DIR/child.pid"
+`+bgSleep+` &
+while [ ! -s "$DIR/child.pid" ]; do sleep 0.01; done
 exit 0`)
 	a, err := NewExec("exec:"+path, 20*time.Second)
 	if err != nil {
@@ -181,8 +194,7 @@ exit 0`)
 // TestExecActorInterrupt checks that cancelling the run kills the program
 // and its children and returns the context's error (no outcome).
 func TestExecActorInterrupt(t *testing.T) {
-	path := script(t, `sleep 300 &
-echo $! > "$DIR/child.pid"
+	path := script(t, bgSleep+` &
 wait`)
 	a, err := NewExec("exec:"+path, time.Minute)
 	if err != nil {
@@ -259,6 +271,36 @@ func TestNewExec(t *testing.T) {
 	if e := a.(*Exec); e.timeout != 2*time.Minute {
 		t.Errorf("default timeout %v", e.timeout)
 	}
+	// A script an interpreter is given that does not exist is refused up
+	// front (it failed every run), for exec: and mcp: alike; a shell
+	// command line that names one, an option, or a script that exists are
+	// not looked at or pass.
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent.js")
+	os.WriteFile(agent, []byte("//"), 0o644)
+	for _, prefix := range []string{"exec:", "mcp:"} {
+		for _, tc := range []struct{ cmd, want string }{
+			{"sh " + filepath.Join(dir, "missing.sh"), "missing.sh: no such file or directory"},
+			{"sh " + dir + "/sub.py", "sub.py: no such file or directory"},
+			{"sh " + t.TempDir() + "/x.js/", ""},
+			{"sh " + agent, ""},
+			{"sh -c 'node missing.js'", ""},
+			{"sh --opt=missing.js " + agent, ""},
+		} {
+			_, err := New(prefix+tc.cmd, Params{})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("%s%s: %v", prefix, tc.cmd, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("%s%s: error %v, want one saying %q", prefix, tc.cmd, err, tc.want)
+			}
+		}
+		d := filepath.Join(dir, "dir.py")
+		os.Mkdir(d, 0o755)
+		if _, err := New(prefix+"sh "+d, Params{}); err == nil || !strings.Contains(err.Error(), "is a directory") {
+			t.Errorf("%sa directory as the script: error %v", prefix, err)
+		}
+	}
 }
 
 func TestSplitWords(t *testing.T) {
@@ -307,15 +349,15 @@ func TestExecActorKillsWhatLeftTheGroup(t *testing.T) {
 		t.Skip("no /proc: only the process group is killed here")
 	}
 	for name, body := range map[string]string{
-		"timed out": `setsid sleep 300 </dev/null >/dev/null 2>&1 &
-echo $! > "$DIR/child.pid"
+		"timed out": `setsid ` + bgSleep + ` </dev/null >/dev/null 2>&1 &
+while [ ! -s "$DIR/child.pid" ]; do sleep 0.01; done
 sleep 300`,
 		"answered": `cat > /dev/null
-setsid sh -c 'echo $$ > "$0/child.pid"; exec sleep 300' "$DIR" </dev/null >/dev/null 2>&1 &
+setsid ` + bgSleep + ` </dev/null >/dev/null 2>&1 &
 while [ ! -s "$DIR/child.pid" ]; do sleep 0.01; done
 printf '{"text": "{\\"patch\\": []}"}\n'`,
 	} {
-		t.Run(name, func(t *testing.T) {
+		eachContainment(t, name, func(t *testing.T) {
 			path := script(t, body)
 			a, err := NewExec("exec:"+path, 1500*time.Millisecond)
 			if err != nil {
@@ -395,7 +437,7 @@ func TestExecActorAnswersAndKeepsRunning(t *testing.T) {
 	path := script(t, `cat > /dev/null
 printf '{"text": "{\\"patch\\": []}"}\n'
 exec >&-
-echo $$ > "$DIR/child.pid"
+`+hostPID+` > "$DIR/child.pid"
 sleep 300`)
 	a, err := NewExec("exec:"+path, 20*time.Second)
 	if err != nil {

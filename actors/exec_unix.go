@@ -20,14 +20,17 @@ func killGroup(cmd *exec.Cmd) {
 
 // killRest kills what is left of the program once it has ended: its
 // process group (a child it started in the background; a group already
-// gone is no error) and, where killMarked can find them (Linux), the
-// processes that left the group but carry the call's mark in their
-// environment (a child that called setsid).
-func killRest(cmd *exec.Cmd, mark string) {
+// gone is no error) and, unless the program ran contained (in a PID
+// namespace of its own, where the kernel killed everything in it when the
+// program ended), the processes killMarked finds to be the call's (Linux:
+// a child that called setsid).
+func killRest(cmd *exec.Cmd, mark string, contained bool) {
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	killMarked(mark)
+	if !contained {
+		killMarked(mark)
+	}
 }
 
 // killedBySignal reports whether the program was ended by SIGKILL.

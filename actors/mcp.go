@@ -96,7 +96,7 @@ func NewMCPAgent(spec string, timeout time.Duration, maxAnswer int64) (*MCPAgent
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("actor %q: give the command, mcp:COMMAND", spec)
 	}
-	if _, err := exec.LookPath(argv[0]); err != nil {
+	if err := checkProgram(argv); err != nil {
 		return nil, fmt.Errorf("actor %q: %w", spec, err)
 	}
 	if timeout <= 0 {
