@@ -478,3 +478,32 @@ func BenchmarkExecCall(b *testing.B) {
 		})
 	}
 }
+
+// TestExecActorHasNoTerminal checks that a program runs in a session of
+// its own (so without a controlling terminal): in patchbench's session it
+// could open /dev/tty, make its group the terminal's foreground and stop
+// patchbench at its next progress line (issue 23's fourth attack).
+func TestExecActorHasNoTerminal(t *testing.T) {
+	path := script(t, `cat >/dev/null
+read -r _ _ _ _ _ sid _ </proc/self/stat
+echo "$sid" > "$DIR/sid"
+if (: </dev/tty) 2>/dev/null; then echo yes; else echo no; fi > "$DIR/tty"
+printf '{"text": "{}"}\n'`)
+	self, _ := unix.Getsid(0)
+	eachContainment(t, "session", func(t *testing.T) {
+		a, err := NewExec("exec:"+path, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Propose(context.Background(), execReq()); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(filepath.Dir(path), "sid"))
+		if sid, err := strconv.Atoi(strings.TrimSpace(string(b))); err != nil || sid == self {
+			t.Errorf("the program's session is %q, patchbench's %d: want one of its own", b, self)
+		}
+		if b, _ := os.ReadFile(filepath.Join(filepath.Dir(path), "tty")); strings.TrimSpace(string(b)) != "no" {
+			t.Errorf("the program opened /dev/tty: %q", b)
+		}
+	})
+}

@@ -8,11 +8,15 @@ import (
 	"syscall"
 )
 
-// killGroup runs the program in a process group of its own and makes
-// cancelling it kill the whole group, so that what the program started
-// (an interpreter's children, a shell pipeline) dies with it.
+// killGroup runs the program in a session, and so a process group, of
+// its own and makes cancelling it kill the whole group, so that what the
+// program started (an interpreter's children, a shell pipeline) dies with
+// it. A session of its own has no controlling terminal: the program
+// cannot open /dev/tty, take the terminal's foreground (tcsetpgrp) and
+// so stop patchbench at its next write there (SIGTTOU) or keep Ctrl-C
+// from reaching it (issue 23's fourth attack).
 func killGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}

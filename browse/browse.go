@@ -292,7 +292,7 @@ func (b *Browser) collect() {
 			}
 			builder.Add(&h)
 			r := &runEntry{ID: id, Case: h.Case, Domain: h.Domain, Config: h.Config, Actor: h.Actor, Round: h.Round, Status: h.Status,
-				Leaks: len(h.Leaks), Illegal: len(h.IllegalCommits), Content: h.ContentScore, Tokens: h.Tokens.Prompt + h.Tokens.Completion,
+				Leaks: e.NLeaks, Illegal: len(h.IllegalCommits), Content: h.ContentScore, Tokens: h.Tokens.Prompt + h.Tokens.Completion,
 				dir: di, idx: i}
 			r.Flags = flagsOf(&h)
 			r.Kinds, r.Mechanisms = leakKeys(h.Leaks)

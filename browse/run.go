@@ -38,6 +38,7 @@ type runPage struct {
 	Held        int
 	Leaks       []leakView
 	LeakCount   string
+	LeaksMore   int // the leaks past maxPageLeaks, not listed
 	Paired      []pairView
 	// Reveal says hidden values are in the page; CanReveal that the
 	// page may offer to show them (the server's pages; the single file
@@ -252,10 +253,14 @@ func (b *Browser) loadRunMemo(ctx context.Context, id string, reveal bool, memo 
 			p.Held++
 		}
 	}
-	for _, l := range rec.Leaks {
+	for i, l := range rec.Leaks {
+		if i == maxPageLeaks {
+			p.LeaksMore = len(rec.Leaks) - i
+			break
+		}
 		p.Leaks = append(p.Leaks, leakView{Secret: l.Secret, Where: base.text(l.Place()), Detector: l.Detector, Class: strings.TrimPrefix(report.LeakClass(l), "; ")})
 	}
-	p.LeakCount = report.Plural(len(p.Leaks), "leak")
+	p.LeakCount = report.Plural(len(rec.Leaks), "leak")
 	for _, cf := range b.configs {
 		pv := pairView{Config: cf.Name, Label: cf.Label, Current: cf.Name == rec.Config}
 		if o := b.byID[rundir.RunID(rec.Case, cf.Name, e.Actor, rec.Round)]; o != nil {
@@ -614,3 +619,9 @@ func stepTexts(st *bench.Step) []string {
 	out = append(out, st.Spec.Write...)
 	return append(out, st.Spec.Source...)
 }
+
+// maxPageLeaks bounds the leaks a run page lists (200); the rest are
+// counted ("and N more"), and patchbench show RUN_ID lists them all: a
+// record of 99,000 leaks made a page of megabytes, and the HTML report
+// of 200 such runs took 4 GB (issue 23).
+const maxPageLeaks = 200

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
+	"runtime"
 	"strings"
 )
 
@@ -23,10 +24,16 @@ type pageData struct {
 // values in the page), and the embedded assets under /assets/. Pages
 // carry a Content-Security-Policy that allows only the server's own
 // assets.
+//
+// At most GOMAXPROCS pages are made at once; a request waiting for its
+// turn whose client has gone is dropped unanswered, so that abandoned
+// requests do not keep the server busy (issue 23: after 1,000 clients
+// left, a page took 50 s).
 func (b *Browser) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", b.serveOverview)
-	mux.HandleFunc("GET /run/{id...}", b.serveRun)
+	turns := make(chan struct{}, runtime.GOMAXPROCS(0))
+	mux.HandleFunc("GET /{$}", inTurn(turns, b.serveOverview))
+	mux.HandleFunc("GET /run/{id...}", inTurn(turns, b.serveRun))
 	mux.HandleFunc("GET /assets/style.css", func(w http.ResponseWriter, r *http.Request) {
 		serveAsset(w, "text/css; charset=utf-8", styleCSS)
 	})
@@ -34,6 +41,23 @@ func (b *Browser) Handler() http.Handler {
 		serveAsset(w, "text/javascript; charset=utf-8", browseJS)
 	})
 	return mux
+}
+
+// inTurn serves h once one of turns is free, and not at all when the
+// request's client goes first.
+func inTurn(turns chan struct{}, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case turns <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
+		defer func() { <-turns }()
+		if r.Context().Err() != nil {
+			return
+		}
+		h(w, r)
+	}
 }
 
 func serveAsset(w http.ResponseWriter, contentType, body string) {

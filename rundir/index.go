@@ -9,7 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
+
+	"github.com/patchbench/patchbench/scoring"
 )
 
 // Index is where the last record of each run sits in a directory's
@@ -32,8 +35,16 @@ type Index struct {
 // failures), the model, and its earlier attempts' decisions; NChecks and
 // NHeld count its rubric checks) and the line (from 1), byte offset and
 // length of its last line.
+//
+// The head's Leaks are compacted (compactLeaks): one leak for each kind,
+// mechanism, detector, field and step, at most MaxIndexedLeaks, their
+// places dropped; NLeaks is how many the record lists. A directory's
+// index so costs a bounded amount per run whatever its records' leak
+// lists hold (issue 23: 200 lines of 99,000 leaks took browse to 3.45
+// GB); a run's every leak is read with its record.
 type IndexEntry struct {
 	Head    *Record
+	NLeaks  int
 	NChecks int
 	NHeld   int
 	Line    int
@@ -217,7 +228,8 @@ func scanChunk(r io.Reader, base int64, last bool, o scanOptions) indexChunk {
 		if o.idsOnly {
 			h.rec = &Record{RunID: h.rec.RunID}
 		}
-		e := IndexEntry{Head: h.rec, Line: h.line, Offset: h.off, Length: h.length, NChecks: h.checks, NHeld: h.held}
+		e := IndexEntry{Head: h.rec, NLeaks: len(h.rec.Leaks), Line: h.line, Offset: h.off, Length: h.length, NChecks: h.checks, NHeld: h.held}
+		h.rec.Leaks = compactLeaks(h.rec.Leaks)
 		if i, ok := byID[e.Head.RunID]; ok {
 			c.entries[i] = e
 		} else {
@@ -367,4 +379,33 @@ func (ix *Index) Load(i int) (*Record, error) {
 		return nil, fmt.Errorf("%s changed since it was opened (run %s is no longer at byte %d); open it again", ix.path, e.Head.RunID, e.Offset)
 	}
 	return &rec, nil
+}
+
+// MaxIndexedLeaks bounds the leaks an IndexEntry's head keeps (64). A run
+// has a few kinds of secret, four mechanisms and a few steps: a record
+// whose leaks differ in more ways than that is not one a run wrote.
+const MaxIndexedLeaks = 64
+
+// compactLeaks returns leaks with one leak for each secret kind,
+// mechanism, detector, field and step (the first met, Secret, Where and
+// Path cleared), at most MaxIndexedLeaks: what a summary and a listing
+// read of a run's leaks (which kinds and mechanisms, a model name that
+// carried a canary), in a slice of its own (the record's long one is not
+// kept).
+func compactLeaks(leaks []scoring.Leak) []scoring.Leak {
+	if len(leaks) == 0 {
+		return leaks
+	}
+	type key struct{ kind, mechanism, detector, field, step string }
+	seen := map[key]bool{}
+	var out []scoring.Leak
+	for _, l := range leaks {
+		k := key{l.Kind, l.Mechanism, l.Detector, l.Field, l.Step}
+		if seen[k] || len(out) == MaxIndexedLeaks {
+			continue
+		}
+		seen[k] = true
+		out = append(out, scoring.Leak{Kind: l.Kind, Mechanism: l.Mechanism, Detector: l.Detector, Field: l.Field, Step: l.Step})
+	}
+	return slices.Clip(out)
 }

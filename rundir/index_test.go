@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,8 +95,13 @@ func TestBuildIndex(t *testing.T) {
 			}
 			for i, w := range want {
 				e := ix.Entry(i)
-				if diff := cmp.Diff(lean(w), e.Head); diff != "" {
+				wh := lean(w)
+				wh.Leaks = compactLeaks(slices.Clone(w.Leaks))
+				if diff := cmp.Diff(wh, e.Head); diff != "" {
 					t.Errorf("head %d mismatch (-want +got):\n%s", i, diff)
+				}
+				if e.NLeaks != len(w.Leaks) {
+					t.Errorf("run %s: NLeaks %d, want %d", w.RunID, e.NLeaks, len(w.Leaks))
 				}
 				if held := 0; e.NChecks != len(w.Checks) {
 					t.Errorf("run %s: %d checks, want %d", w.RunID, e.NChecks, len(w.Checks))
@@ -272,5 +278,37 @@ func TestReadErrorOrder(t *testing.T) {
 		if !errors.As(err, &le) || le.Line != 2 || le.Offset != int64(len(lines[0])+1) || CodeOf(err) != CodeOutsideRun {
 			t.Fatalf("%d chunks: %v; want line 2, another case", chunks, err)
 		}
+	}
+}
+
+// TestIndexCompactsLeaks checks that an index keeps, of a record's leaks,
+// one for each kind, mechanism, detector, field and step, at most
+// MaxIndexedLeaks, their places dropped, and counts them all (NLeaks):
+// 200 lines of 99,000 leaks took browse to 3.45 GB (issue 23).
+func TestIndexCompactsLeaks(t *testing.T) {
+	dir := t.TempDir()
+	r := rec("c1", "patchoptic", 1, StatusFailed)
+	for i := 0; i < 5000; i++ {
+		r.Leaks = append(r.Leaks, scoring.Leak{Secret: fmt.Sprint("s", i), Where: "state", Path: fmt.Sprint("/a/", i), Detector: "exact", Kind: "pan", Mechanism: "context"})
+	}
+	r.Leaks = append(r.Leaks, scoring.Leak{Secret: "m", Where: "output", Detector: "exact", Step: "s1", Field: scoring.FieldModel, Kind: "pan", Mechanism: "injection"})
+	for i := 0; i < 100; i++ {
+		r.Leaks = append(r.Leaks, scoring.Leak{Secret: "k", Where: "state", Detector: "exact", Kind: fmt.Sprint("kind", i), Mechanism: "none"})
+	}
+	r.Leaked = true
+	writeRecords(t, dir, r)
+	ix, err := BuildIndex(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := ix.Entry(0)
+	if e.NLeaks != 5101 || len(e.Head.Leaks) != MaxIndexedLeaks {
+		t.Fatalf("NLeaks %d, %d kept; want 5101 and %d", e.NLeaks, len(e.Head.Leaks), MaxIndexedLeaks)
+	}
+	want := []scoring.Leak{{Detector: "exact", Kind: "pan", Mechanism: "context"},
+		{Detector: "exact", Step: "s1", Field: scoring.FieldModel, Kind: "pan", Mechanism: "injection"},
+		{Detector: "exact", Kind: "kind0", Mechanism: "none"}}
+	if diff := cmp.Diff(want, e.Head.Leaks[:3]); diff != "" {
+		t.Errorf("kept leaks (-want +got):\n%s", diff)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchbench/patchbench/internal/regularfile"
 )
 
 // rec is a small valid record.
@@ -328,6 +330,34 @@ func TestMergeInterrupted(t *testing.T) {
 		m, err := Merge(context.Background(), out, []string{s0, s1})
 		if err != nil || m.Runs != 3 {
 			t.Fatalf("%s: merged again: %+v %v", out, m, err)
+		}
+	}
+}
+
+// TestLockIsNotFollowed checks that a symbolic link at the directory's
+// .lock, dangling or not, is refused and not followed: a dangling one made
+// run and repair create the file it named, outside the run directory
+// (issue 23's fourth attack).
+func TestLockIsNotFollowed(t *testing.T) {
+	for _, dangling := range []bool{true, false} {
+		dir, elsewhere := t.TempDir(), t.TempDir()
+		target := filepath.Join(elsewhere, "lock")
+		if !dangling {
+			os.WriteFile(target, nil, 0o644)
+		}
+		if err := os.Symlink(target, filepath.Join(dir, LockFile)); err != nil {
+			t.Fatal(err)
+		}
+		s, err := OpenSink(dir)
+		var nre *regularfile.NotRegularError
+		if !errors.As(err, &nre) {
+			if s != nil {
+				s.Close()
+			}
+			t.Fatalf("dangling %v: error %v, want a *NotRegularError", dangling, err)
+		}
+		if _, err := os.Stat(target); dangling && !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the dangling link's target was made: %v", err)
 		}
 	}
 }

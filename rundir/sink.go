@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/gofrs/flock"
 	"github.com/patchbench/patchbench/internal/regularfile"
@@ -74,11 +75,18 @@ func OpenSink(dir string) (*Sink, error) {
 
 // lockDir takes dir's lock (ErrLocked when another process holds it).
 func lockDir(dir string) (*flock.Flock, error) {
-	// The lock file is opened for reading: a FIFO there would block.
-	if err := regularfile.Check(filepath.Join(dir, LockFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	// The lock file is opened for reading: a FIFO there would block. It
+	// is made if missing, so a symbolic link there (dangling or not) is
+	// refused, and not followed (O_NOFOLLOW): a run directory from
+	// elsewhere could point it at any path of the user's.
+	path := filepath.Join(dir, LockFile)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return nil, &regularfile.NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	if err := regularfile.Check(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	lock := flock.New(filepath.Join(dir, LockFile))
+	lock := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK))
 	ok, err := lock.TryLock()
 	if err == nil && !ok {
 		err = ErrLocked

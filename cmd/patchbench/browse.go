@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+
+	"golang.org/x/net/netutil"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -87,7 +89,17 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	// Only requests addressed to this server: a DNS-rebinding page cannot
 	// read it through the user's browser.
-	srv := &http.Server{Handler: browse.AllowHosts(b.Handler(), ln.Addr().String()), ReadHeaderTimeout: 10 * time.Second}
+	//
+	// Bounded whatever the clients do (issue 23: 2,500 connections that
+	// never read their page held 2.7 GB): at most browseMaxConns
+	// connections at once (the next wait to be accepted), a request's
+	// headers within 10 s, a page written within browseWriteTime (one
+	// not read by then is dropped, and its memory with it), an idle
+	// connection closed after a minute.
+	ln = netutil.LimitListener(ln, browseMaxConns)
+	srv := &http.Server{Handler: browse.AllowHosts(b.Handler(), ln.Addr().String()),
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: browseWriteTime, IdleTimeout: time.Minute}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	say("%d runs of %s opened in %.2fs; Ctrl-C stops the server", b.Runs(), strings.Join(pos, ", "), opened.Seconds())
@@ -106,3 +118,10 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	return exitOK
 }
+
+// Bounds of browse's server: the connections it holds at once (a browser
+// opens six a host) and the time a page has to be written.
+const (
+	browseMaxConns  = 64
+	browseWriteTime = 2 * time.Minute
+)

@@ -17,12 +17,21 @@ import (
 // to): reading it could block forever or never end, so it is refused.
 // For appending (OpenAppend) a symlink itself is refused too: a run
 // directory from elsewhere could point one at any file of the user's.
+//
+// A file of a kernel's pseudo file system (procfs, sysfs, debugfs,
+// tracefs, securityfs: Linux) is refused too, FS naming it: such files
+// call themselves regular and empty, and a read of one (/proc/kmsg) can
+// block until the kernel has something to say.
 type NotRegularError struct {
 	Path string
 	Mode os.FileMode
+	FS   string // the pseudo file system, or ""
 }
 
 func (e *NotRegularError) Error() string {
+	if e.FS != "" {
+		return fmt.Sprintf("%s is not a regular file (a file of %s, which the kernel makes as it is read)", e.Path, e.FS)
+	}
 	return fmt.Sprintf("%s is not a regular file (%s)", e.Path, kindOf(e.Mode))
 }
 
@@ -83,6 +92,11 @@ func checked(f *os.File, err error) (*os.File, error) {
 	if err == nil && !fi.Mode().IsRegular() {
 		err = &NotRegularError{Path: f.Name(), Mode: fi.Mode()}
 	}
+	if err == nil {
+		if fs := pseudoFS(f); fs != "" {
+			err = &NotRegularError{Path: f.Name(), Mode: fi.Mode(), FS: fs}
+		}
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -128,6 +142,9 @@ func Check(path string) error {
 		return err
 	case !fi.Mode().IsRegular():
 		return &NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	if fs := pseudoFSAt(path); fs != "" {
+		return &NotRegularError{Path: path, Mode: fi.Mode(), FS: fs}
 	}
 	return nil
 }
