@@ -47,6 +47,12 @@ type Document struct {
 	deferred  bool
 	valueOnce sync.Once
 	bigs      []*bigArray
+	// built is set once a deferred value is built. Until then the
+	// document's tree (tree) is read from its text (lazytree.go): lazy
+	// is that tree, made once.
+	built    atomic.Bool
+	lazyOnce sync.Once
+	lazyTree any
 
 	// prep is the canonical text of a document that has raw, built on
 	// first use (or shared, when a commit keeps the text).
@@ -113,6 +119,7 @@ func (d *Document) plain() any {
 		d.valueOnce.Do(func() {
 			d.value = buildJSON(d.raw, d.bigs)
 			d.bigs = nil
+			d.built.Store(true)
 		})
 	}
 	return d.value
@@ -231,9 +238,20 @@ func (d *Document) Value() any {
 }
 
 // tree returns the value, possibly with overlays (internal/overlay), without
-// building it.
+// building it: a parsed document's value not built yet is read from its
+// text (lazytree.go).
 func (d *Document) tree() any {
 	if d.lazy == nil {
+		if d.deferred && !d.built.Load() {
+			d.lazyOnce.Do(func() {
+				if r := d.lazyRoot(); r != nil {
+					d.lazyTree = r
+				}
+			})
+			if d.lazyTree != nil {
+				return d.lazyTree
+			}
+		}
 		return d.plain()
 	}
 	if d.lazy.valDone.Load() {
@@ -296,7 +314,14 @@ func (d *Document) satisfies(s *jsonschema.Schema, idx *schemaindex.Index) bool 
 	}
 	var ok bool
 	if idx != nil && idx.Root() == s {
-		ok = idx.SatisfiesWhole(d.Value())
+		// A parsed document's value not built yet is validated from its
+		// lazy tree, its long arrays' elements from their text
+		// (schemaindex.Index.SatisfiesWhole).
+		v := d.Value
+		if d.lazy == nil {
+			v = d.tree
+		}
+		ok = idx.SatisfiesWhole(v())
 	} else {
 		f, err := validateSchema(s, d.Value())
 		ok = err == nil && f == nil
