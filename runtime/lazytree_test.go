@@ -329,4 +329,3 @@ func TestLazyTreeLongArray(t *testing.T) {
 		}
 	}
 }
-
