@@ -48,11 +48,13 @@ type Document struct {
 	valueOnce sync.Once
 	bigs      []*bigArray
 	// built is set once a deferred value is built. Until then the
-	// document's tree (tree) is read from its text (lazytree.go): lazy
-	// is that tree, made once.
-	built    atomic.Bool
-	lazyOnce sync.Once
-	lazyTree any
+	// document's tree (tree) is read from its text (lazytree.go):
+	// lazyTree is that tree, made once, and lazyBuilt the bytes of text
+	// it built child by child (bounded: lazyBuildShare).
+	built     atomic.Bool
+	lazyOnce  sync.Once
+	lazyTree  any
+	lazyBuilt atomic.Int64
 
 	// prep is the canonical text of a document that has raw, built on
 	// first use (or shared, when a commit keeps the text).

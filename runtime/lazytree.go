@@ -107,8 +107,22 @@ func (s *textSource) child(sp tspan, tok string) any {
 			return n
 		}
 	}
+	if share := lazyBuildShare; share > 0 && s.doc.lazyBuilt.Add(int64(sp.hi-sp.lo)) > int64(len(s.tb.buf)/share) {
+		// Enough of the text was built child by child (an invariant
+		// reading every element, say): build the value once, and read
+		// it from now on, on this state and the states committed from it.
+		v, _ := getAtFrom(s.doc.plain(), s.path.Append(tok), 0)
+		return v
+	}
 	return buildJSON(s.tb.buf[sp.lo:sp.hi], nil)
 }
+
+// lazyBuildShare bounds what a lazy tree builds child by child: once the
+// children it built hold more than 1/lazyBuildShare of the text, the
+// document's value is built whole (so reading a lazy tree costs at most
+// that share more than building it whole at once). The tests set it to 0
+// (never) or make it large (at once).
+var lazyBuildShare = 4
 
 // Build is the container's plain value: the document's, built once.
 func (s *textSource) Build() any {

@@ -14,9 +14,9 @@ import (
 // everyContainerLazy makes every container of a parsed state's tree be
 // read from its text (lazytree.go) for the rest of the test.
 func everyContainerLazy(t *testing.T) {
-	old := lazyMinSpan
-	lazyMinSpan = 0
-	t.Cleanup(func() { lazyMinSpan = old })
+	old, share := lazyMinSpan, lazyBuildShare
+	lazyMinSpan, lazyBuildShare = 0, 0
+	t.Cleanup(func() { lazyMinSpan, lazyBuildShare = old, share })
 }
 
 // TestLazyTreeMatchesBuiltValue is the differential test of the lazy
@@ -36,6 +36,9 @@ func TestLazyTreeMatchesBuiltValue(t *testing.T) {
 	}
 	lazySteps := 0
 	for i := range n {
+		// Children built one by one never make the tree build its value
+		// whole, or do after a few bytes, or as they do outside the tests.
+		lazyBuildShare = []int{0, 0, 1000, 4}[rng.IntN(4)]
 		v := genRoot(rng)
 		c, opts := genContract(t, rng, v)
 		text := genDoc(t, rng, v).Bytes()
@@ -327,5 +330,36 @@ func TestLazyTreeLongArray(t *testing.T) {
 		if a.Committed != (f == nil) {
 			t.Fatalf("%q: committed %v on a state the library says is valid: %v", bad, a.Committed, f == nil)
 		}
+	}
+}
+
+// TestLazyTreeBuildsWhenReadWhole: an invariant that reads every record
+// of a lazy tree makes the state build its value once (lazyBuildShare),
+// and decides as on the built value.
+func TestLazyTreeBuildsWhenReadWhole(t *testing.T) {
+	spec := benchSpec
+	spec.Invariants = append(spec.Invariants, InvariantSpec{Name: "balances", Rule: "post.records.all(r, r.balance >= 0)"})
+	c := MustCompile(spec)
+	text := benchState(400 << 10)
+	lazy, err := ParseDocument(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, _ := ParseDocument(text)
+	built.Value()
+	opts := VerifyOptions{Gates: DefaultGates, Phase: "review"}
+	a, err := c.Verify(context.Background(), lazy, []byte(benchPatch), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Verify(context.Background(), built, []byte(benchPatch), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := diffDecisions(a, b, lazy, built); diff != "" {
+		t.Fatal(diff)
+	}
+	if !a.Committed || !lazy.built.Load() {
+		t.Fatalf("committed %v, value built %v; want both", a.Committed, lazy.built.Load())
 	}
 }
