@@ -27,7 +27,10 @@ const DefaultMaxDepth = 512
 // A document built from a value (NewDocument) holds both at once. A
 // document parsed from text (ParseDocument) holds its text, checked
 // whole, and builds its value when first asked for (Value, or a
-// verification), once, on every core for its long arrays. A document
+// verification that needs it whole), once, on every core for its long
+// arrays; until then a verification reads the containers it needs from
+// the text (lazytree.go), and validates the whole state against a schema
+// from the text where it can (schemaindex.Quick.AcceptsText). A document
 // committed by a
 // verification shares every subtree the patch did not touch with the
 // state it was verified against: its value and its text are built from

@@ -2,9 +2,11 @@
 // untouched subtree with the state before them (PatchBench design §4: a
 // step costs what its footprint costs): a container on a changed path is
 // a Node over a plain container that is never modified, and CEL reads a
-// Node as the container it stands for. Values are the runtime's decoded
-// JSON values (nil, bool, string, json.Number, []any, map[string]any) or
-// Nodes; paths are JSON Pointer reference tokens (RFC 6901), unescaped.
+// Node as the container it stands for. A parsed state's containers that
+// are not built yet are Nodes over a Source (Lazy), read the same way.
+// Values are the runtime's decoded JSON values (nil, bool, string,
+// json.Number, []any, map[string]any) or Nodes; paths are JSON Pointer
+// reference tokens (RFC 6901), unescaped.
 package overlay
 
 import (
@@ -30,9 +32,11 @@ import (
 // containers on them; the plain value (Document.Value) is built from it
 // on demand, once.
 //
-// The base of a Node is always a plain container: an overlay over an
-// overlay is flattened into one node whose kids hold both layers' changes
-// (Set), so lookups never walk a chain of states.
+// The base of a Node is always a plain container, or a Source (a
+// container of a parsed state's text, not built: Lazy) whose children
+// are plain values or Nodes over Sources: an overlay over an overlay is
+// flattened into one node whose kids hold both layers' changes (Set), so
+// lookups never walk a chain of states.
 type Node struct {
 	base  any            // map[string]any or []any, never modified; nil over a Source
 	src   Source         // the container not built yet, when base is nil
