@@ -56,7 +56,8 @@ type Source interface {
 	Object() bool
 	// Len is the number of members or elements.
 	Len() int
-	// Keys are an object's member names, in text order (nil for an array).
+	// Keys are an object's member names, in text order (nil for an
+	// array); the caller must not modify them.
 	Keys() []string
 	// Member is the object's member name, when it has one.
 	Member(name string) (any, bool)
@@ -311,14 +312,6 @@ func CELValue(a types.Adapter, n *Node) ref.Val {
 	return &ovListVal{a: a, n: n, l: l, k: len(l)}
 }
 
-// keys are the member names of the map's base.
-func (m *ovMapVal) keys() []string {
-	if m.base == nil {
-		return m.n.src.Keys()
-	}
-	return slices.Collect(maps.Keys(m.m))
-}
-
 func (m *ovMapVal) plain() traits.Mapper {
 	return types.NewStringInterfaceMap(m.a, m.n.plain().(map[string]any))
 }
@@ -379,14 +372,22 @@ func (m *ovMapVal) Equal(other ref.Val) ref.Val {
 	if m.Size() != otherMap.Size() {
 		return types.False
 	}
-	for _, k := range m.keys() {
+	same := func(k string) bool {
 		key := types.String(k)
 		thisVal, _ := m.Find(key)
 		otherVal, found := otherMap.Find(key)
-		if !found {
-			return types.False
+		return found && types.Equal(thisVal, otherVal) != types.False
+	}
+	if m.base == nil {
+		for _, k := range m.n.src.Keys() {
+			if !same(k) {
+				return types.False
+			}
 		}
-		if types.Equal(thisVal, otherVal) == types.False {
+		return types.True
+	}
+	for k := range m.m {
+		if !same(k) {
 			return types.False
 		}
 	}
