@@ -363,3 +363,61 @@ func TestLazyTreeBuildsWhenReadWhole(t *testing.T) {
 		t.Fatalf("committed %v, value built %v; want both", a.Committed, lazy.built.Load())
 	}
 }
+
+// FuzzLazyTree: a state verified on its lazy tree (every container read
+// from its text, built whole at once or never) decides, over two steps,
+// as the same text with its value built first.
+func FuzzLazyTree(f *testing.F) {
+	states := []string{
+		`{"a":{"b":[1,2,"x"],"e":"f"},"c":[1],"d":[0]}`,
+		" {\"a\" : {\"\\u0062\": [1, 2], \"k\\u2028\": \"<&>\"}, \"c\": [1, {\"x\": 1.0e2}], \"d\": [0]}\n",
+		`[{"a":1},[2,3],{"\/":"x"}]`,
+		`{"a":{"b":{"c":{"d":{"e":1}}}},"c":[1]}`,
+	}
+	patches := []string{
+		`[{"op":"add","path":"/a/b/-","value":3}]`,
+		`[{"op":"replace","path":"/a","value":{"b":[]}},{"op":"add","path":"/a/c","value":"y"}]`,
+		`[{"op":"copy","from":"/c","path":"/a/x"},{"op":"test","path":"/a/x","value":[1]}]`,
+		`[{"op":"move","from":"/a/b","path":"/d/0"}]`,
+		`[{"op":"add","path":"/0/b","value":2},{"op":"replace","path":"/1/0","value":"<>"}]`,
+	}
+	for i, s := range states {
+		for j, p := range patches {
+			f.Add([]byte(s), []byte(p), uint8(i+j))
+			f.Add([]byte(s), []byte(p), uint8(0x40|(i+j)))
+		}
+	}
+	f.Fuzz(func(t *testing.T, state, proposal []byte, which uint8) {
+		old, share := lazyMinSpan, lazyBuildShare
+		defer func() { lazyMinSpan, lazyBuildShare = old, share }()
+		lazyMinSpan, lazyBuildShare = 0, 0
+		if which&0x40 != 0 {
+			lazyBuildShare = 1000
+		}
+		lazy, err := ParseDocument(state)
+		if err != nil {
+			return
+		}
+		built, _ := ParseDocument(state)
+		built.Value()
+		c := fuzzFootprintContracts[int(which)%len(fuzzFootprintContracts)]
+		opts := VerifyOptions{Gates: DefaultGates}
+		if which&0x80 != 0 {
+			opts = VerifyOptions{Gates: GateSet{ACL: true, Schema: true}, Audit: DefaultGates}
+		}
+		for step := 0; step < 2; step++ {
+			a, errA := c.Verify(context.Background(), lazy, proposal, opts)
+			b, errB := c.Verify(context.Background(), built, proposal, opts)
+			if (errA == nil) != (errB == nil) {
+				t.Fatalf("errors %v vs %v", errA, errB)
+			}
+			if diff := diffDecisions(a, b, lazy, built); diff != "" {
+				t.Fatalf("step %d: %s", step, diff)
+			}
+			if !a.Committed {
+				return
+			}
+			lazy, built = a.State, b.State
+		}
+	})
+}
