@@ -27,7 +27,10 @@ const DefaultMaxDepth = 512
 // A document built from a value (NewDocument) holds both at once. A
 // document parsed from text (ParseDocument) holds its text, checked
 // whole, and builds its value when first asked for (Value, or a
-// verification), once, on every core for its long arrays. A document
+// verification that needs it whole), once, on every core for its long
+// arrays; until then a verification reads the containers it needs from
+// the text (lazytree.go), and validates the whole state against a schema
+// from the text where it can (schemaindex.Quick.AcceptsText). A document
 // committed by a
 // verification shares every subtree the patch did not touch with the
 // state it was verified against: its value and its text are built from
@@ -47,6 +50,14 @@ type Document struct {
 	deferred  bool
 	valueOnce sync.Once
 	bigs      []*bigArray
+	// built is set once a deferred value is built. Until then the
+	// document's tree (tree) is read from its text (lazytree.go):
+	// lazyTree is that tree, made once, and lazyBuilt the bytes of text
+	// it built child by child (bounded: lazyBuildShare).
+	built     atomic.Bool
+	lazyOnce  sync.Once
+	lazyTree  any
+	lazyBuilt atomic.Int64
 
 	// prep is the canonical text of a document that has raw, built on
 	// first use (or shared, when a commit keeps the text).
@@ -113,6 +124,7 @@ func (d *Document) plain() any {
 		d.valueOnce.Do(func() {
 			d.value = buildJSON(d.raw, d.bigs)
 			d.bigs = nil
+			d.built.Store(true)
 		})
 	}
 	return d.value
@@ -231,9 +243,20 @@ func (d *Document) Value() any {
 }
 
 // tree returns the value, possibly with overlays (internal/overlay), without
-// building it.
+// building it: a parsed document's value not built yet is read from its
+// text (lazytree.go).
 func (d *Document) tree() any {
 	if d.lazy == nil {
+		if d.deferred && !d.built.Load() {
+			d.lazyOnce.Do(func() {
+				if r := d.lazyRoot(); r != nil {
+					d.lazyTree = r
+				}
+			})
+			if d.lazyTree != nil {
+				return d.lazyTree
+			}
+		}
 		return d.plain()
 	}
 	if d.lazy.valDone.Load() {
@@ -296,7 +319,14 @@ func (d *Document) satisfies(s *jsonschema.Schema, idx *schemaindex.Index) bool 
 	}
 	var ok bool
 	if idx != nil && idx.Root() == s {
-		ok = idx.SatisfiesWhole(d.Value())
+		// A parsed document's value not built yet is validated from its
+		// lazy tree, its long arrays' elements from their text
+		// (schemaindex.Index.SatisfiesWhole).
+		v := d.Value
+		if d.lazy == nil {
+			v = d.tree
+		}
+		ok = idx.SatisfiesWhole(v())
 	} else {
 		f, err := validateSchema(s, d.Value())
 		ok = err == nil && f == nil

@@ -214,8 +214,8 @@ func getAtFrom(doc any, p Pointer, start int) (any, error) {
 	for i := start; i < len(p); i++ {
 		tok := p[i]
 		if n, ok := cur.(*overlay.Node); ok {
-			if _, isMap := n.Base().(map[string]any); !isMap {
-				if _, err := arrayIndex(tok, len(n.Base().([]any)), false, p[:i+1]); err != nil {
+			if overlay.IsArray(n) {
+				if _, err := arrayIndex(tok, overlay.Len(n), false, p[:i+1]); err != nil {
 					return nil, err
 				}
 			}

@@ -2,9 +2,11 @@
 // untouched subtree with the state before them (PatchBench design §4: a
 // step costs what its footprint costs): a container on a changed path is
 // a Node over a plain container that is never modified, and CEL reads a
-// Node as the container it stands for. Values are the runtime's decoded
-// JSON values (nil, bool, string, json.Number, []any, map[string]any) or
-// Nodes; paths are JSON Pointer reference tokens (RFC 6901), unescaped.
+// Node as the container it stands for. A parsed state's containers that
+// are not built yet are Nodes over a Source (Lazy), read the same way.
+// Values are the runtime's decoded JSON values (nil, bool, string,
+// json.Number, []any, map[string]any) or Nodes; paths are JSON Pointer
+// reference tokens (RFC 6901), unescaped.
 package overlay
 
 import (
@@ -30,16 +32,104 @@ import (
 // containers on them; the plain value (Document.Value) is built from it
 // on demand, once.
 //
-// The base of a Node is always a plain container: an overlay over an
-// overlay is flattened into one node whose kids hold both layers' changes
-// (Set), so lookups never walk a chain of states.
+// The base of a Node is always a plain container, or a Source (a
+// container of a parsed state's text, not built: Lazy) whose children
+// are plain values or Nodes over Sources: an overlay over an overlay is
+// flattened into one node whose kids hold both layers' changes (Set), so
+// lookups never walk a chain of states.
 type Node struct {
-	base  any            // map[string]any or []any, never modified
+	base  any            // map[string]any or []any, never modified; nil over a Source
+	src   Source         // the container not built yet, when base is nil
 	kids  map[string]any // object members replaced (plain values or *Node)
 	ikids map[int]any    // array elements replaced
 
 	once sync.Once
 	mat  any // the plain container, built on demand
+}
+
+// Source is a container that is not built yet (a parsed state's
+// container, read from its text): it gives its kind, length, member names
+// and children without building itself, and its plain value (Build) on
+// demand. A child is a plain value or a *Node over another Source. A
+// Source is never modified, and is safe for concurrent use.
+type Source interface {
+	Object() bool
+	// Len is the number of members or elements.
+	Len() int
+	// Keys are an object's member names, in text order (nil for an
+	// array); the caller must not modify them.
+	Keys() []string
+	// Member is the object's member name, when it has one.
+	Member(name string) (any, bool)
+	// Elem is the array's element i, 0 <= i < Len().
+	Elem(i int) any
+	// Build is the plain container (map[string]any or []any), the same
+	// value each time.
+	Build() any
+}
+
+// Lazy returns the Node that stands for src: a container that reads as
+// src's until someone asks for it whole (Plain builds it then).
+func Lazy(src Source) *Node { return &Node{src: src} }
+
+// SourceOf returns the Source of v when v is a lazy Node no child of
+// which was replaced, else nil.
+func SourceOf(v any) Source {
+	if n, ok := v.(*Node); ok && n.src != nil && len(n.kids) == 0 && len(n.ikids) == 0 {
+		return n.src
+	}
+	return nil
+}
+
+// object reports whether the Node stands for an object.
+func (n *Node) object() bool {
+	if n.src != nil {
+		return n.src.Object()
+	}
+	_, ok := n.base.(map[string]any)
+	return ok
+}
+
+// length is the Node's member or element count.
+func (n *Node) length() int {
+	switch b := n.base.(type) {
+	case map[string]any:
+		return len(b)
+	case []any:
+		return len(b)
+	}
+	return n.src.Len()
+}
+
+// Len returns the number of members or elements of a container (plain or
+// overlay), 0 for a scalar.
+func Len(v any) int {
+	switch x := v.(type) {
+	case map[string]any:
+		return len(x)
+	case []any:
+		return len(x)
+	case *Node:
+		return x.length()
+	}
+	return 0
+}
+
+// Keys returns the member names of an object (plain or overlay): a lazy
+// Node's in text order, a map's in map order.
+func Keys(v any) []string {
+	switch x := v.(type) {
+	case map[string]any:
+		return slices.Collect(maps.Keys(x))
+	case *Node:
+		if m, ok := x.base.(map[string]any); ok {
+			return slices.Collect(maps.Keys(m))
+		}
+		if x.src != nil && x.src.Object() {
+			return x.src.Keys()
+		}
+	}
+	return nil
 }
 
 // Child returns the child of a container at tok: a member of an object,
@@ -58,22 +148,27 @@ func Child(v any, tok string) (any, bool) {
 		}
 		return x[i], true
 	case *Node:
-		if m, isMap := x.base.(map[string]any); isMap {
+		if x.object() {
 			if c, ok := x.kids[tok]; ok {
 				return c, true
 			}
-			c, ok := m[tok]
+			if x.src != nil {
+				return x.src.Member(tok)
+			}
+			c, ok := x.base.(map[string]any)[tok]
 			return c, ok
 		}
-		a := x.base.([]any)
 		i, err := index.Parse(tok)
-		if err != nil || i >= len(a) {
+		if err != nil || i >= x.length() {
 			return nil, false
 		}
 		if c, ok := x.ikids[i]; ok {
 			return c, true
 		}
-		return a[i], true
+		if x.src != nil {
+			return x.src.Elem(i), true
+		}
+		return x.base.([]any)[i], true
 	}
 	return nil, false
 }
@@ -101,7 +196,15 @@ func Plain(v any) any {
 
 func (n *Node) plain() any {
 	n.once.Do(func() {
-		switch b := n.base.(type) {
+		b := n.base
+		if n.src != nil {
+			b = n.src.Build()
+			if len(n.kids) == 0 && len(n.ikids) == 0 {
+				n.mat = b
+				return
+			}
+		}
+		switch b := b.(type) {
 		case map[string]any:
 			m := maps.Clone(b)
 			for k, c := range n.kids {
@@ -134,12 +237,12 @@ func Set(root any, p []string, val any) any {
 	n := &Node{}
 	switch x := root.(type) {
 	case *Node:
-		n.base, n.kids, n.ikids = x.base, maps.Clone(x.kids), maps.Clone(x.ikids)
+		n.base, n.src, n.kids, n.ikids = x.base, x.src, maps.Clone(x.kids), maps.Clone(x.ikids)
 	default:
 		n.base = x
 	}
 	nc := Set(child, p[1:], val)
-	if _, isMap := n.base.(map[string]any); isMap {
+	if n.object() {
 		if n.kids == nil {
 			n.kids = map[string]any{}
 		}
@@ -181,23 +284,32 @@ func Size(v any) int {
 type ovMapVal struct {
 	a    types.Adapter
 	n    *Node
-	m    map[string]any // n.base
-	base traits.Mapper  // the base map as CEL sees it
+	m    map[string]any // n.base; nil over a Source
+	base traits.Mapper  // the base map as CEL sees it; nil over a Source
 }
 
 type ovListVal struct {
 	a types.Adapter
 	n *Node
-	l []any // n.base
+	l []any // n.base; nil over a Source
+	k int   // the length
 }
 
 // CELValue is the CEL value of n for the adapter a (which converts its
-// children): it reads as the CEL map or list of n's plain container.
+// children): it reads as the CEL map or list of n's plain container. Over
+// a Source, members and elements are read from it as they are asked for.
 func CELValue(a types.Adapter, n *Node) ref.Val {
+	if n.src != nil {
+		if n.src.Object() {
+			return &ovMapVal{a: a, n: n}
+		}
+		return &ovListVal{a: a, n: n, k: n.src.Len()}
+	}
 	if m, ok := n.base.(map[string]any); ok {
 		return &ovMapVal{a: a, n: n, m: m, base: types.NewStringInterfaceMap(a, m)}
 	}
-	return &ovListVal{a: a, n: n, l: n.base.([]any)}
+	l := n.base.([]any)
+	return &ovListVal{a: a, n: n, l: l, k: len(l)}
 }
 
 func (m *ovMapVal) plain() traits.Mapper {
@@ -210,6 +322,19 @@ func (m *ovMapVal) Find(key ref.Val) (ref.Val, bool) {
 		if c, ok := m.n.kids[string(s)]; ok {
 			return m.a.NativeToValue(c), true
 		}
+	}
+	if m.base == nil {
+		// As the adapter's map of strings: a key that is not a string is
+		// not found.
+		s, ok := key.(types.String)
+		if !ok || m.n.src.Len() == 0 {
+			return nil, false
+		}
+		c, ok := m.n.src.Member(string(s))
+		if !ok {
+			return nil, false
+		}
+		return m.a.NativeToValue(c), true
 	}
 	return m.base.Find(key)
 }
@@ -228,11 +353,16 @@ func (m *ovMapVal) Contains(key ref.Val) ref.Val {
 }
 
 // Iterator ranges over the member names, which an overlay never changes.
-func (m *ovMapVal) Iterator() traits.Iterator { return m.base.Iterator() }
+func (m *ovMapVal) Iterator() traits.Iterator {
+	if m.base == nil {
+		return &keyIterator{keys: m.n.src.Keys()}
+	}
+	return m.base.Iterator()
+}
 
-func (m *ovMapVal) Size() ref.Val { return types.Int(len(m.m)) }
+func (m *ovMapVal) Size() ref.Val { return types.Int(m.n.length()) }
 
-func (m *ovMapVal) IsZeroValue() bool { return len(m.m) == 0 }
+func (m *ovMapVal) IsZeroValue() bool { return m.n.length() == 0 }
 
 func (m *ovMapVal) Equal(other ref.Val) ref.Val {
 	otherMap, ok := other.(traits.Mapper)
@@ -242,14 +372,22 @@ func (m *ovMapVal) Equal(other ref.Val) ref.Val {
 	if m.Size() != otherMap.Size() {
 		return types.False
 	}
-	for k := range m.m {
+	same := func(k string) bool {
 		key := types.String(k)
 		thisVal, _ := m.Find(key)
 		otherVal, found := otherMap.Find(key)
-		if !found {
-			return types.False
+		return found && types.Equal(thisVal, otherVal) != types.False
+	}
+	if m.base == nil {
+		for _, k := range m.n.src.Keys() {
+			if !same(k) {
+				return types.False
+			}
 		}
-		if types.Equal(thisVal, otherVal) == types.False {
+		return types.True
+	}
+	for k := range m.m {
+		if !same(k) {
 			return types.False
 		}
 	}
@@ -282,6 +420,9 @@ func (l *ovListVal) elem(i int) ref.Val {
 	if c, ok := l.n.ikids[i]; ok {
 		return l.a.NativeToValue(c)
 	}
+	if l.l == nil {
+		return l.a.NativeToValue(l.n.src.Elem(i))
+	}
 	return l.a.NativeToValue(l.l[i])
 }
 
@@ -290,17 +431,17 @@ func (l *ovListVal) Get(index ref.Val) ref.Val {
 	if err != nil {
 		return types.ValOrErr(index, "%v", err)
 	}
-	if ind < 0 || ind >= len(l.l) {
-		return types.NewErr("index '%d' out of range in list size '%d'", ind, len(l.l))
+	if ind < 0 || ind >= l.k {
+		return types.NewErr("index '%d' out of range in list size '%d'", ind, l.k)
 	}
 	return l.elem(ind)
 }
 
-func (l *ovListVal) Size() ref.Val     { return types.Int(len(l.l)) }
-func (l *ovListVal) IsZeroValue() bool { return len(l.l) == 0 }
+func (l *ovListVal) Size() ref.Val     { return types.Int(l.k) }
+func (l *ovListVal) IsZeroValue() bool { return l.k == 0 }
 
 func (l *ovListVal) Contains(e ref.Val) ref.Val {
-	for i := range l.l {
+	for i := range l.k {
 		if b, ok := e.Equal(l.elem(i)).(types.Bool); ok && b == types.True {
 			return types.True
 		}
@@ -316,7 +457,7 @@ func (l *ovListVal) Equal(other ref.Val) ref.Val {
 	if l.Size() != otherList.Size() {
 		return types.False
 	}
-	for i := range l.l {
+	for i := range l.k {
 		if types.Equal(l.elem(i), otherList.Get(types.Int(i))) == types.False {
 			return types.False
 		}
@@ -356,10 +497,10 @@ type ovListIterator struct {
 	cursor int
 }
 
-func (it *ovListIterator) HasNext() ref.Val { return types.Bool(it.cursor < len(it.l.l)) }
+func (it *ovListIterator) HasNext() ref.Val { return types.Bool(it.cursor < it.l.k) }
 
 func (it *ovListIterator) Next() ref.Val {
-	if it.cursor < len(it.l.l) {
+	if it.cursor < it.l.k {
 		i := it.cursor
 		it.cursor++
 		return it.l.Get(types.Int(i))
@@ -375,31 +516,51 @@ func (it *ovListIterator) Equal(ref.Val) ref.Val          { return types.NewErr(
 func (it *ovListIterator) Type() ref.Type                 { return types.IteratorType }
 func (it *ovListIterator) Value() any                     { return nil }
 
+// keyIterator ranges over a lazy object's member names, in text order.
+type keyIterator struct {
+	keys   []string
+	cursor int
+}
+
+func (it *keyIterator) HasNext() ref.Val { return types.Bool(it.cursor < len(it.keys)) }
+
+func (it *keyIterator) Next() ref.Val {
+	if it.cursor < len(it.keys) {
+		k := it.keys[it.cursor]
+		it.cursor++
+		return types.String(k)
+	}
+	return nil
+}
+
+func (it *keyIterator) ConvertToNative(reflect.Type) (any, error) {
+	return nil, fmt.Errorf("type conversion on iterators not supported")
+}
+func (it *keyIterator) ConvertToType(ref.Type) ref.Val { return types.NewErr("no such overload") }
+func (it *keyIterator) Equal(ref.Val) ref.Val          { return types.NewErr("no such overload") }
+func (it *keyIterator) Type() ref.Type                 { return types.IteratorType }
+func (it *keyIterator) Value() any                     { return nil }
+
 // IsObject reports whether v is an object: a map[string]any or a Node over
-// one.
+// one (or over a Source of one).
 func IsObject(v any) bool {
-	switch x := v.(type) {
+	switch v.(type) {
 	case map[string]any:
 		return true
 	case *Node:
-		_, ok := x.base.(map[string]any)
-		return ok
+		return v.(*Node).object()
 	}
 	return false
 }
 
-// IsArray reports whether v is an array: a []any or a Node over one.
+// IsArray reports whether v is an array: a []any or a Node over one (or
+// over a Source of one).
 func IsArray(v any) bool {
 	switch x := v.(type) {
 	case []any:
 		return true
 	case *Node:
-		_, ok := x.base.([]any)
-		return ok
+		return !x.object()
 	}
 	return false
 }
-
-// Base returns the plain container a Node is built over; it must not be
-// modified.
-func (n *Node) Base() any { return n.base }

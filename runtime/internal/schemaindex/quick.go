@@ -1,6 +1,7 @@
 package schemaindex
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 
@@ -159,4 +160,135 @@ func (q *Quick) Accepts(v any) bool {
 		}
 	}
 	return true
+}
+
+// AcceptsText is Accepts on a value's text, b: compact JSON text (no
+// white space outside strings) that is valid, as a parsed state's
+// canonical text is. It reads the names of an object's members and the
+// first byte of each value it looks at, and builds nothing; an object
+// with a member name spelled with escapes is left to the library (false),
+// as is anything else Accepts would leave.
+func (q *Quick) AcceptsText(b []byte) bool {
+	if q.accept {
+		return true
+	}
+	if len(b) == 0 {
+		return false
+	}
+	var t uint8
+	switch b[0] {
+	case 'n':
+		t = qNull
+	case 't', 'f':
+		t = qBool
+	case '"':
+		t = qString
+	case '[':
+		t = qArray
+	case '{':
+		t = qObject
+	default:
+		t = qNumber
+	}
+	if q.types != 0 && q.types&t == 0 {
+		return false
+	}
+	if t != qObject {
+		return true
+	}
+	if len(q.required) > 64 {
+		return false
+	}
+	var found uint64
+	i := 1
+	if i < len(b) && b[i] != '}' {
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return false
+			}
+			k := textStringEnd(b, i)
+			if k < 0 || k >= len(b) || b[k] != ':' {
+				return false
+			}
+			name := b[i+1 : k-1]
+			if bytes.IndexByte(name, '\\') >= 0 {
+				return false
+			}
+			j := textValueEnd(b, k+1)
+			if j < 0 || j >= len(b) {
+				return false
+			}
+			for r, want := range q.required {
+				if want == string(name) {
+					found |= 1 << r
+				}
+			}
+			if sub := q.props[string(name)]; sub != nil && !sub.AcceptsText(b[k+1:j]) {
+				return false
+			}
+			if b[j] != ',' {
+				break
+			}
+			i = j + 1
+		}
+	}
+	return found == 1<<len(q.required)-1
+}
+
+// textStringEnd returns the index just after the JSON string that starts
+// at b[i] (a '"'), or -1.
+func textStringEnd(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0
+		for m := j - 1; m > i && b[m] == '\\'; m-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// textValueEnd returns the index just after the compact JSON value that
+// starts at b[i], or -1.
+func textValueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return textStringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				k := textStringEnd(b, j)
+				if k < 0 {
+					return -1
+				}
+				j = k - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
+		j++
+	}
+	return j
 }

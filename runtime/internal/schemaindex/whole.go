@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/patchbench/patchbench/runtime/internal/overlay"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -38,27 +39,42 @@ import (
 // an element schema made of type, required and properties only accepts
 // an element without the library when a few look-ups show it satisfies
 // it (quick.go), and leaves any other element to the library.
+//
+// The state may be a parsed state's lazy tree (overlay.Source): then the
+// containers on the way are read without building the rest, the quick
+// schemas read an element's text (Quick.AcceptsText, through
+// ElemTexter) and only the elements they do not accept are built, for
+// the library; so is the cut state. The verdict is the same: a lazy
+// tree reads as the plain value it stands for.
+
+// ElemTexter is a lazy array (an overlay.Source) that gives the compact
+// JSON text of an element without building it.
+type ElemTexter interface {
+	ElemText(i int) []byte
+}
 
 // minShardItems is the length from which an array is validated in parts.
 const minShardItems = 1024
 
-// SatisfiesWhole reports whether v (a plain value) satisfies the schema of
-// x, validating in parts when that gives the same answer, else whole.
+// SatisfiesWhole reports whether v (a plain value, or a lazy tree:
+// overlay.Lazy) satisfies the schema of x, validating in parts when that
+// gives the same answer, else whole. A lazy tree is split even on one
+// core: its elements then need not be built.
 func (x *Index) SatisfiesWhole(v any) bool {
 	workers := runtime.GOMAXPROCS(0)
-	if workers > 1 {
+	if workers > 1 || overlay.SourceOf(v) != nil {
 		if ok, split := x.ValidateSplit(v, workers, minShardItems); split {
 			return ok
 		}
 	}
-	return Validates(x.root, v)
+	return Validates(x.root, overlay.Plain(v))
 }
 
 // ValidateSplit Validates v in parts when its longest array has at least
 // minItems elements; split is false when it does not.
 func (x *Index) ValidateSplit(v any, workers, minItems int) (ok, split bool) {
-	path, arr := LongestArray(v, 3)
-	if len(arr) < minItems {
+	path, arr, count := longestArray(v, 3)
+	if count < minItems {
 		return false, false
 	}
 	set := x.closure([]*jsonschema.Schema{x.root})
@@ -83,11 +99,11 @@ func (x *Index) ValidateSplit(v any, workers, minItems int) (ok, split bool) {
 		if items, ok := s.Items.([]*jsonschema.Schema); ok {
 			m = max(m, len(items))
 		}
-		if s.MaxItems != nil && len(arr) > *s.MaxItems {
+		if s.MaxItems != nil && count > *s.MaxItems {
 			return false, true
 		}
 	}
-	if len(arr) < 2*m {
+	if count < 2*m {
 		return false, false
 	}
 	elem := x.route(set, strconv.Itoa(m), false)
@@ -96,24 +112,38 @@ func (x *Index) ValidateSplit(v any, workers, minItems int) (ok, split bool) {
 		quick[k] = NewQuick(s)
 	}
 
-	cut := withArray(v, path, arr[:m:m])
+	first := make([]any, m)
+	for i := range m {
+		first[i] = element(arr, i)
+	}
+	cut := withArray(v, path, first)
+	texter, _ := overlay.SourceOf(arr).(ElemTexter)
 	var failed atomic.Bool
 	var wg sync.WaitGroup
 	check := func(lo, hi int) {
 		defer wg.Done()
 		for i := lo; i < hi && !failed.Load(); i++ {
+			var e any
+			built := false
 			for k, s := range elem {
-				if q := quick[k]; q != nil && q.Accepts(arr[i]) {
+				q := quick[k]
+				if q != nil && texter != nil && q.AcceptsText(texter.ElemText(i)) {
 					continue
 				}
-				if !Validates(s, arr[i]) {
+				if !built {
+					e, built = element(arr, i), true
+				}
+				if q != nil && q.Accepts(e) {
+					continue
+				}
+				if !Validates(s, e) {
 					failed.Store(true)
 					return
 				}
 			}
 		}
 	}
-	rest := len(arr) - m
+	rest := count - m
 	parts := workers
 	wg.Add(parts + 1)
 	go func() {
@@ -129,44 +159,89 @@ func (x *Index) ValidateSplit(v any, workers, minItems int) (ok, split bool) {
 	return !failed.Load(), true
 }
 
+// element is the plain value of element i of the array arr (plain or
+// lazy).
+func element(arr any, i int) any {
+	if a, ok := arr.([]any); ok {
+		return a[i]
+	}
+	c, _ := overlay.Child(arr, strconv.Itoa(i))
+	return overlay.Plain(c)
+}
+
 // LongestArray returns the longest array in v reached from the root
 // through objects only, within depth members, and its location; the
-// root itself when it is an array.
+// root itself when it is an array. v is a plain value.
 func LongestArray(v any, depth int) ([]string, []any) {
-	if a, ok := v.([]any); ok {
-		return []string{}, a
+	at, arr, _ := longestArray(v, depth)
+	if arr == nil {
+		return at, nil
 	}
-	var best []any
+	return at, overlay.Plain(arr).([]any)
+}
+
+// longestArray is LongestArray in a value that may be a lazy tree: the
+// array (plain or lazy, nil when there is none) and its length.
+func longestArray(v any, depth int) ([]string, any, int) {
+	if overlay.IsArray(v) {
+		return []string{}, v, overlay.Len(v)
+	}
+	var best any
+	bestN := 0
 	var bestAt []string
 	var walk func(v any, at []string)
 	walk = func(v any, at []string) {
-		obj, ok := v.(map[string]any)
-		if !ok || len(at) >= depth {
+		if !overlay.IsObject(v) || len(at) >= depth {
 			return
 		}
-		for k, c := range obj {
-			switch c := c.(type) {
-			case []any:
-				if len(c) > len(best) || len(c) == len(best) && best != nil && slices.Compare(appendToken(at, k), bestAt) < 0 {
-					best, bestAt = c, appendToken(at, k)
+		visit := func(k string, c any) {
+			switch {
+			case overlay.IsArray(c):
+				n := overlay.Len(c)
+				if n > bestN || n == bestN && best != nil && slices.Compare(appendToken(at, k), bestAt) < 0 {
+					best, bestN, bestAt = c, n, appendToken(at, k)
 				}
-			case map[string]any:
+			case overlay.IsObject(c):
 				walk(c, appendToken(at, k))
 			}
 		}
+		if obj, ok := v.(map[string]any); ok {
+			for k, c := range obj {
+				visit(k, c)
+			}
+			return
+		}
+		for _, k := range overlay.Keys(v) {
+			c, _ := overlay.Child(v, k)
+			visit(k, c)
+		}
 	}
 	walk(v, []string{})
-	return bestAt, best
+	return bestAt, best, bestN
 }
 
 // withArray returns v with the array at p (reached through objects)
-// replaced by a; the objects on the way are copied, v is not changed.
+// replaced by a; the objects on the way are copied, v is not changed. A
+// lazy object on the way is built, but for the member on p.
 func withArray(v any, p []string, a []any) any {
 	if len(p) == 0 {
 		return a
 	}
-	obj := maps.Clone(v.(map[string]any))
-	obj[p[0]] = withArray(obj[p[0]], p[1:], a)
+	if m, ok := v.(map[string]any); ok {
+		obj := maps.Clone(m)
+		obj[p[0]] = withArray(obj[p[0]], p[1:], a)
+		return obj
+	}
+	keys := overlay.Keys(v)
+	obj := make(map[string]any, len(keys))
+	for _, k := range keys {
+		c, _ := overlay.Child(v, k)
+		if k == p[0] {
+			obj[k] = withArray(c, p[1:], a)
+		} else {
+			obj[k] = overlay.Plain(c)
+		}
+	}
 	return obj
 }
 
