@@ -187,23 +187,7 @@ func TestExecActorKillsAReForkingChild(t *testing.T) {
 	b := make([]byte, 8)
 	rand.Read(b)
 	token := "PATCHBENCH_TEST_TOKEN=" + hex.EncodeToString(b)
-	defer func() {
-		// Whatever survived: its groups are stopped, then killed.
-		for i := 0; i < 200; i++ {
-			left := withToken(token)
-			if len(left) == 0 {
-				return
-			}
-			for _, pid := range left {
-				if pgrp, _, ok := testStat(pid); ok && pgrp != unix.Getpgrp() {
-					syscall.Kill(-pgrp, syscall.SIGSTOP)
-					syscall.Kill(-pgrp, syscall.SIGKILL)
-				}
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}()
+	defer killLeft(token) // whatever survived: its groups stopped, then killed
 	path := script(t, testHelperEnv+"=hopper "+token+" "+strconv.Quote(self)+` </dev/null >/dev/null 2>&1 &
 sleep 30`)
 	eachContainment(t, "re-forking", func(t *testing.T) {

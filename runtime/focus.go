@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/patchbench/patchbench/runtime/internal/jsonskip"
 	"github.com/patchbench/patchbench/runtime/internal/overlay"
 	"github.com/patchbench/patchbench/runtime/internal/schemaindex"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -272,7 +273,7 @@ func splitFoci(doc []byte, n int) ([][]byte, error) {
 			return nil, bad
 		}
 		i += len(key)
-		j := skipValue(doc, i)
+		j := jsonskip.Value(doc, i)
 		if j < 0 || j >= len(doc) {
 			return nil, bad
 		}

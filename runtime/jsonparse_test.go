@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/patchbench/patchbench/runtime/internal/jsonskip"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -360,7 +361,7 @@ func TestParseSeed(t *testing.T) {
 				t.Fatalf("canonical text differs from canonicalText's")
 			}
 			for lo, got := range seed.tables {
-				hi := skipValue(m.base.buf, lo)
+				hi := jsonskip.Value(m.base.buf, lo)
 				want, ok := buildTable(m.base.buf, lo, hi)
 				if !ok {
 					t.Fatalf("no table at %d", lo)

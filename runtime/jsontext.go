@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/patchbench/patchbench/runtime/internal/jsonskip"
 )
 
 // The text of a state. A Document keeps, beside its value, a canonical
@@ -25,79 +26,12 @@ type tspan struct{ lo, hi int }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// skipString returns the index just after the JSON string that starts at
-// b[i] (a '"'), or -1 when it does not end.
-func skipString(b []byte, i int) int {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		j += k
-		n := 0
-		for m := j - 1; m > i && b[m] == '\\'; m-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
-}
-
-// skipValue returns the index just after the JSON value that starts at
-// b[i], or -1 when b is not well formed there. b is valid JSON text; the
-// checks only keep a malformed input from being misread.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				k := skipString(b, j)
-				if k < 0 {
-					return -1
-				}
-				j = k - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	default:
-		j := i
-		for j < len(b) {
-			switch c := b[j]; {
-			case c == ',' || c == '}' || c == ']' || c == ':' || isSpace(c):
-				return j
-			}
-			j++
-		}
-		if j == i {
-			return -1
-		}
-		return j
-	}
-}
-
 // isCompact reports whether b has no white space outside its strings.
 func isCompact(b []byte) bool {
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; {
 		case c == '"':
-			k := skipString(b, i)
+			k := jsonskip.String(b, i)
 			if k < 0 {
 				return false
 			}
@@ -131,7 +65,7 @@ func compactValid(b []byte) []byte {
 	for i := 0; i < len(b); {
 		switch c := b[i]; {
 		case c == '"':
-			k := skipString(b, i)
+			k := jsonskip.String(b, i)
 			out = append(out, b[i:k]...)
 			i = k
 		case isSpace(c):
@@ -201,7 +135,7 @@ func buildTable(b []byte, lo, hi int) (*ctable, bool) {
 			if b[i] != '"' {
 				return nil, false
 			}
-			k := skipString(b, i)
+			k := jsonskip.String(b, i)
 			if k < 0 || k >= hi || b[k] != ':' {
 				return nil, false
 			}
@@ -218,7 +152,7 @@ func buildTable(b []byte, lo, hi int) (*ctable, bool) {
 			t.keys = append(t.keys, name)
 			i = k + 1
 		}
-		j := skipValue(b, i)
+		j := jsonskip.Value(b, i)
 		if j < 0 || j >= hi {
 			return nil, false
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 
+	"github.com/patchbench/patchbench/runtime/internal/jsonskip"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -206,7 +207,7 @@ func (q *Quick) AcceptsText(b []byte) bool {
 			if i >= len(b) || b[i] != '"' {
 				return false
 			}
-			k := textStringEnd(b, i)
+			k := jsonskip.String(b, i)
 			if k < 0 || k >= len(b) || b[k] != ':' {
 				return false
 			}
@@ -214,7 +215,7 @@ func (q *Quick) AcceptsText(b []byte) bool {
 			if bytes.IndexByte(name, '\\') >= 0 {
 				return false
 			}
-			j := textValueEnd(b, k+1)
+			j := jsonskip.Value(b, k+1)
 			if j < 0 || j >= len(b) {
 				return false
 			}
@@ -233,62 +234,4 @@ func (q *Quick) AcceptsText(b []byte) bool {
 		}
 	}
 	return found == 1<<len(q.required)-1
-}
-
-// textStringEnd returns the index just after the JSON string that starts
-// at b[i] (a '"'), or -1.
-func textStringEnd(b []byte, i int) int {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		j += k
-		n := 0
-		for m := j - 1; m > i && b[m] == '\\'; m-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
-}
-
-// textValueEnd returns the index just after the compact JSON value that
-// starts at b[i], or -1.
-func textValueEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return textStringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				k := textStringEnd(b, j)
-				if k < 0 {
-					return -1
-				}
-				j = k - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
-		j++
-	}
-	return j
 }
