@@ -118,20 +118,22 @@ func namespaceAttr() (*syscall.SysProcAttr, error) {
 	return namespaces.attr, namespaces.why
 }
 
-// contain sets cmd to start in a PID namespace of its own (see above),
-// killed if the harness dies, and reports true; where namespaces are not
+// contain sets cmd to be killed if the harness dies and to start in a
+// PID namespace of its own (see above), and reports true; where namespaces are not
 // allowed it makes the harness the subreaper of what programs start (for
 // killMarked) and reports false, or an error when that too is refused.
 func contain(cmd *exec.Cmd) (bool, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	a := cmd.SysProcAttr
+	// Killed if the harness dies (kill -9): in a namespace, with all it
+	// started; without one, the program alone.
+	a.Pdeathsig = syscall.SIGKILL
 	if ns, _ := namespaceAttr(); ns != nil {
-		if cmd.SysProcAttr == nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{}
-		}
-		a := cmd.SysProcAttr
 		a.Cloneflags |= ns.Cloneflags
 		a.UidMappings, a.GidMappings = ns.UidMappings, ns.GidMappings
 		a.GidMappingsEnableSetgroups = ns.GidMappingsEnableSetgroups
-		a.Pdeathsig = syscall.SIGKILL
 		return true, nil
 	}
 	if err := adoptOrphans(); err != nil {

@@ -34,7 +34,21 @@ func init() {
 		nonDumpable()
 	case "joiner":
 		joiner()
+	case "harness":
+		harness()
 	}
+}
+
+// harness is a harness that runs one exec call of the program os.Args[1]
+// names, without a PID namespace when PATCHBENCH_EXEC_NAMESPACE=0, until
+// it is killed.
+func harness() {
+	a, err := NewExec("exec:"+os.Args[1], time.Minute)
+	if err != nil {
+		os.Exit(3)
+	}
+	a.Propose(context.Background(), execReq())
+	os.Exit(0)
 }
 
 // hostPIDOf is the process's id as the harness sees it (/proc is the
@@ -490,4 +504,37 @@ printf '{"text": "{}"}\n'`)
 			t.Errorf("the program opened /dev/tty: %q", b)
 		}
 	})
+}
+
+// TestExecProgramDiesWithTheHarness kills (SIGKILL) a harness while its
+// exec program runs: the program must die with it, with or without the
+// PID namespace; without it, the program outlived patchbench (issue 23's
+// fifth attack).
+func TestExecProgramDiesWithTheHarness(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"1", "0"} {
+		t.Run("namespace="+ns, func(t *testing.T) {
+			path := script(t, hostPID+` > "$DIR/child.pid.tmp"; mv "$DIR/child.pid.tmp" "$DIR/child.pid"
+exec sleep 300`)
+			cmd := exec.Command(self)
+			cmd.Args = []string{self, path}
+			cmd.Env = append(os.Environ(), testHelperEnv+"=harness", EnvExecNamespace+"="+ns)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pidFile := filepath.Join(filepath.Dir(path), "child.pid")
+			for i := 0; i < 500; i++ {
+				if fi, err := os.Stat(pidFile); err == nil && fi.Size() > 0 {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			assertDead(t, pidFile)
+		})
+	}
 }

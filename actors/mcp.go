@@ -152,10 +152,19 @@ func (a *MCPAgent) Drive(ctx context.Context, env AgentEnv) error {
 	return nil
 }
 
+// maxMCPSessions bounds the MCP sessions an agent may open in one run
+// (8; it needs one): every session the SDK keeps until the run ends, so
+// an agent that opened sessions without end grew patchbench by 4 GB in
+// 50 s (issue 23's fifth attack).
+const maxMCPSessions = 8
+
 // bearerOnly serves h at path to requests that carry the bearer token,
-// with bodies of at most maxBody bytes; anything else is refused.
+// with bodies of at most maxBody bytes, opening at most maxMCPSessions
+// sessions (a POST without an Mcp-Session-Id header opens one; past the
+// bound it gets 429); anything else is refused.
 func bearerOnly(path, token string, maxBody int64, h http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
+	var sessions atomic.Int64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != path {
 			http.NotFound(w, r)
@@ -164,6 +173,10 @@ func bearerOnly(path, token string, maxBody int64, h http.Handler) http.Handler 
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", "Bearer")
 			http.Error(w, "a bearer token is required (PATCHBENCH_MCP_TOKEN)", http.StatusUnauthorized)
+			return
+		}
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && sessions.Add(1) > maxMCPSessions {
+			http.Error(w, fmt.Sprintf("more than %d MCP sessions in one run", maxMCPSessions), http.StatusTooManyRequests)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)

@@ -3,9 +3,12 @@ package browse
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"net/http"
 	"runtime"
 	"strings"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // pageData is what the server's page template is given: an overview, a
@@ -25,15 +28,17 @@ type pageData struct {
 // carry a Content-Security-Policy that allows only the server's own
 // assets.
 //
-// At most GOMAXPROCS pages are made at once; a request waiting for its
-// turn whose client has gone is dropped unanswered, so that abandoned
-// requests do not keep the server busy (issue 23: after 1,000 clients
-// left, a page took 50 s).
+// At most GOMAXPROCS pages are made at once, and pages made but not yet
+// written to their clients hold at most PendingPageBytes in all; a
+// request waiting for either whose client has gone is dropped unanswered,
+// so that abandoned requests do not keep the server busy and clients that
+// never read their pages cannot grow it (issue 23: after 1,000 clients
+// left, a page took 50 s; 2,500 that never read took 2.7 GB).
 func (b *Browser) Handler() http.Handler {
 	mux := http.NewServeMux()
-	turns := make(chan struct{}, runtime.GOMAXPROCS(0))
-	mux.HandleFunc("GET /{$}", inTurn(turns, b.serveOverview))
-	mux.HandleFunc("GET /run/{id...}", inTurn(turns, b.serveRun))
+	p := &pages{turns: make(chan struct{}, runtime.GOMAXPROCS(0)), pending: semaphore.NewWeighted(PendingPageBytes), budget: PendingPageBytes}
+	mux.HandleFunc("GET /{$}", p.inTurn(b.serveOverview))
+	mux.HandleFunc("GET /run/{id...}", p.inTurn(b.serveRun))
 	mux.HandleFunc("GET /assets/style.css", func(w http.ResponseWriter, r *http.Request) {
 		serveAsset(w, "text/css; charset=utf-8", styleCSS)
 	})
@@ -43,22 +48,59 @@ func (b *Browser) Handler() http.Handler {
 	return mux
 }
 
-// inTurn serves h once one of turns is free, and not at all when the
-// request's client goes first.
-func inTurn(turns chan struct{}, h http.HandlerFunc) http.HandlerFunc {
+// PendingPageBytes bounds the bytes of the pages made and not yet written
+// to their clients, all requests together (64 MiB; a page larger than
+// that waits until it is the only one).
+const PendingPageBytes = 64 << 20
+
+// pages is what the server's page requests share: the turns to make a
+// page (a slot each) and the bytes of pages waiting to be written.
+type pages struct {
+	turns   chan struct{}
+	pending *semaphore.Weighted
+	budget  int64
+}
+
+// inTurn makes h's page into a buffer once one of p's turns is free,
+// gives the turn back, and writes the page once its bytes fit in p's
+// pending budget; at each wait, a request whose client goes first is
+// dropped unanswered.
+func (p *pages) inTurn(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		select {
-		case turns <- struct{}{}:
+		case p.turns <- struct{}{}:
 		case <-r.Context().Done():
 			return
 		}
-		defer func() { <-turns }()
 		if r.Context().Err() != nil {
+			<-p.turns
 			return
 		}
-		h(w, r)
+		page := &pageBuffer{header: http.Header{}, code: http.StatusOK}
+		h(page, r)
+		<-p.turns
+		n := min(int64(page.body.Len()), p.budget)
+		if err := p.pending.Acquire(r.Context(), n); err != nil {
+			return
+		}
+		defer p.pending.Release(n)
+		maps.Copy(w.Header(), page.header)
+		w.WriteHeader(page.code)
+		w.Write(page.body.Bytes())
 	}
 }
+
+// pageBuffer is an http.ResponseWriter that keeps the page made, to be
+// written once there is room (pages.inTurn).
+type pageBuffer struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (b *pageBuffer) Header() http.Header         { return b.header }
+func (b *pageBuffer) WriteHeader(code int)        { b.code = code }
+func (b *pageBuffer) Write(p []byte) (int, error) { return b.body.Write(p) }
 
 func serveAsset(w http.ResponseWriter, contentType, body string) {
 	w.Header().Set("Content-Type", contentType)

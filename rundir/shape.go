@@ -35,6 +35,31 @@ const MaxRecordSteps = 1000
 // hundreds of MB before refusing it at 10,000 levels.
 const MaxRecordDepth = 1024
 
+// MaxRecordValues bounds the strings, numbers, booleans and nulls of one
+// line of runs.jsonl outside its final_state (4,000,000; its final state
+// is kept as text). Each becomes a Go value of 16 to 32 bytes, so a line
+// of 25 million zeros in a patch's value, or of 16 million empty strings
+// in a list, took 1.3 to 2.1 GB (issue 23's fifth attack). A run writes
+// far fewer: a record keeps the last proposal of each step, and with the
+// default --max-answer-bytes (1 MiB) an answer holds at most about
+// 500,000 values.
+const MaxRecordValues = 4_000_000
+
+// MaxRecordPointerTokens bounds the reference tokens of the JSON Pointers
+// of one line's recorded patches (the "path" and "from" of the operations
+// under steps: 1,000,000). Each token becomes a Go string of 16 bytes, so
+// one path of 50 million slashes took 1.8 GB; a run records pointers of
+// at most MaxRecordedPointerBytes, so at most 1,000 operations of 1,024
+// tokens a step.
+const MaxRecordPointerTokens = 1_000_000
+
+// ErrTooManyValues and ErrTooManyPointerTokens are the causes of a
+// *LineError for a line past MaxRecordValues or MaxRecordPointerTokens.
+var (
+	ErrTooManyValues        = fmt.Errorf("the record holds more than %d JSON strings, numbers, booleans and nulls (its final_state aside), more than any run writes", MaxRecordValues)
+	ErrTooManyPointerTokens = fmt.Errorf("the record's patches hold JSON Pointers of more than %d reference tokens in all, more than any run writes", MaxRecordPointerTokens)
+)
+
 // ErrTooManySteps and ErrTooDeep are the causes of a *LineError for a
 // record past MaxRecordSteps or MaxRecordDepth.
 var (
@@ -45,26 +70,28 @@ var (
 // checkContainers reads a line of runs.jsonl once, before it is decoded,
 // and refuses it when it holds more than MaxRecordContainers objects and
 // arrays outside its top-level member "final_state", or as many inside
-// it (ErrTooManyContainers), more than MaxRecordSteps steps
-// (ErrTooManySteps), or nests deeper than MaxRecordDepth (ErrTooDeep).
-// Strings are skipped as the index's scanner skips them (scan.go); a line
-// that is not JSON is left to the decoder to refuse.
+// it (ErrTooManyContainers), more than MaxRecordValues other values
+// outside it (ErrTooManyValues), more than MaxRecordSteps steps
+// (ErrTooManySteps), patches whose pointers hold more than
+// MaxRecordPointerTokens tokens (ErrTooManyPointerTokens), or nests
+// deeper than MaxRecordDepth (ErrTooDeep). Strings are skipped as the
+// index's scanner skips them (scan.go); a line that is not JSON is left
+// to the decoder to refuse.
 func checkContainers(b []byte) error {
-	outside, inside, steps, depth := 0, 0, 0, 0
+	outside, inside, values, tokens, steps, depth := 0, 0, 0, 0, 0, 0
 	final, stepsAt := 0, 0 // the depth inside final_state's value, steps' array; 0: not in it
-	key := false           // the string just read is a member name at depth 1
+	pointer := false       // the member just named is a "path" or "from" under steps
 	for i := 0; i < len(b); {
-		switch b[i] {
+		switch c := b[i]; c {
 		case '"':
 			end, err := skipString(b, i)
 			if err != nil {
 				return nil
 			}
-			if depth == 1 {
-				j := skipSpace(b, end)
-				key = j < len(b) && b[j] == ':'
-				if key {
-					name := b[i+1 : end-1]
+			j := skipSpace(b, end)
+			if j < len(b) && b[j] == ':' { // a member name
+				name := b[i+1 : end-1]
+				if depth == 1 {
 					switch {
 					case bytes.Equal(name, finalStateName):
 						final = -1 // the next container opens it
@@ -72,10 +99,25 @@ func checkContainers(b []byte) error {
 						stepsAt = -1
 					}
 				}
+				pointer = stepsAt == 2 && depth >= 3 && (bytes.Equal(name, pathName) || bytes.Equal(name, fromName))
+				i = j + 1
+				continue
 			}
+			if final <= 0 {
+				if values++; values > MaxRecordValues {
+					return ErrTooManyValues
+				}
+			}
+			if pointer {
+				if tokens += bytes.Count(b[i:end], slash); tokens > MaxRecordPointerTokens {
+					return ErrTooManyPointerTokens
+				}
+			}
+			pointer = false
 			i = end
 			continue
 		case '{', '[':
+			pointer = false
 			depth++
 			if depth > MaxRecordDepth {
 				return ErrTooDeep
@@ -83,7 +125,7 @@ func checkContainers(b []byte) error {
 			if final == -1 && depth == 2 {
 				final = 2
 			}
-			if stepsAt == -1 && depth == 2 && b[i] == '[' {
+			if stepsAt == -1 && depth == 2 && c == '[' {
 				stepsAt = 2
 			} else if stepsAt == 2 && depth == 3 {
 				if steps++; steps > MaxRecordSteps {
@@ -106,11 +148,30 @@ func checkContainers(b []byte) error {
 			if depth == 1 {
 				final, stepsAt = 0, 0 // a scalar value ended
 			}
+		case ' ', '\t', '\n', '\r', ':':
+		default: // a number, true, false or null
+			pointer = false
+			if final <= 0 {
+				if values++; values > MaxRecordValues {
+					return ErrTooManyValues
+				}
+			}
+			for i < len(b) && !bytes.ContainsRune(valueEnds, rune(b[i])) {
+				i++
+			}
+			continue
 		}
 		i++
 	}
 	return nil
 }
+
+var (
+	pathName  = []byte("path")
+	fromName  = []byte("from")
+	slash     = []byte("/")
+	valueEnds = []byte(",]} \t\n\r")
+)
 
 var stepsName = []byte("steps")
 

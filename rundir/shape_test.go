@@ -26,6 +26,43 @@ func emptyListLine(t *testing.T, member string, n int) string {
 	return line + "\n"
 }
 
+// zerosLine is a record line whose leaks are n zeros (issue 23's fifth
+// attack put 25 million in a patch's value: 1.9 GB).
+func zerosLine(t *testing.T, n int) string {
+	t.Helper()
+	line := emptyListLine(t, "leaks", 0)
+	return strings.Replace(line, `"leaks":[]`, `"leaks":[`+strings.TrimSuffix(strings.Repeat("0,", n), ",")+`]`, 1)
+}
+
+// pointerLine is a record line whose one step's patch removes a path of
+// n slashes, n reference tokens (the fifth attack's was 50 million: 1.8
+// GB).
+func pointerLine(t *testing.T, n int) string {
+	t.Helper()
+	line := emptyListLine(t, "steps", 0)
+	return strings.Replace(line, `"steps":[]`, `"steps":[{"step":"s","patch":[{"op":"remove","path":"`+strings.Repeat("/", n)+`"}]}]`, 1)
+}
+
+// scalarsOf counts the strings, numbers, booleans and nulls of a decoded
+// JSON value (member names aside).
+func scalarsOf(v any) int {
+	switch v := v.(type) {
+	case map[string]any:
+		n := 0
+		for _, e := range v {
+			n += scalarsOf(e)
+		}
+		return n
+	case []any:
+		n := 0
+		for _, e := range v {
+			n += scalarsOf(e)
+		}
+		return n
+	}
+	return 1
+}
+
 // containersOf counts the objects and arrays of a line without strings.
 func containersOf(line string) int { return strings.Count(line, "{") + strings.Count(line, "[") }
 
@@ -37,6 +74,12 @@ func containersOf(line string) int { return strings.Count(line, "{") + strings.C
 // million levels deep 373 MB); one at each bound is read.
 func TestRecordShapeRefused(t *testing.T) {
 	base := containersOf(emptyListLine(t, "leaks", 0))
+	// The values of a line whose leaks are [] (its null replaced).
+	var v any
+	if err := json.Unmarshal([]byte(emptyListLine(t, "leaks", 0)), &v); err != nil {
+		t.Fatal(err)
+	}
+	valuesBase := scalarsOf(v)
 	for _, tc := range []struct {
 		name     string
 		ok, over string
@@ -45,6 +88,8 @@ func TestRecordShapeRefused(t *testing.T) {
 		{"containers", emptyListLine(t, "leaks", MaxRecordContainers-base), emptyListLine(t, "leaks", MaxRecordContainers-base+1), ErrTooManyContainers},
 		{"steps", emptyListLine(t, "steps", MaxRecordSteps), emptyListLine(t, "steps", MaxRecordSteps+1), ErrTooManySteps},
 		{"depth", deepStateLine(t, MaxRecordDepth), deepStateLine(t, MaxRecordDepth+1), ErrTooDeep},
+		{"values", zerosLine(t, MaxRecordValues-valuesBase), zerosLine(t, MaxRecordValues-valuesBase+1), ErrTooManyValues},
+		{"pointer tokens", pointerLine(t, MaxRecordPointerTokens), pointerLine(t, MaxRecordPointerTokens+1), ErrTooManyPointerTokens},
 	} {
 		dir := t.TempDir()
 		writeRecords(t, dir, rec("c1", "patchoptic", 1, StatusPassed))

@@ -91,15 +91,16 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	// read it through the user's browser.
 	//
 	// Bounded whatever the clients do (issue 23: 2,500 connections that
-	// never read their page held 2.7 GB): at most browseMaxConns
-	// connections at once (the next wait to be accepted), a request's
-	// headers within 10 s, a page written within browseWriteTime (one
-	// not read by then is dropped, and its memory with it), an idle
-	// connection closed after a minute.
+	// never read their page held 2.7 GB): the pages made and not yet
+	// written hold at most browse.PendingPageBytes (the handler), at most
+	// browseMaxConns connections are held (the next wait to be accepted;
+	// an idle one costs a few KB), a request has 10 s for its headers, a
+	// page browseWriteTime to be read (one not read by then is dropped, and
+	// its bytes with it), an idle connection is closed after 30 s.
 	ln = netutil.LimitListener(ln, browseMaxConns)
 	srv := &http.Server{Handler: browse.AllowHosts(b.Handler(), ln.Addr().String()),
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: browseWriteTime, IdleTimeout: time.Minute}
+		WriteTimeout: browseWriteTime, IdleTimeout: 30 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	say("%d runs of %s opened in %.2fs; Ctrl-C stops the server", b.Runs(), strings.Join(pos, ", "), opened.Seconds())
@@ -120,8 +121,9 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 // Bounds of browse's server: the connections it holds at once (a browser
-// opens six a host) and the time a page has to be written.
+// opens six a host; 64 idle ones kept every other client waiting, the
+// fifth attack found) and the time a page has to be written.
 const (
-	browseMaxConns  = 64
-	browseWriteTime = 2 * time.Minute
+	browseMaxConns  = 1024
+	browseWriteTime = 30 * time.Second
 )
