@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/patchbench/patchbench/internal/regularfile"
 	"github.com/patchbench/patchbench/runtime"
 	"go.yaml.in/yaml/v3"
 )
@@ -105,12 +105,20 @@ func YAMLError(file string, err error, root *yaml.Node) error { return yamlError
 // error (bad pattern, schema or rule) are *FileError values naming the
 // file and, where it can be found, the line.
 func LoadContractFile(path string) (*runtime.Contract, error) {
-	b, err := os.ReadFile(path)
+	b, err := regularfile.Read(path, MaxContractFileBytes)
 	if err != nil {
 		return nil, err
 	}
 	return ParseContract(path, b)
 }
+
+// MaxContractFileBytes bounds a contract file LoadContractFile reads (1
+// MiB; a contract is a schema, regions and rules, a few KB): a contract
+// decodes into about 100 times its text, and --contract /dev/zero grew
+// view and verify without end (issue 23's sixth attack). A longer file is
+// a *regularfile.TooLargeError; a FIFO or device a
+// *regularfile.NotRegularError.
+const MaxContractFileBytes = 1 << 20
 
 // ParseContract is LoadContractFile on bytes already read; name is used in
 // errors.

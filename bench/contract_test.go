@@ -3,10 +3,14 @@ package bench
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/patchbench/patchbench/internal/regularfile"
 	"github.com/patchbench/patchbench/runtime"
 	"go.yaml.in/yaml/v3"
 )
@@ -151,6 +155,32 @@ limits: {max_ops: 5, max_work_ms: 2000}
 		}
 		if fe.File != tt.file || (tt.line > 0 && fe.Line != tt.line) || !strings.Contains(err.Error(), tt.contains) {
 			t.Errorf("%s: %v (line %d), want line %d and %q", tt.name, err, fe.Line, tt.line, tt.contains)
+		}
+	}
+}
+
+// TestLoadContractFileBounded checks that a contract file is read only
+// when it is a regular file of at most MaxContractFileBytes: --contract
+// /dev/zero grew view and verify without end, a 64 MB one took 6.3 GB and
+// a FIFO blocked (issue 23's sixth attack).
+func TestLoadContractFileBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, []byte("["+strings.Repeat("0,", MaxContractFileBytes/2)+"0]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var tooLarge *regularfile.TooLargeError
+	if _, err := LoadContractFile(big); !errors.As(err, &tooLarge) {
+		t.Errorf("a contract of %d bytes: %v, want a *TooLargeError", MaxContractFileBytes+2, err)
+	}
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip(err)
+	}
+	var notRegular *regularfile.NotRegularError
+	for _, p := range []string{fifo, "/dev/zero"} {
+		if _, err := LoadContractFile(p); !errors.As(err, &notRegular) {
+			t.Errorf("%s: %v, want a *NotRegularError", p, err)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/patchbench/patchbench/internal/regularfile"
 )
 
 // checkoutRevision returns the commit the git checkout of module is at,
@@ -18,7 +20,7 @@ import (
 func checkoutRevision(dir, module string) (revision, root string) {
 	root = dir
 	for {
-		if b, err := os.ReadFile(filepath.Join(root, "go.mod")); err == nil {
+		if b, err := readSmall(filepath.Join(root, "go.mod"), 1<<20); err == nil {
 			if goModModule(b) != module {
 				return "", ""
 			}
@@ -36,7 +38,7 @@ func checkoutRevision(dir, module string) (revision, root string) {
 		if fi, err := os.Stat(p); err == nil {
 			gitDir = p
 			if !fi.IsDir() {
-				b, err := os.ReadFile(p)
+				b, err := readSmall(p, 64<<10)
 				line := strings.TrimSpace(string(b))
 				if err != nil || !strings.HasPrefix(line, "gitdir:") {
 					return "", ""
@@ -55,7 +57,7 @@ func checkoutRevision(dir, module string) (revision, root string) {
 		at = parent
 	}
 	common := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if b, err := readSmall(filepath.Join(gitDir, "commondir"), 64<<10); err == nil {
 		common = strings.TrimSpace(string(b))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gitDir, common)
@@ -79,6 +81,15 @@ func checkoutRevision(dir, module string) (revision, root string) {
 	return "", ""
 }
 
+// readSmall reads the regular file at path, of at most limit bytes
+// (regularfile.Read): a FIFO, a device or a file of /proc there (a
+// symlink to /dev/zero at .git/packed-refs took every run to out of
+// memory, a FIFO at .git/HEAD hung it: issue 23's sixth attack) reads
+// as missing, and the checkout then has no revision.
+func readSmall(path string, limit int64) ([]byte, error) {
+	return regularfile.Read(path, limit)
+}
+
 // goModModule is the module path a go.mod declares: its module directive,
 // quoted or not, "" when there is none.
 func goModModule(gomod []byte) string {
@@ -100,11 +111,11 @@ func readRef(gitDir, common, ref string) (string, bool) {
 		return "", false
 	}
 	for _, d := range []string{gitDir, common} {
-		if b, err := os.ReadFile(filepath.Join(d, filepath.FromSlash(ref))); err == nil {
+		if b, err := readSmall(filepath.Join(d, filepath.FromSlash(ref)), 64<<10); err == nil {
 			return strings.TrimSpace(string(b)), true
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(common, "packed-refs"))
+	b, err := readSmall(filepath.Join(common, "packed-refs"), 64<<20)
 	if err != nil {
 		return "", false
 	}
