@@ -814,9 +814,13 @@ func loadCases(fsys fs.FS, dir string, display func(string) string) ([]*Case, Pr
 // them.
 const MaxStateBytes = 256 << 10
 
-// MaxCaseFileBytes bounds the size of one case file (8 MiB); a case's
-// state is meant to be a few KB to a few tens of KB.
-const MaxCaseFileBytes = 8 << 20
+// MaxCaseFileBytes bounds the size of one case file (1 MiB: four times
+// the largest state a case may hold, MaxStateBytes; the suite's case files
+// are at most 24 KB). A case file's YAML node tree costs about 110 times
+// its text before the node limit is checked, so at 8 MiB a file of
+// [0,0,...] took 889 MB to refuse, and four loaded together 2.46 GB
+// (issue 23's sixth attack); at 1 MiB, about 110 MB.
+const MaxCaseFileBytes = 1 << 20
 
 func isCaseFile(p string) bool {
 	base := path.Base(p)

@@ -212,3 +212,19 @@ func TestLoadConcurrentKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseFileOverTheBoundIsRefused checks that a case file past
+// MaxCaseFileBytes is refused before it is decoded (a file problem naming
+// the bound): at the old 8 MiB bound, a file of [0,0,...] cost 889 MB to
+// decode (issue 23's sixth attack).
+func TestCaseFileOverTheBoundIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sup-big.yaml")
+	if err := os.WriteFile(p, []byte("id: ["+strings.Repeat("0,", MaxCaseFileBytes/2)+"0]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ps, err := LoadCaseDir(p)
+	if err != nil || len(ps) != 1 || ps[0].Code != ProblemFile || !strings.Contains(ps[0].Msg, "1 MiB") {
+		t.Fatalf("problems %v, error %v; want one file problem naming 1 MiB", ps, err)
+	}
+}
