@@ -2,11 +2,14 @@ package rundir
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/patchbench/patchbench/runtime"
 )
 
 // TestSinkCutsARecordPastMaxWriteBytes writes a record of three steps with
@@ -105,5 +108,70 @@ func TestManifestMemberTwice(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(b) {
 		t.Errorf("restored %s", after)
+	}
+}
+
+// TestWriterKeepsRecordsReadable checks that a Sink never writes a record
+// its readers refuse: an answer of 110,000 empty arrays in a patch's
+// value (330 KB) made a record every reader called damaged, and so the
+// whole directory unreadable; a committed one put them in the final state
+// too; a model name of 30 MB in three attempts made a record too long to
+// write, which ended the benchmark (issue 23's seventh attack). Each is
+// cut (noted in the step's truncated) and read back.
+func TestWriterKeepsRecordsReadable(t *testing.T) {
+	arrays := json.RawMessage("[" + strings.TrimSuffix(strings.Repeat("[],", MaxRecordContainers+10_000), ",") + "]")
+	var wide any
+	if err := json.Unmarshal(arrays, &wide); err != nil {
+		t.Fatal(err)
+	}
+	patchRec := rec("c1", "patchoptic", 1, StatusFailed)
+	patchRec.Steps = []StepRecord{{Step: "s1", Patch: []runtime.Operation{{Op: "add", Path: runtime.MustPointer("/zz"), Value: wide}}}}
+	finalRec := rec("c2", "patchoptic", 1, StatusPassed)
+	finalRec.Steps = []StepRecord{{Step: "s1"}}
+	finalRec.FinalState = json.RawMessage(`{"zz":` + string(arrays) + `}`)
+	modelRec := rec("c3", "patchoptic", 1, StatusFailed)
+	model := strings.Repeat("M", 12<<20)
+	modelRec.Steps = []StepRecord{{Step: "s1", Model: model, Earlier: []Attempt{{Model: model}, {Model: model}}}}
+	dir := t.TempDir()
+	s, err := OpenSink(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Record{patchRec, finalRec, modelRec} {
+		if err := s.Write(r); err != nil {
+			t.Fatalf("%s: %v", r.RunID, err)
+		}
+	}
+	s.Close()
+	f, err := os.Open(filepath.Join(dir, RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := NewReader(f)
+	var recs []*Record
+	for rd.Next() {
+		c := *rd.Record()
+		recs = append(recs, &c)
+	}
+	if rd.Err() != nil || len(recs) != 3 {
+		t.Fatalf("read back %d records: %v", len(recs), rd.Err())
+	}
+	noted := func(r *Record, member string) bool {
+		for _, tr := range r.Steps[len(r.Steps)-1].Truncated {
+			if tr.Member == member {
+				return true
+			}
+		}
+		return false
+	}
+	if recs[0].Steps[0].Patch != nil || !noted(recs[0], "/patch") {
+		t.Errorf("the wide patch: %d operations kept, truncated %+v", len(recs[0].Steps[0].Patch), recs[0].Steps[0].Truncated)
+	}
+	if recs[1].FinalState != nil || !noted(recs[1], "/final_state") {
+		t.Errorf("the wide final state: %d bytes kept, truncated %+v", len(recs[1].FinalState), recs[1].Steps[0].Truncated)
+	}
+	if len(recs[2].Steps[0].Model) > KeptBytes || !noted(recs[2], "/model") {
+		t.Errorf("the long model: %d bytes kept, truncated %+v", len(recs[2].Steps[0].Model), recs[2].Steps[0].Truncated)
 	}
 }

@@ -358,10 +358,27 @@ const KeptBytes = 64 << 10
 // to no operation; each cut is noted in the step's Truncated. It returns the line, or an error naming the
 // run when even that is longer than MaxRecordBytes. Records are never
 // this long unless --max-answer-bytes and --max-attempts are raised far.
+//
+// It also cuts a record whose line a reader would refuse for its shape
+// (checkContainers: too many objects, arrays or values, pointers of too
+// many tokens), in the same stages and, when that is not enough, a third:
+// the final state is dropped (noted as the last step's "/final_state"). A
+// run never writes a record its own readers refuse: one answer of 110,000
+// empty arrays (330 KB) made a record every reader called damaged, and so
+// the whole directory unreadable (issue 23's seventh attack).
 func (r *Record) shrink(b []byte) ([]byte, error) {
-	for stage := 0; len(b) > MaxWriteBytes && stage < 2; stage++ {
+	for stage := 0; !writable(b) && stage < 3; stage++ {
+		if stage == 2 {
+			if len(r.FinalState) > 0 && len(r.Steps) > 0 {
+				r.Steps[len(r.Steps)-1].truncate("/final_state", "bytes", int64(len(r.FinalState)), 0)
+			}
+			r.FinalState = nil
+		}
 		for i := range r.Steps {
 			s := &r.Steps[i]
+			if stage == 2 {
+				break
+			}
 			if stage == 0 {
 				s.CutTexts()
 				continue
@@ -383,8 +400,15 @@ func (r *Record) shrink(b []byte) ([]byte, error) {
 	if len(b) > MaxRecordBytes {
 		return nil, fmt.Errorf("run %s: its record has %d bytes, more than the %d MiB a record may have", r.RunID, len(b), MaxRecordBytes>>20)
 	}
+	if err := checkContainers(b); err != nil {
+		return nil, fmt.Errorf("run %s: %w", r.RunID, err)
+	}
 	return b, nil
 }
+
+// writable reports whether a record's line is one a Sink writes as it
+// is: at most MaxWriteBytes, of a shape every reader takes.
+func writable(b []byte) bool { return len(b) <= MaxWriteBytes && checkContainers(b) == nil }
 
 // CutTexts cuts the step's texts as a record too long to write has them
 // cut (Record.shrink's first stage): every raw response (and its base64
@@ -394,6 +418,7 @@ func (s *StepRecord) CutTexts() {
 	s.RawResponse = cutMember(&s.Truncated, "/raw_response", s.RawResponse)
 	s.RawResponseBase64 = cutMember(&s.Truncated, "/raw_response_base64", s.RawResponseBase64)
 	s.ActorStderr = cutMember(&s.Truncated, "/actor_stderr", s.ActorStderr)
+	s.Model = cutMember(&s.Truncated, "/model", s.Model)
 	for k := range s.Earlier {
 		s.Earlier[k].CutTexts()
 	}
@@ -408,6 +433,7 @@ func (s *StepRecord) CutTexts() {
 func (a *Attempt) CutTexts() {
 	a.RawResponse = cutMember(&a.Truncated, "/raw_response", a.RawResponse)
 	a.ActorStderr = cutMember(&a.Truncated, "/actor_stderr", a.ActorStderr)
+	a.Model = cutMember(&a.Truncated, "/model", a.Model)
 }
 
 // cutMember cuts a text member to KeptBytes, noting the cut in notes.

@@ -107,7 +107,7 @@ func (s *Sink) Write(r *Record) error {
 	if err != nil {
 		return fmt.Errorf("run %s: %w", r.RunID, err)
 	}
-	if len(b) > MaxWriteBytes {
+	if !writable(b) {
 		if b, err = r.shrink(b); err != nil {
 			return err
 		}
