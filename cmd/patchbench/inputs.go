@@ -7,6 +7,7 @@ import (
 	"path"
 
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/internal/regularfile"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -24,6 +25,9 @@ func readInput(path string, limit int64) ([]byte, error) {
 			return nil, err
 		}
 		defer f.Close()
+		if fs := regularfile.PseudoFS(f); fs != "" {
+			return nil, &regularfile.NotRegularError{Path: path, FS: fs}
+		}
 		r = f
 	}
 	b, err := io.ReadAll(io.LimitReader(r, limit+1))

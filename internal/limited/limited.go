@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+
+	"github.com/patchbench/patchbench/internal/regularfile"
 )
 
 // TooLargeError says that what was read holds more than Max bytes.
@@ -43,7 +46,8 @@ func Read(r io.Reader, max int64) ([]byte, error) {
 
 // ReadFile reads the file name of fsys (fs.ValidPath rules) with Read's
 // bound; a file that is not regular (a FIFO, a device) is an error,
-// before it is opened.
+// before it is opened, and so is a file of /proc or /sys
+// (regularfile.PseudoFS), once opened.
 func ReadFile(fsys fs.FS, name string, max int64) ([]byte, error) {
 	// A FIFO would block the open, a device never end: only regular
 	// files are read.
@@ -55,5 +59,10 @@ func ReadFile(fsys fs.FS, name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if of, ok := f.(*os.File); ok {
+		if pfs := regularfile.PseudoFS(of); pfs != "" {
+			return nil, &regularfile.NotRegularError{Path: name, FS: pfs}
+		}
+	}
 	return Read(f, max)
 }

@@ -2,9 +2,13 @@ package limited
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/patchbench/patchbench/internal/regularfile"
 )
 
 func TestReadFile(t *testing.T) {
@@ -39,5 +43,23 @@ func TestSize(t *testing.T) {
 	}
 	if got := (&TooLargeError{Max: 1 << 20}).Error(); !strings.Contains(got, "1 MiB") {
 		t.Errorf("error %q does not name the limit", got)
+	}
+}
+
+// TestReadFileRefusesProcFiles checks that a case file that is a symlink
+// to a file of /proc (regular, and /proc/kmsg's read blocks) is refused:
+// validate hung on a link to /proc/kmsg (issue 23's seventh attack;
+// /proc/self/status stands in, it does not block).
+func TestReadFileRefusesProcFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink("/proc/self/status", filepath.Join(dir, "zz.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc")
+	}
+	var nre *regularfile.NotRegularError
+	if _, err := ReadFile(os.DirFS(dir), "zz.yaml", 1<<20); !errors.As(err, &nre) || nre.FS == "" {
+		t.Errorf("error %v, want a *NotRegularError naming /proc", err)
 	}
 }

@@ -148,3 +148,10 @@ func Check(path string) error {
 	}
 	return nil
 }
+
+// PseudoFS names the kernel pseudo file system (procfs, sysfs, debugfs,
+// tracefs, securityfs, cgroupfs: Linux) the open file f is on, or "": a
+// reader that takes pipes and FIFOs (standard input, a process
+// substitution) still refuses those, whose reads may block until the
+// kernel has something to say (/proc/kmsg).
+func PseudoFS(f *os.File) string { return pseudoFS(f) }
