@@ -938,27 +938,32 @@ var fuzzFootprintContracts = func() []*Contract {
 	return out
 }()
 
+// fuzzStates and fuzzPatches seed the fuzz targets that compare the
+// verifier's paths (FuzzFootprintPath, FuzzLazyTree): state texts with
+// escapes, white space and nesting, and patches of every op.
+var fuzzStates = []string{
+	`{"a":{"b":[1,2,"x"],"e":"f"},"c":[1],"d":[0]}`,
+	" {\"a\" : {\"\\u0062\": [1, 2], \"k\\u2028\": \"<&>\"}, \"c\": [1, {\"x\": 1.0e2}], \"d\": [0]}\n",
+	`[{"a":1},[2,3],{"\/":"x"}]`,
+	`{"a":{"b":{"c":{"d":{"e":1}}}},"c":[1]}`,
+}
+var fuzzPatches = []string{
+	`[{"op":"add","path":"/a/b/-","value":3}]`,
+	`[{"op":"replace","path":"/a","value":{"b":[]}},{"op":"add","path":"/a/c","value":"y"}]`,
+	`[{"op":"copy","from":"/c","path":"/a/x"},{"op":"test","path":"/a/x","value":[1]}]`,
+	`[{"op":"move","from":"/a/b","path":"/d/0"}]`,
+	`[{"op":"remove","path":"/a/b/0"},{"op":"add","path":"/c/-","value":{"k":[1]}}]`,
+	`[{"op":"add","path":"/0/b","value":2},{"op":"replace","path":"/1/0","value":"<>"}]`,
+	`[{"op":"add","path":"/a/b/c/d/f","value":[[1]]}]`,
+}
+
 // FuzzFootprintPath: for any state text and any proposal, the footprint
 // path decides as the whole-document path (the same gates, codes,
 // pointers, messages, footprint and resulting text), on contracts with
 // schemas, output schemas, invariants and tight limits, and again on the
 // state the proposal committed.
 func FuzzFootprintPath(f *testing.F) {
-	states := []string{
-		`{"a":{"b":[1,2,"x"],"e":"f"},"c":[1],"d":[0]}`,
-		" {\"a\" : {\"\\u0062\": [1, 2], \"k\\u2028\": \"<&>\"}, \"c\": [1, {\"x\": 1.0e2}], \"d\": [0]}\n",
-		`[{"a":1},[2,3],{"\/":"x"}]`,
-		`{"a":{"b":{"c":{"d":{"e":1}}}},"c":[1]}`,
-	}
-	patches := []string{
-		`[{"op":"add","path":"/a/b/-","value":3}]`,
-		`[{"op":"replace","path":"/a","value":{"b":[]}},{"op":"add","path":"/a/c","value":"y"}]`,
-		`[{"op":"copy","from":"/c","path":"/a/x"},{"op":"test","path":"/a/x","value":[1]}]`,
-		`[{"op":"move","from":"/a/b","path":"/d/0"}]`,
-		`[{"op":"remove","path":"/a/b/0"},{"op":"add","path":"/c/-","value":{"k":[1]}}]`,
-		`[{"op":"add","path":"/0/b","value":2},{"op":"replace","path":"/1/0","value":"<>"}]`,
-		`[{"op":"add","path":"/a/b/c/d/f","value":[[1]]}]`,
-	}
+	states, patches := fuzzStates, fuzzPatches
 	for i, s := range states {
 		for j, p := range patches {
 			f.Add([]byte(s), []byte(p), uint8(i+j))

@@ -368,19 +368,7 @@ func TestLazyTreeBuildsWhenReadWhole(t *testing.T) {
 // from its text, built whole at once or never) decides, over two steps,
 // as the same text with its value built first.
 func FuzzLazyTree(f *testing.F) {
-	states := []string{
-		`{"a":{"b":[1,2,"x"],"e":"f"},"c":[1],"d":[0]}`,
-		" {\"a\" : {\"\\u0062\": [1, 2], \"k\\u2028\": \"<&>\"}, \"c\": [1, {\"x\": 1.0e2}], \"d\": [0]}\n",
-		`[{"a":1},[2,3],{"\/":"x"}]`,
-		`{"a":{"b":{"c":{"d":{"e":1}}}},"c":[1]}`,
-	}
-	patches := []string{
-		`[{"op":"add","path":"/a/b/-","value":3}]`,
-		`[{"op":"replace","path":"/a","value":{"b":[]}},{"op":"add","path":"/a/c","value":"y"}]`,
-		`[{"op":"copy","from":"/c","path":"/a/x"},{"op":"test","path":"/a/x","value":[1]}]`,
-		`[{"op":"move","from":"/a/b","path":"/d/0"}]`,
-		`[{"op":"add","path":"/0/b","value":2},{"op":"replace","path":"/1/0","value":"<>"}]`,
-	}
+	states, patches := fuzzStates, fuzzPatches
 	for i, s := range states {
 		for j, p := range patches {
 			f.Add([]byte(s), []byte(p), uint8(i+j))
