@@ -368,29 +368,28 @@ const KeptBytes = 64 << 10
 // the whole directory unreadable (issue 23's seventh attack).
 func (r *Record) shrink(b []byte) ([]byte, error) {
 	for stage := 0; !writable(b) && stage < 3; stage++ {
-		if stage == 2 {
+		switch stage {
+		case 0:
+			for i := range r.Steps {
+				r.Steps[i].CutTexts()
+			}
+		case 1:
+			for i := range r.Steps {
+				s := &r.Steps[i]
+				s.Prompt = slices.Clone(s.Prompt)
+				for k := range s.Prompt {
+					s.Prompt[k].Content = cutMember(&s.Truncated, fmt.Sprintf("/prompt/%d/content", k), s.Prompt[k].Content)
+				}
+				if len(s.Patch) > 0 {
+					s.truncate("/patch", "operations", int64(len(s.Patch)), 0)
+					s.Patch = nil
+				}
+			}
+		case 2:
 			if len(r.FinalState) > 0 && len(r.Steps) > 0 {
 				r.Steps[len(r.Steps)-1].truncate("/final_state", "bytes", int64(len(r.FinalState)), 0)
 			}
 			r.FinalState = nil
-		}
-		for i := range r.Steps {
-			s := &r.Steps[i]
-			if stage == 2 {
-				break
-			}
-			if stage == 0 {
-				s.CutTexts()
-				continue
-			}
-			s.Prompt = slices.Clone(s.Prompt)
-			for k := range s.Prompt {
-				s.Prompt[k].Content = cutMember(&s.Truncated, fmt.Sprintf("/prompt/%d/content", k), s.Prompt[k].Content)
-			}
-			if len(s.Patch) > 0 {
-				s.truncate("/patch", "operations", int64(len(s.Patch)), 0)
-				s.Patch = nil
-			}
 		}
 		var err error
 		if b, err = json.Marshal(r); err != nil {

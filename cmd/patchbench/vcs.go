@@ -16,11 +16,15 @@ import (
 // directory that holds the refs); HEAD holds a commit or "ref: NAME"; a
 // ref is a file under the git directory or the common directory, or a
 // line of packed-refs. Anything else (no checkout, another module, a
-// branch without a commit, a HEAD that names none) gives "".
+// branch without a commit, a HEAD that names none) gives "". Each file is
+// read only when regular and small (regularfile.Read: go.mod 1 MiB, refs
+// 64 KiB, packed-refs 64 MiB); a FIFO, a device or a file of /proc reads
+// as missing (a /dev/zero packed-refs took every run out of memory, a
+// FIFO HEAD hung it: issue 23's sixth attack).
 func checkoutRevision(dir, module string) (revision, root string) {
 	root = dir
 	for {
-		if b, err := readSmall(filepath.Join(root, "go.mod"), 1<<20); err == nil {
+		if b, err := regularfile.Read(filepath.Join(root, "go.mod"), 1<<20); err == nil {
 			if goModModule(b) != module {
 				return "", ""
 			}
@@ -38,7 +42,7 @@ func checkoutRevision(dir, module string) (revision, root string) {
 		if fi, err := os.Stat(p); err == nil {
 			gitDir = p
 			if !fi.IsDir() {
-				b, err := readSmall(p, 64<<10)
+				b, err := regularfile.Read(p, 64<<10)
 				line := strings.TrimSpace(string(b))
 				if err != nil || !strings.HasPrefix(line, "gitdir:") {
 					return "", ""
@@ -57,7 +61,7 @@ func checkoutRevision(dir, module string) (revision, root string) {
 		at = parent
 	}
 	common := gitDir
-	if b, err := readSmall(filepath.Join(gitDir, "commondir"), 64<<10); err == nil {
+	if b, err := regularfile.Read(filepath.Join(gitDir, "commondir"), 64<<10); err == nil {
 		common = strings.TrimSpace(string(b))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gitDir, common)
@@ -81,15 +85,6 @@ func checkoutRevision(dir, module string) (revision, root string) {
 	return "", ""
 }
 
-// readSmall reads the regular file at path, of at most limit bytes
-// (regularfile.Read): a FIFO, a device or a file of /proc there (a
-// symlink to /dev/zero at .git/packed-refs took every run to out of
-// memory, a FIFO at .git/HEAD hung it: issue 23's sixth attack) reads
-// as missing, and the checkout then has no revision.
-func readSmall(path string, limit int64) ([]byte, error) {
-	return regularfile.Read(path, limit)
-}
-
 // goModModule is the module path a go.mod declares: its module directive,
 // quoted or not, "" when there is none.
 func goModModule(gomod []byte) string {
@@ -111,11 +106,11 @@ func readRef(gitDir, common, ref string) (string, bool) {
 		return "", false
 	}
 	for _, d := range []string{gitDir, common} {
-		if b, err := readSmall(filepath.Join(d, filepath.FromSlash(ref)), 64<<10); err == nil {
+		if b, err := regularfile.Read(filepath.Join(d, filepath.FromSlash(ref)), 64<<10); err == nil {
 			return strings.TrimSpace(string(b)), true
 		}
 	}
-	b, err := readSmall(filepath.Join(common, "packed-refs"), 64<<20)
+	b, err := regularfile.Read(filepath.Join(common, "packed-refs"), 64<<20)
 	if err != nil {
 		return "", false
 	}
