@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,9 +222,9 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		if ctx.Err() != nil {
 			return false, ctx.Err() // an answer cut short by the interrupt
 		}
+		r.output(answerOutputs(s.ID, resp, r.o.maxAnswer())...) // before it is cut for the record
 		resp = resp.Clip(r.o.MaxAnswerBytes)
 		badUsage := r.count(msgs, resp)
-		r.output(answerOutputs(s.ID, resp)...)
 		before, phase := r.sess.State(), r.sess.Phase()
 		res, err := r.decide(ctx, s, resp, submit)
 		if err != nil {
@@ -252,12 +253,17 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 // an actor or provider sends is one): the response text, and the model,
 // the system fingerprint, the usage figures sent as text (Usage.Invalid
 // quotes them; Usage.Source) and an exec program's standard error, each
-// recorded with the step.
-func answerOutputs(step string, resp actors.Response) []scoring.Output {
-	out := []scoring.Output{{Step: step, Field: scoring.FieldResponse, Text: resp.Raw}}
+// recorded with the step. Each is taken up to limit bytes, the answer
+// limit: an answer over it is scanned as far as the actor kept it (its
+// first KeptAnswerBytes when a live actor or an exec program cut it, up
+// to the limit when it came whole), in the json and the tools protocol
+// alike.
+func answerOutputs(step string, resp actors.Response, limit int64) []scoring.Output {
+	n := int(min(limit, int64(math.MaxInt)))
+	out := []scoring.Output{{Step: step, Field: scoring.FieldResponse, Text: actors.CutUTF8(resp.Raw, n)}}
 	add := func(field, text string) {
 		if text != "" {
-			out = append(out, scoring.Output{Step: step, Field: field, Text: text})
+			out = append(out, scoring.Output{Step: step, Field: field, Text: actors.CutUTF8(text, n)})
 		}
 	}
 	add(scoring.FieldModel, resp.Model)
