@@ -68,6 +68,9 @@ type LeakScan struct {
 	seen  map[[3]string]bool
 	leaks []Leak
 	joins map[[2]string]*joined // (step, sequence): the window of the strings joined so far
+	// streams are the Streams started, read to their end when the run
+	// is scored.
+	streams []*Stream
 }
 
 // NewLeakScan starts the scan of a run of case c.
@@ -115,6 +118,9 @@ func (s *LeakScan) found(l Leak, step, field string) {
 func ScoreScanned(c *bench.Case, scan *LeakScan, final *runtime.Document, committed map[string]bool) RunScore {
 	det := scan.det
 	scan.mu.Lock()
+	for _, st := range scan.streams {
+		st.flush()
+	}
 	s := RunScore{Leaks: slices.Clone(scan.leaks)}
 	scan.mu.Unlock()
 	s.Leaks = append(s.Leaks, det.InValue(final.Value(), true)...)

@@ -93,8 +93,14 @@ type Stream struct {
 }
 
 // Stream starts a stream of the outputs of step in field (FieldStderr).
+// What it holds unread when the run is scored is read then
+// (ScoreScanned).
 func (s *LeakScan) Stream(step, field string) *Stream {
-	return &Stream{scan: s, step: step, field: field}
+	st := &Stream{scan: s, step: step, field: field}
+	s.mu.Lock()
+	s.streams = append(s.streams, st)
+	s.mu.Unlock()
+	return st
 }
 
 // Write reads p (after what came before); it never fails.
@@ -114,7 +120,7 @@ func (st *Stream) Write(p []byte) (int, error) {
 }
 
 // Flush reads the bytes written and not read yet (the stream may go on
-// after it).
+// after it: a process the actor left running may still write).
 func (st *Stream) Flush() {
 	st.scan.mu.Lock()
 	defer st.scan.mu.Unlock()
@@ -131,5 +137,5 @@ func (st *Stream) flush() {
 	}
 	w := st.scan.det.Window()
 	st.tail = append(st.tail[:0], text[max(0, len(text)-w):]...)
-	st.pending = st.pending[:0]
+	st.pending = nil // a stream at rest holds its window only
 }
