@@ -30,6 +30,7 @@ pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 for attack in unknown malformed calls big text error; do
+  rm -f "$tmp/addr" # else the last provider's address may be read before the new one writes
   "$tmp/fakeprovider" -mode agent -attack "$attack" -size $((10 << 20)) >"$tmp/addr" &
   pid=$!
   for _ in $(seq 50); do [ -s "$tmp/addr" ] && break; sleep 0.1; done
@@ -84,6 +85,7 @@ channel() {
 echo
 echo "leak channels (the card 4000 0000 0000 9995):"
 for attack in dropped budget oversize split-args split-ids split-texts; do
+  rm -f "$tmp/addr" # else the last provider's address may be read before the new one writes
   "$tmp/fakeprovider" -mode agent -attack "$attack" >"$tmp/addr" &
   pid=$!
   for _ in $(seq 50); do [ -s "$tmp/addr" ] && break; sleep 0.1; done
