@@ -169,10 +169,14 @@ func (d *Detector) inText(t *text) []Leak {
 // computed on first need, the readings its JSON escapes and its encoded
 // runs decode to.
 type text struct {
-	raw     form
-	escaped []form // raw's JSON escapes undone, once, twice, … (unescapeChain)
-	decoded []decodedForm
-	done    bool
+	// noBase64 leaves base64 runs undecoded: in a window of strings
+	// joined by joinSeparator, which no base64 run crosses, a canary
+	// found in one lies within one string, read whole already.
+	noBase64 bool
+	raw      form
+	escaped  []form // raw's JSON escapes undone, once, twice, … (unescapeChain)
+	decoded  []decodedForm
+	done     bool
 }
 
 // decodedForm is what one encoded run (or URL decoding) of a text decodes
@@ -261,6 +265,9 @@ func (t *text) forms() {
 	}
 	runs := map[string]bool{}
 	for _, s := range levels {
+		if t.noBase64 {
+			break
+		}
 		for _, r := range base64Runs(s) {
 			if run := s[r[0]:r[1]]; !runs[run] {
 				runs[run] = true

@@ -39,8 +39,10 @@ const joinSeparator = "\n"
 const joinAll = "\x00all"
 
 // joined is the rolling window of one stream of strings read together:
-// the last Window bytes of the strings so far, joined by joinSeparator.
-type joined struct{ tail string }
+// the last Window bytes of the strings so far, joined by joinSeparator,
+// and the last window read (a stream of one string again and again, a
+// thousand identical reads, reads the same window once).
+type joined struct{ tail, last string }
 
 // join reads text after the strings of the stream key of step (each
 // field's own, Output.Seq, and every string of the step): a canary found
@@ -57,22 +59,35 @@ func (s *LeakScan) join(step, key, text string) {
 	w := s.det.Window()
 	if j.tail != "" {
 		head := text[:min(len(text), w)]
-		if found := s.det.inText(prepare(j.tail + joinSeparator + head)); len(found) > 0 {
-			alone := map[string]bool{}
-			for _, part := range []string{j.tail, head} {
-				for _, l := range s.det.inText(prepare(part)) {
-					alone[l.Secret] = true
-				}
-			}
-			for _, l := range found {
-				if !alone[l.Secret] {
-					s.found(l, step, FieldJoined)
-				}
-			}
+		if joint := j.tail + joinSeparator + head; joint != j.last {
+			j.last = joint
+			s.joint(step, joint, j.tail, head)
 		}
-		text = j.tail + joinSeparator + text
+		if len(text) < w {
+			text = j.tail + joinSeparator + text
+		}
 	}
 	j.tail = strings.Clone(text[max(0, len(text)-w):])
+}
+
+// joint records the leaks of window (tail, joinSeparator, head) that
+// neither tail nor head holds alone. s.mu is held.
+func (s *LeakScan) joint(step, window, tail, head string) {
+	t := prepare(window)
+	t.noBase64 = true
+	if found := s.det.inText(t); len(found) > 0 {
+		alone := map[string]bool{}
+		for _, part := range []string{tail, head} {
+			for _, l := range s.det.inText(prepare(part)) {
+				alone[l.Secret] = true
+			}
+		}
+		for _, l := range found {
+			if !alone[l.Secret] {
+				s.found(l, step, FieldJoined)
+			}
+		}
+	}
 }
 
 // streamChunk is how many bytes a Stream gathers before it reads them
