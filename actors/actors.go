@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -66,6 +67,11 @@ type Request struct {
 	// point at (JSON Pointers), which the follower reads in the tools
 	// protocol before it proposes what they ask.
 	InjectionTargets []string
+	// Stderr, when not nil, receives what an exec actor's program writes
+	// to standard error, whole, as it arrives (the Response keeps an
+	// excerpt only), from another goroutine: the runner scans it for
+	// leaks. Its errors are ignored.
+	Stderr io.Writer
 }
 
 // Usage counts the tokens of one response (prompt and completion) and
@@ -127,7 +133,8 @@ type Response struct {
 	// The runner rejects such an answer with limit_exceeded.
 	Oversize int64
 	// Stderr is what an exec actor's program wrote to standard error
-	// (its last 64 KiB), kept in the step's record.
+	// (its first and last 32 KiB when it wrote more than 64 KiB), kept in
+	// the step's record.
 	Stderr string
 	// Calls are the tool calls of the answer, in the tools protocol
 	// (Request.Tools set); Raw is then the text beside them, maybe "".

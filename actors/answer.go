@@ -134,10 +134,13 @@ func (e *tooLarge) Error() string {
 // (its JSON was only long-winded; the usage figures are lost), else its
 // start and length, or, when no answer could be found, the body's length.
 // In the tools protocol (tools set) the answer is the tool calls as much
-// as the text, and the body's length is the answer's whatever text was
-// found.
+// as the text, so its length is the body's, whatever text was found; the
+// text's start is kept all the same, as in the json protocol, so that
+// what the actor sent is scanned for leaks the same way in both.
 func (e *tooLarge) response(limit int64, tools bool) Response {
 	switch {
+	case tools && e.Found:
+		return Response{Raw: cutUTF8(string(e.Answer), KeptAnswerBytes), Oversize: max(e.BodyBytes, e.AnswerBytes)}
 	case tools:
 		return Response{Oversize: e.BodyBytes}
 	case e.Found && e.AnswerBytes <= limit:

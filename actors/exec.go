@@ -72,11 +72,14 @@ var execCalls atomic.Int64
 // "protocol" member of every request.
 const ExecProtocol = "patchbench-exec/1"
 
-// Bounds of an exec actor's program: what it writes to standard error is
-// kept up to maxExecStderr bytes (the last ones), its answer up to
+// KeptStderrBytes bounds what a record keeps of what an exec program or
+// an mcp: agent writes to standard error (64 KiB: its first and its last
+// half, Excerpt); the runner scans it whole as it arrives.
+const KeptStderrBytes = 64 << 10
+
+// Bounds of an exec actor's program: its answer is kept up to
 // maxExecOutput, and a token count above maxExecTokens is refused.
 const (
-	maxExecStderr = 64 << 10
 	maxExecTokens = 100_000_000
 	// execWaitDelay is how long the actor waits, once the program has
 	// exited or been killed, for what it left running to close its
@@ -136,7 +139,8 @@ type ExecAnswer struct {
 // that closed its standard output (everything it started too) has
 // answered: it has execWaitDelay to exit, then it is killed and its answer
 // taken (so at the timeout too). What it writes to standard error is kept
-// (the last 64 KiB) with the step's record. A program that exits with a non-zero status,
+// with the step's record (its first and last 32 KiB), and handed whole,
+// as it arrives, to Request.Stderr. A program that exits with a non-zero status,
 // times out, or writes anything but one ExecAnswer fails the run as an
 // error (*ExecError), never as a rejection; its answers go through the
 // same parser and gates as any actor's.
@@ -257,7 +261,7 @@ func (e *Exec) Propose(ctx context.Context, req Request) (Response, error) {
 	cmd := exec.CommandContext(cctx, e.argv[0], e.argv[1:]...)
 	cmd.Stdin = bytes.NewReader(in)
 	stdout := newExecOutput(e.maxAnswer, cancel)
-	stderr := &tail{limit: maxExecStderr}
+	stderr := NewExcerpt(KeptStderrBytes, req.Stderr)
 	// Standard output is a pipe of the actor's own, read here, so that
 	// its end is seen while the program runs: a program that closed it
 	// (and so did whatever it started) has given its answer in full.
@@ -450,33 +454,51 @@ func (c *execOutput) Write(p []byte) (int, error) {
 	return c.scan.Write(p)
 }
 
-// tail keeps the last limit bytes written to it; it is safe for
-// concurrent use.
-type tail struct {
-	mu      sync.Mutex
-	buf     []byte
-	limit   int
-	dropped bool
+// Excerpt keeps a bounded excerpt of what is written to it: the first
+// limit/2 bytes and the last limit/2 (all of it up to limit bytes), and
+// hands every byte on to tee when it is not nil (the runner's scan of the
+// whole stream). It is safe for concurrent use; Write never fails.
+type Excerpt struct {
+	mu         sync.Mutex
+	head, tail []byte
+	limit      int
+	dropped    bool
+	tee        io.Writer
 }
 
-func (t *tail) Write(p []byte) (int, error) {
+// NewExcerpt keeps an excerpt of up to limit bytes and hands every byte
+// on to tee (nil: none).
+func NewExcerpt(limit int, tee io.Writer) *Excerpt { return &Excerpt{limit: limit, tee: tee} }
+
+// Write implements io.Writer.
+func (t *Excerpt) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.limit {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.limit:]...)
+	if t.tee != nil {
+		t.tee.Write(p) // its errors are its own: the program's output goes on
+	}
+	q := p
+	if n := min(len(q), t.limit/2-len(t.head)); n > 0 && !t.dropped {
+		t.head, q = append(t.head, q[:n]...), q[n:]
+	}
+	t.tail = append(t.tail, q...)
+	if len(t.head)+len(t.tail) > t.limit {
+		keep := t.limit - len(t.head)
+		t.tail = append(t.tail[:0], t.tail[len(t.tail)-keep:]...)
 		t.dropped = true
 	}
 	return len(p), nil
 }
 
-func (t *tail) String() string {
+// String is the excerpt: the bytes written, or their head and tail with
+// "…" between them.
+func (t *Excerpt) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.dropped {
-		return "…" + string(t.buf)
+		return string(t.head) + "…" + string(t.tail)
 	}
-	return string(t.buf)
+	return string(t.head) + string(t.tail)
 }
 
 // splitWords splits a command line into words as a POSIX shell does,

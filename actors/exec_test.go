@@ -472,3 +472,52 @@ sleep 300`), 300*time.Millisecond)
 		t.Fatalf("half an answer: error %v", err)
 	}
 }
+
+// TestExecStderrWholeToRequest: what the program writes to standard
+// error reaches Request.Stderr whole (the card, then 70,000 dots), while
+// the response keeps an excerpt of at most KeptStderrBytes: its first
+// and its last half, "…" between them.
+func TestExecStderrWholeToRequest(t *testing.T) {
+	a, err := NewExec("exec:"+script(t, `cat >/dev/null
+printf 'card 4000 0000 0000 9995\n' >&2
+head -c 70000 /dev/zero | tr '\0' . >&2
+printf '{"text": "ok"}'`), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole strings.Builder
+	req := execReq()
+	req.Stderr = &whole
+	resp, err := a.Propose(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "card 4000 0000 0000 9995\n" + strings.Repeat(".", 70000); whole.String() != want {
+		t.Errorf("Request.Stderr got %d bytes, want %d", whole.Len(), len(want))
+	}
+	e := resp.Stderr
+	if len(e) != KeptStderrBytes+len("…") || !strings.HasPrefix(e, "card 4000") || !strings.HasSuffix(e, "...") || strings.Count(e, "…") != 1 {
+		t.Errorf("excerpt of %d bytes: %.40q", len(e), e)
+	}
+}
+
+// TestExcerpt: up to the limit everything is kept; past it the first and
+// the last half, whatever the writes' sizes.
+func TestExcerpt(t *testing.T) {
+	x := NewExcerpt(8, nil)
+	x.Write([]byte("abc"))
+	x.Write([]byte("def"))
+	if x.String() != "abcdef" {
+		t.Errorf("%q", x.String())
+	}
+	x.Write([]byte("ghijkl"))
+	x.Write([]byte("m"))
+	if x.String() != "abcd…jklm" {
+		t.Errorf("%q", x.String())
+	}
+	y := NewExcerpt(8, nil)
+	y.Write([]byte("0123456789"))
+	if y.String() != "0123…6789" {
+		t.Errorf("%q", y.String())
+	}
+}

@@ -137,7 +137,11 @@ func (a *MCPAgent) Drive(ctx context.Context, env AgentEnv) error {
 	defer cancel()
 	cmd := exec.CommandContext(cctx, a.argv[0], a.argv[1:]...)
 	cmd.Env = append(os.Environ(), EnvMCPURL+"=http://"+ln.Addr().String()+path, EnvMCPToken+"="+token)
-	stderr := &tail{limit: maxExecStderr}
+	var tee io.Writer
+	if se, ok := env.(StderrEnv); ok {
+		tee = se.Stderr()
+	}
+	stderr := NewExcerpt(KeptStderrBytes, tee)
 	cmd.Stdout, cmd.Stderr = io.Discard, stderr
 	cmd.WaitDelay = execWaitDelay
 	_, runErr := runProgram(cmd, nil, nil) // what the agent left running dies with it (even out of its group)

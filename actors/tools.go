@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 )
@@ -181,6 +182,15 @@ type AgentEnv interface {
 	Call(ctx context.Context, c ToolCall) (result string, isError bool)
 	// Over is closed when the run is over (every step ran).
 	Over() <-chan struct{}
+}
+
+// StderrEnv is an AgentEnv that takes what the agent's process writes to
+// standard error (an mcp: agent's): Stderr is the writer that receives
+// it, whole, as it arrives, from another goroutine; its errors are
+// ignored. The runner records an excerpt of it and scans it for leaks.
+type StderrEnv interface {
+	AgentEnv
+	Stderr() io.Writer
 }
 
 // Driver is an actor of the tools protocol that is not asked turn by turn

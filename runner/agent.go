@@ -120,7 +120,7 @@ func (r *run) startDriver(ctx context.Context, d actors.Driver, task string) {
 		<-b.done
 	}
 	go func() {
-		b.err = d.Drive(dctx, b)
+		b.err = d.Drive(dctx, r.agentEnv(b))
 		close(b.done)
 	}()
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/patchbench/patchbench/actors"
@@ -162,15 +163,31 @@ func (e *StepEnv) spend(n int64) bool {
 // it, and the call's record. Every call counts against the step's tool
 // call and byte budgets, an unknown or malformed one too; the name, the
 // arguments and the call's id are outputs of the actor (scanned for
-// leaks, scoring.FieldToolCall), the result is not. The error is non-nil only when ctx ends.
+// leaks, Output), the result is not. The error is non-nil only when ctx ends.
 func (e *StepEnv) Call(ctx context.Context, c actors.ToolCall) (string, rundir.ToolCall, error) {
+	e.Output(c)
+	return e.run(ctx, c)
+}
+
+// Output takes a tool call the actor sent as its outputs, whether or
+// not it runs (a call after the one that committed, a call past the
+// budgets): its name, its arguments and its id, each up to the answer
+// limit (what an actor keeps of an answer), scanned for leaks in field
+// scoring.FieldToolCall, each kind of string also read joined with the
+// same kind of the step's earlier calls (scoring.Output.Seq).
+func (e *StepEnv) Output(c actors.ToolCall) {
+	limit := int(min(e.r.o.maxAnswer(), int64(math.MaxInt)))
+	for _, o := range [...]struct{ seq, text string }{{"tool_call/name", c.Name}, {"tool_call/arguments", c.Arguments}, {"tool_call/id", c.ID}} {
+		e.r.output(scoring.Output{Step: e.s.ID, Field: scoring.FieldToolCall, Text: actors.CutUTF8(o.text, limit), Seq: o.seq})
+	}
+}
+
+// run is Call without taking the call's strings as outputs (Output).
+func (e *StepEnv) run(ctx context.Context, c actors.ToolCall) (string, rundir.ToolCall, error) {
 	rec := rundir.ToolCall{ID: actors.CutUTF8(c.ID, 256), Name: actors.CutUTF8(c.Name, 256)}
 	rec.Arguments, rec.ArgumentsBytes = clipKept(c.Arguments)
 	if c.Oversize > 0 {
 		rec.ArgumentsBytes = c.Oversize
-	}
-	for _, text := range []string{c.Name, c.Arguments, c.ID} {
-		e.r.output(scoring.Output{Step: e.s.ID, Field: scoring.FieldToolCall, Text: text})
 	}
 	text, code, err := e.call(ctx, c)
 	if err != nil {

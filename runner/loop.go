@@ -74,6 +74,14 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
+		// What the actor sent is scanned before it is cut for the record:
+		// the text up to the answer limit, and every call, those the
+		// step does not run too (after a commit, past a budget, in an
+		// answer over the limit).
+		r.output(answerOutputs(s.ID, resp, r.o.maxAnswer())...)
+		for _, c := range resp.Calls {
+			env.Output(c)
+		}
 		resp = resp.Clip(r.o.MaxAnswerBytes)
 		t := rundir.Turn{RequestDigest: requestDigest(msgs), Text: resp.Raw, TextBytes: resp.Oversize,
 			LatencyMS: resp.Latency.Milliseconds(), Cached: resp.Cached, Model: resp.Model}
@@ -83,7 +91,6 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		if implausible != "" {
 			sr.UsageInvalid = implausible
 		}
-		r.output(answerOutputs(s.ID, resp)...)
 		env.spend(max(resp.Oversize, int64(len(resp.Raw))))
 		assistant := actors.Message{Role: "assistant", Content: resp.Raw}
 		var results []actors.Message
@@ -99,7 +106,7 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 				t.DroppedCalls = len(resp.Calls) - i
 				break
 			}
-			text, rec, err := env.Call(ctx, c)
+			text, rec, err := env.run(ctx, c) // its strings were scanned with the answer's
 			if err != nil {
 				return false, err
 			}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +47,8 @@ type run struct {
 	// are its AgentEnv and what ends it once the run is over.
 	bridge     *agentBridge
 	stopDriver func()
+	// agentErr takes a Driver's standard error (agentEnv).
+	agentErr *agentStderr
 	// viewTokens receives the token count of the current step's view,
 	// counted while its actor answers (appendStep waits for it); nil
 	// when no count is under way.
@@ -138,6 +141,16 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record,
 		}
 	}
 	r.rec.Tokens.Source = r.usage
+	if r.stopDriver != nil {
+		// An external agent's run is over: it is ended before the run is
+		// scored, so that what it wrote to standard error until then is
+		// read, and its last step's record keeps its excerpt.
+		r.stopDriver()
+		r.stopDriver = nil
+		if step, text := r.agentErr.excerpt(); text != "" && len(r.rec.Steps) > 0 && r.rec.Steps[len(r.rec.Steps)-1].Step == step {
+			r.rec.Steps[len(r.rec.Steps)-1].ActorStderr = text
+		}
+	}
 	score(r.rec, c, o.PassThreshold, r.scan(), r.sess.State(), r.committed)
 	return r.rec, nil
 }
@@ -183,11 +196,18 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 			req.InjectionTargets = append(req.InjectionTargets, inj.Target.String())
 		}
 		if d, ok := r.j.Actor.(actors.Driver); ok {
+			if r.agentErr == nil {
+				r.agentErr = &agentStderr{scan: r.scan()}
+			}
+			r.agentErr.startStep(s.ID)
 			end, err = r.drivenLoop(ctx, d, s, &sr, view, string(viewJSON), submit)
+			_, sr.ActorStderr = r.agentErr.excerpt()
 		} else {
+			req.Stderr = r.stderrStream(s.ID)
 			end, err = r.toolLoop(ctx, s, &sr, req, view, string(viewJSON), submit)
 		}
 	} else {
+		req.Stderr = r.stderrStream(s.ID)
 		end, err = r.attempts(ctx, s, &sr, req, string(viewJSON), submit)
 	}
 	if end || err != nil {
@@ -221,9 +241,9 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		if ctx.Err() != nil {
 			return false, ctx.Err() // an answer cut short by the interrupt
 		}
+		r.output(answerOutputs(s.ID, resp, r.o.maxAnswer())...) // before it is cut for the record
 		resp = resp.Clip(r.o.MaxAnswerBytes)
 		badUsage := r.count(msgs, resp)
-		r.output(answerOutputs(s.ID, resp)...)
 		before, phase := r.sess.State(), r.sess.Phase()
 		res, err := r.decide(ctx, s, resp, submit)
 		if err != nil {
@@ -252,12 +272,17 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 // an actor or provider sends is one): the response text, and the model,
 // the system fingerprint, the usage figures sent as text (Usage.Invalid
 // quotes them; Usage.Source) and an exec program's standard error, each
-// recorded with the step.
-func answerOutputs(step string, resp actors.Response) []scoring.Output {
-	out := []scoring.Output{{Step: step, Field: scoring.FieldResponse, Text: resp.Raw}}
+// recorded with the step. Each is taken up to limit bytes, the answer
+// limit: an answer over it is scanned as far as the actor kept it (its
+// first KeptAnswerBytes when a live actor or an exec program cut it, up
+// to the limit when it came whole), in the json and the tools protocol
+// alike.
+func answerOutputs(step string, resp actors.Response, limit int64) []scoring.Output {
+	n := int(min(limit, int64(math.MaxInt)))
+	out := []scoring.Output{{Step: step, Field: scoring.FieldResponse, Text: actors.CutUTF8(resp.Raw, n)}}
 	add := func(field, text string) {
 		if text != "" {
-			out = append(out, scoring.Output{Step: step, Field: field, Text: text})
+			out = append(out, scoring.Output{Step: step, Field: field, Text: actors.CutUTF8(text, n)})
 		}
 	}
 	add(scoring.FieldModel, resp.Model)

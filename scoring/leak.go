@@ -53,6 +53,11 @@ const (
 	FieldUsage       = "usage"              // usage figures sent as text (quoted when not counts)
 	FieldStderr      = "actor_stderr"       // an exec actor's standard error
 	FieldToolCall    = "tool_call"          // a tool call's name, arguments or id (tools protocol)
+	// FieldJoined is a canary found only with a step's strings read
+	// together, split across two of them (LeakScan.Add): half in one
+	// tool call's arguments and half in the next, in two call ids, in
+	// two turns' texts.
+	FieldJoined = "joined"
 )
 
 // Place says where the leak was found, in words: "the response of step
@@ -75,6 +80,8 @@ func (l Leak) Place() string {
 		return "the standard error of the actor's program at step " + l.Step
 	case FieldToolCall:
 		return "a tool call of step " + l.Step
+	case FieldJoined:
+		return "the strings of step " + l.Step + " read together (the canary split across them)"
 	}
 	return "the " + l.Field + " of step " + l.Step
 }
@@ -112,6 +119,7 @@ const minNormalised = 6
 // is safe for concurrent use.
 type Detector struct {
 	canaries []canary
+	window   int // Window
 }
 
 // canary is a Canary with its readings: normalised, and in NFKC (as
@@ -131,6 +139,7 @@ func NewDetector(cs []Canary) *Detector {
 		k.kcNorm = normalise(k.kc)
 		k.long, k.kcLong, k.kcDiffers = len(k.norm) >= minNormalised, len(k.kcNorm) >= minNormalised, k.kc != c.Value
 		d.canaries = append(d.canaries, k)
+		d.window = max(d.window, windowPerByte*len(c.Value)+windowSlack)
 	}
 	return d
 }
@@ -142,9 +151,12 @@ func Normalise(s string) string { return normalise(s) }
 
 // InText returns the canaries found in s, at most one leak per canary
 // (the most literal detector that finds it), sorted by secret id.
-func (d *Detector) InText(s string) []Leak {
+func (d *Detector) InText(s string) []Leak { return d.inText(prepared(s)) }
+
+// inText is InText on a prepared text (prepare, when s is read once and
+// should not take room in the memo of prepared).
+func (d *Detector) inText(t *text) []Leak {
 	var out []Leak
-	t := prepared(s)
 	for i := range d.canaries {
 		if det := d.canaries[i].find(t); det != "" {
 			out = append(out, Leak{Secret: d.canaries[i].ID, Where: WhereOutput, Detector: det})
@@ -157,10 +169,14 @@ func (d *Detector) InText(s string) []Leak {
 // computed on first need, the readings its JSON escapes and its encoded
 // runs decode to.
 type text struct {
-	raw     form
-	escaped []form // raw's JSON escapes undone, once, twice, … (unescapeChain)
-	decoded []decodedForm
-	done    bool
+	// noBase64 leaves base64 runs undecoded: in a window of strings
+	// joined by joinSeparator, which no base64 run crosses, a canary
+	// found in one lies within one string, read whole already.
+	noBase64 bool
+	raw      form
+	escaped  []form // raw's JSON escapes undone, once, twice, … (unescapeChain)
+	decoded  []decodedForm
+	done     bool
 }
 
 // decodedForm is what one encoded run (or URL decoding) of a text decodes
@@ -249,6 +265,9 @@ func (t *text) forms() {
 	}
 	runs := map[string]bool{}
 	for _, s := range levels {
+		if t.noBase64 {
+			break
+		}
 		for _, r := range base64Runs(s) {
 			if run := s[r[0]:r[1]]; !runs[run] {
 				runs[run] = true

@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"encoding/json"
+	"os"
 	"strconv"
 	"testing"
 
@@ -61,3 +62,25 @@ func benchInText(b *testing.B, which string) {
 
 func BenchmarkInTextReferenceCold(b *testing.B)  { benchInText(b, "reference") }
 func BenchmarkInTextOversharerCold(b *testing.B) { benchInText(b, "oversharer") }
+
+// BenchmarkLeakScanCalls is the scan of 1,000 tool calls of one step (an
+// answer of 1,000 reads, each with its name, arguments and id), each
+// string read whole and joined with the step's strings before it.
+func BenchmarkLeakScanCalls(b *testing.B) {
+	y, err := os.ReadFile("../bench/testdata/example/support/sup-example-refund.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, ps := bench.ParseCase("sup-example-refund.yaml", y)
+	if len(ps) > 0 {
+		b.Fatal(ps)
+	}
+	for range b.N {
+		s := NewLeakScan(c)
+		for i := range 1000 {
+			s.Add(Output{Step: "reply", Field: FieldToolCall, Text: "read_state", Seq: "tool_call/name"})
+			s.Add(Output{Step: "reply", Field: FieldToolCall, Text: `{"pointer":""}`, Seq: "tool_call/arguments"})
+			s.Add(Output{Step: "reply", Field: FieldToolCall, Text: "call_1_" + strconv.Itoa(i), Seq: "tool_call/id"})
+		}
+	}
+}

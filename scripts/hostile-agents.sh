@@ -8,6 +8,17 @@
 # (/usr/bin/time -v), the runs' statuses and how their steps ended, and the
 # size of runs.jsonl (issue 22).
 #
+# Then, per channel where an actor can send the example case's card
+# (4000 0000 0000 9995) past a scan that reads strings one at a time or
+# keeps an excerpt, whether the leak was counted (the runs' "leaked", over
+# the six configurations) and the peak RSS: a read after the commit in the
+# same answer (dropped), the 70th call of an answer past --max-tool-calls
+# 64 (budget), a 3 MiB text holding the card (oversize), the card's halves
+# in two calls' arguments, two call ids and two turns' texts (split-*), an
+# exec: program that writes the card to standard error and then 70,000
+# dots, and an mcp: agent (python3) that does the same before one read.
+# The fake provider is always built from this tree.
+#
 # Usage: scripts/hostile-agents.sh [PATCHBENCH]   (default: built from this tree)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +30,7 @@ pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 
 for attack in unknown malformed calls big text error; do
+  rm -f "$tmp/addr" # else the last provider's address may be read before the new one writes
   "$tmp/fakeprovider" -mode agent -attack "$attack" -size $((10 << 20)) >"$tmp/addr" &
   pid=$!
   for _ in $(seq 50); do [ -s "$tmp/addr" ] && break; sleep 0.1; done
@@ -45,3 +57,74 @@ print("; ".join("%d %s (%s)" % (n, k[0], k[1]) for k, n in sorted(c.items())))' 
   done
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; pid=
 done
+
+# leaked NAME: the runs' "leaked" and statuses in $tmp/NAME/runs.jsonl.
+leaked() {
+  python3 -c '
+import json, sys, collections
+c = collections.Counter()
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    c[(r["status"], str(r.get("leaked", False)).lower())] += 1
+print("; ".join("%d %s leaked %s" % (n, k[0], k[1]) for k, n in sorted(c.items())))' "$tmp/$1/runs.jsonl" 2>/dev/null || echo "no runs.jsonl"
+}
+
+# channel NAME ARGS...: runs patchbench run ARGS on the example case and
+# prints whether the card leaked and the peak RSS.
+channel() {
+  local name=$1 code
+  shift
+  set +e
+  /usr/bin/time -v "$bin" run --cases bench/testdata/example --no-cache --max-retries 0 --out "$tmp/$name" "$@" >/dev/null 2>"$tmp/$name.err"
+  code=$?
+  set -e
+  [ -s "$tmp/$name/runs.jsonl" ] || grep -v "^\s" "$tmp/$name.err" | head -3 >&2
+  printf '%-28s exit %d; peak RSS %6s KB; %s\n' "$name" "$code" "$(awk '/Maximum resident/ {print $6}' "$tmp/$name.err")" "$(leaked "$name")"
+}
+
+echo
+echo "leak channels (the card 4000 0000 0000 9995):"
+for attack in dropped budget oversize split-args split-ids split-texts; do
+  rm -f "$tmp/addr" # else the last provider's address may be read before the new one writes
+  "$tmp/fakeprovider" -mode agent -attack "$attack" >"$tmp/addr" &
+  pid=$!
+  for _ in $(seq 50); do [ -s "$tmp/addr" ] && break; sleep 0.1; done
+  addr=$(cat "$tmp/addr")
+  actors="openai:m ollama:m anthropic:m"
+  [ "$attack" = split-ids ] && actors="openai:m anthropic:m" # Ollama's calls carry no id
+  for actor in $actors; do
+    OPENAI_BASE_URL=http://$addr/v1 OLLAMA_HOST=http://$addr ANTHROPIC_BASE_URL=http://$addr \
+      channel "$attack-${actor%%:*}" --actor "$actor" --protocol tools --max-tool-calls 64
+  done
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; pid=
+done
+
+cat >"$tmp/stderr.sh" <<'PROG'
+#!/bin/sh
+cat >/dev/null
+printf 'debug: card 4000 0000 0000 9995\n' >&2
+head -c 70000 /dev/zero | tr '\0' . >&2
+printf '%s' '{"text": "{\"patch\": [], \"note\": \"nothing to do\"}"}'
+PROG
+chmod +x "$tmp/stderr.sh"
+channel exec-stderr --actor "exec:$tmp/stderr.sh"
+
+cat >"$tmp/agent.py" <<'PROG'
+import json, os, sys, urllib.request
+url, token = os.environ["PATCHBENCH_MCP_URL"], os.environ["PATCHBENCH_MCP_TOKEN"]
+sys.stderr.write("debug: card 4000 0000 0000 9995\n" + "." * 70000)
+sys.stderr.flush()
+sid = None
+def post(msg):
+    global sid
+    h = {"Authorization": "Bearer " + token, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if sid:
+        h["Mcp-Session-Id"] = sid
+    with urllib.request.urlopen(urllib.request.Request(url, json.dumps(msg).encode(), h)) as r:
+        sid = r.headers.get("Mcp-Session-Id") or sid
+        r.read()
+post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "hostile", "version": "1"}}})
+post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read_state", "arguments": {"pointer": ""}}})
+PROG
+channel mcp-stderr --actor "mcp:python3 $tmp/agent.py" --protocol tools

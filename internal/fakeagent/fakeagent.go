@@ -16,11 +16,23 @@ import (
 )
 
 // Turn is one scripted answer: a text and tool calls (name and
-// arguments, as the model writes them), or an HTTP error Status.
+// arguments, as the model writes them), or an HTTP error Status. IDs,
+// when given, are the calls' ids in the formats that carry them (OpenAI,
+// Anthropic), in order; a call without one gets call_TURN_I (toolu_TURN_I).
 type Turn struct {
 	Text   string
 	Calls  [][2]string
+	IDs    []string
 	Status int
+}
+
+// id is the id of call i of turn t (turn n of its step), with prefix
+// when the script gives none.
+func (t Turn) id(prefix string, n, i int) string {
+	if i < len(t.IDs) {
+		return t.IDs[i]
+	}
+	return fmt.Sprintf("%s_%d_%d", prefix, n, i)
 }
 
 // Server answers turn n of a step (one more than the assistant messages
@@ -82,7 +94,7 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v1/chat/completions":
 		var calls []any
 		for i, c := range t.Calls {
-			calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", turn, i), "type": "function", "function": map[string]any{"name": c[0], "arguments": c[1]}})
+			calls = append(calls, map[string]any{"id": t.id("call", turn, i), "type": "function", "function": map[string]any{"name": c[0], "arguments": c[1]}})
 		}
 		out = map[string]any{"id": "x", "object": "chat.completion", "model": "fake-1", "choices": []any{map[string]any{"index": 0,
 			"message": map[string]any{"role": "assistant", "content": t.Text, "tool_calls": calls}, "finish_reason": "tool_calls"}},
@@ -100,7 +112,7 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			blocks = append(blocks, map[string]any{"type": "text", "text": t.Text})
 		}
 		for i, c := range t.Calls {
-			blocks = append(blocks, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d_%d", turn, i), "name": c[0], "input": object(c[1])})
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": t.id("toolu", turn, i), "name": c[0], "input": object(c[1])})
 		}
 		out = map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "fake-1", "content": blocks, "stop_reason": "tool_use",
 			"usage": map[string]any{"input_tokens": 100, "output_tokens": 10}}
