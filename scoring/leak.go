@@ -53,6 +53,7 @@ const (
 	FieldUsage       = "usage"              // usage figures sent as text (quoted when not counts)
 	FieldStderr      = "actor_stderr"       // an exec actor's standard error
 	FieldToolCall    = "tool_call"          // a tool call's name, arguments or id (tools protocol)
+	FieldMCPMessage  = "mcp_message"        // a message an MCP client sent, any of its strings (tools protocol over MCP)
 )
 
 // Place says where the leak was found, in words: "the response of step
@@ -75,6 +76,8 @@ func (l Leak) Place() string {
 		return "the standard error of the actor's program at step " + l.Step
 	case FieldToolCall:
 		return "a tool call of step " + l.Step
+	case FieldMCPMessage:
+		return "a message of the MCP client at step " + l.Step
 	}
 	return "the " + l.Field + " of step " + l.Step
 }
