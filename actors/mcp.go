@@ -194,7 +194,8 @@ const maxMCPSessions = 8
 // a longer one does not reach h: what was read of it is handed on, the
 // rest only counted, and calls answers it (mcpCalls.oversize: a tools/call
 // is made, over-size, and answered; anything else gets HTTP 413 with a
-// JSON-RPC error).
+// JSON-RPC error). A tools/call whose params the SDK would refuse is made
+// and answered here too (mcpCalls.badCall), so that it counts.
 func bearerOnly(path, token string, bound int64, calls *mcpCalls, h http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
 	var sessions atomic.Int64
@@ -228,6 +229,11 @@ func bearerOnly(path, token string, bound int64, calls *mcpCalls, h http.Handler
 				if isErr {
 					w.WriteHeader(http.StatusRequestEntityTooLarge)
 				}
+				w.Write(reply)
+				return
+			}
+			if reply, ok := calls.badCall(r.Context(), bytes.TrimSpace(body)); ok {
+				w.Header().Set("Content-Type", "application/json")
 				w.Write(reply)
 				return
 			}

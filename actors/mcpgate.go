@@ -82,6 +82,39 @@ func (c *mcpCalls) oversize(ctx context.Context, prefix []byte, total, bound int
 	return rpcError(h.id, rpcInvalidRequest, fmt.Sprintf("Invalid Request: the message has %d bytes, more than the %d this server reads", total, bound)), true
 }
 
+// badCall makes the call of a tools/call request (msg, valid JSON) whose
+// params the SDK would refuse before any handler saw it (none, null, not
+// an object, a name that is not a string), so that it counts against the
+// step's budgets as any call does: the tool's name is the name's JSON as
+// sent, the arguments the arguments' (or the params', when they are not
+// an object). The answer is its result, to the request's id; ok is false
+// for any other message, which the SDK is to answer.
+func (c *mcpCalls) badCall(ctx context.Context, msg []byte) (reply []byte, ok bool) {
+	m, err := jsonrpc.DecodeMessage(msg)
+	req, isReq := m.(*jsonrpc.Request)
+	if err != nil || !isReq || req.Method != "tools/call" || !req.ID.IsValid() {
+		return nil, false
+	}
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	params := bytes.TrimSpace(req.Params)
+	if len(params) > 0 && string(params) != "null" && json.Unmarshal(params, &p) == nil {
+		return nil, false
+	}
+	var loose struct {
+		Name      json.RawMessage `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	args := []byte(params)
+	if json.Unmarshal(params, &loose) == nil {
+		args = loose.Arguments
+	}
+	text, isErr := c.call(ctx, string(loose.Name), args)
+	return rpcResult(peekHeader(msg).id, text, isErr), true
+}
+
 // header is what the start of a JSON-RPC message shows: its id (raw JSON,
 // nil when not shown or not a string or number), method, the tool's name
 // (params.name) and where the arguments' value starts (params.arguments;
@@ -239,8 +272,9 @@ func (l *lockedWriter) Close() error { return l.w.Close() }
 // over the bound is answered here (mcpCalls.oversize); a line that is not
 // JSON is answered with a Parse error (-32700, id null), and JSON that is
 // not one JSON-RPC 2.0 message (a batch among them, which MCP no longer
-// has) with an Invalid Request error (-32600); the session goes on. Only
-// valid messages reach the SDK, through sdk.
+// has) with an Invalid Request error (-32600); a tools/call whose params
+// the SDK would refuse is made here (mcpCalls.badCall); the session goes
+// on. Only valid messages reach the SDK, through sdk.
 type stdioGate struct {
 	in    *bufio.Reader
 	out   io.Writer // the locked writer the SDK writes through too
@@ -282,6 +316,10 @@ func (g *stdioGate) handle(ctx context.Context, line []byte, total int64) error 
 	default:
 		if _, err := jsonrpc.DecodeMessage(line); err != nil {
 			reply = rpcError(peekHeader(line).id, rpcInvalidRequest, "Invalid Request: "+err.Error())
+			break
+		}
+		var ok bool
+		if reply, ok = g.calls.badCall(ctx, line); ok {
 			break
 		}
 		_, err := g.sdk.Write(append(line, '\n'))

@@ -74,7 +74,8 @@ func TestPeekHeader(t *testing.T) {
 // before the handler sees it, whole; one over the bound is handed on up
 // to the bound and answered here: a tools/call is made over-size (its
 // arguments cut to what was read, sized to the rest), anything else gets
-// 413 with a JSON-RPC Invalid Request error.
+// 413 with a JSON-RPC Invalid Request error. A tools/call the SDK would
+// refuse is made and answered here too.
 func TestBearerOnlyHandsOnBodies(t *testing.T) {
 	env := &fakeEnv{}
 	var seen string
@@ -110,6 +111,10 @@ func TestBearerOnlyHandsOnBodies(t *testing.T) {
 	if c.Name != "read_state" || c.Oversize != int64(len(call)-len(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_state","arguments":`)) ||
 		!strings.HasPrefix(c.Arguments, `{"p":"zz`) || env.msgs[1] != call[:120] {
 		t.Errorf("call %+v, message %q", c, env.msgs[1])
+	}
+	if w := post(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":5}}`); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"id":4`) ||
+		len(env.calls) != 2 || env.calls[1].Name != "5" || env.calls[1].Arguments != "{}" {
+		t.Errorf("a call the SDK would refuse: HTTP %d %s, calls %+v", w.Code, w.Body, env.calls)
 	}
 	if w := post(`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"_meta":"` + strings.Repeat("z", 200) + `"}}`); w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), `"id":3`) || !strings.Contains(w.Body.String(), "-32600") {
 		t.Errorf("HTTP %d %s", w.Code, w.Body)

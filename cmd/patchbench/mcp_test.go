@@ -271,7 +271,9 @@ func TestMCPCommandChannels(t *testing.T) {
 			m.rpc(1, "tools/call", map[string]any{"name": exampleCanary, "arguments": map[string]any{}})
 		}},
 		{"request id", nil, func(m *rawMCP) { m.rpc(exampleCanary, "ping", nil) }},
-		{"_meta", nil, func(m *rawMCP) { m.rpc(1, "tools/list", map[string]any{"_meta": map[string]any{"trace": exampleCanary}}) }},
+		{"_meta", nil, func(m *rawMCP) {
+			m.rpc(1, "tools/list", map[string]any{"_meta": map[string]any{"trace": exampleCanary}})
+		}},
 		{"prompt arguments", nil, func(m *rawMCP) {
 			m.rpc(1, "prompts/get", map[string]any{"name": "task", "arguments": map[string]any{"x": exampleCanary}})
 		}},
@@ -374,5 +376,23 @@ func TestMCPCommandOversize(t *testing.T) {
 				t.Errorf("leaked %v, call error %q, %d bytes, %d kept", rec.Leaked, c.Error, c.ArgumentsBytes, len(c.Arguments))
 			}
 		})
+	}
+}
+
+// TestMCPCommandMalformedCalls: a tools/call whose params the SDK
+// refuses (none, null, a name that is not a string, params that are not
+// an object) is a call of the step all the same: it is answered as an
+// unknown tool and counts against --max-tool-calls.
+func TestMCPCommandMalformedCalls(t *testing.T) {
+	m := startRawMCP(t, nil, "--max-tool-calls", "3")
+	for i, params := range []string{``, `, "params": null`, `, "params": {"name": 4000, "arguments": {}}`, `, "params": [1]`} {
+		m.send(fmt.Sprintf(`{"jsonrpc": "2.0", "id": %d, "method": "tools/call"%s}`, i+1, params))
+		if got := m.recv(); got["id"] != float64(i+1) || got["result"] == nil {
+			t.Errorf("%s: %v", params, got)
+		}
+	}
+	rec := m.end()
+	if s := rec.Steps[0]; s.Ended != "tool_call_budget_spent" || len(s.Turns) != 4 || s.Turns[2].Calls[0].Name != "4000" {
+		t.Errorf("ended %q, turns %d", s.Ended, len(s.Turns))
 	}
 }
