@@ -15,7 +15,7 @@ import (
 // without end grew patchbench by 4 GB in 50 s (issue 23's fifth attack).
 func TestBearerOnlyBoundsSessions(t *testing.T) {
 	served := 0
-	h := bearerOnly("/mcp/x", "tok", 16, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ }))
+	h := bearerOnly("/mcp/x", "tok", 16, &mcpCalls{env: &fakeEnv{}, maxAnswer: 8}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ }))
 	do := func(token, session, body string) int {
 		r := httptest.NewRequest("POST", "/mcp/x", strings.NewReader(body))
 		if token != "" {

@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -41,28 +43,55 @@ func MCPInstructions(caseID, config, task string) string {
 // NewMCPServer is the MCP server of one run (github.com/modelcontextprotocol/go-sdk):
 // the step's tools, read_state and propose_patch, answered by env (their
 // arguments are passed on as sent, unknown members and malformed values
-// answered by env as error results); the prompt "task", the current
-// step's task; and instructions.
-func NewMCPServer(env AgentEnv, instructions string) *mcp.Server {
+// answered by env as error results; arguments over maxAnswer bytes, 0
+// meaning DefaultMaxAnswerBytes, are cut to their first KeptAnswerBytes
+// and answered as over-size); the prompt "task", the current step's
+// task; and instructions. Every tools/call goes to env, whatever tool it
+// names: an unknown tool is env's to answer, and counts against the
+// step's budgets.
+func NewMCPServer(env AgentEnv, instructions string, maxAnswer int64) *mcp.Server {
+	return newMCPServer(&mcpCalls{env: env, maxAnswer: answerLimit(maxAnswer)}, instructions)
+}
+
+// answerLimit is limit, or DefaultMaxAnswerBytes when it is not positive.
+func answerLimit(limit int64) int64 {
+	if limit <= 0 {
+		return DefaultMaxAnswerBytes
+	}
+	return limit
+}
+
+func newMCPServer(calls *mcpCalls, instructions string) *mcp.Server {
+	env := calls.env
 	srv := mcp.NewServer(&mcp.Implementation{Name: "patchbench", Version: "1"}, &mcp.ServerOptions{Instructions: instructions})
-	var n atomic.Int64
 	for _, t := range StepTools {
 		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Parameters},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				args := string(req.Params.Arguments)
-				if args == "" || args == "null" {
-					args = "{}"
-				}
-				text, isErr := env.Call(ctx, ToolCall{ID: fmt.Sprintf("mcp_%d", n.Add(1)), Name: req.Params.Name, Arguments: args})
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isErr}, nil
+				return toolResult(calls.call(ctx, req.Params.Name, req.Params.Arguments)), nil
 			})
 	}
+	// The SDK answers a call of a tool it does not know itself, which
+	// neither counted the call nor scanned its name: every tools/call
+	// goes to env here instead.
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil {
+				return toolResult(calls.call(ctx, r.Params.Name, r.Params.Arguments)), nil
+			}
+			return next(ctx, method, req)
+		}
+	})
 	srv.AddPrompt(&mcp.Prompt{Name: "task", Description: "the current step's task"},
 		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			return &mcp.GetPromptResult{Description: "the current step's task",
 				Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: env.Task()}}}}, nil
 		})
 	return srv
+}
+
+// toolResult is a tools/call result of one text.
+func toolResult(text string, isErr bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isErr}
 }
 
 // MCPAgent is the actor "mcp:COMMAND": an external agent that reaches the
@@ -77,8 +106,9 @@ type MCPAgent struct {
 	spec    string
 	argv    []string
 	timeout time.Duration
-	// maxBody bounds one HTTP request of the agent, in bytes.
-	maxBody int64
+	// maxAnswer bounds a tool call's arguments, in bytes; one HTTP
+	// request of the agent is read up to mcpMessageBound(maxAnswer).
+	maxAnswer int64
 }
 
 // NewMCPAgent makes the actor of a spec "mcp:COMMAND"; timeout bounds a
@@ -102,10 +132,7 @@ func NewMCPAgent(spec string, timeout time.Duration, maxAnswer int64) (*MCPAgent
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
 	}
-	if maxAnswer <= 0 {
-		maxAnswer = DefaultMaxAnswerBytes
-	}
-	return &MCPAgent{spec: spec, argv: argv, timeout: timeout, maxBody: 2*maxAnswer + envelopeBytes}, nil
+	return &MCPAgent{spec: spec, argv: argv, timeout: timeout, maxAnswer: answerLimit(maxAnswer)}, nil
 }
 
 // Name implements Actor.
@@ -124,13 +151,14 @@ func (a *MCPAgent) Propose(context.Context, Request) (Response, error) {
 // until it exits, the timeout passes or ctx ends.
 func (a *MCPAgent) Drive(ctx context.Context, env AgentEnv) error {
 	token, path := randomHex(32), "/mcp/"+randomHex(16)
-	srv := NewMCPServer(env, MCPInstructions("", "", env.Task()))
+	calls := &mcpCalls{env: env, maxAnswer: a.maxAnswer}
+	srv := newMCPServer(calls, MCPInstructions("", "", env.Task()))
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.spec, err)
 	}
-	hs := &http.Server{Handler: bearerOnly(path, token, a.maxBody, h), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: bearerOnly(path, token, mcpMessageBound(a.maxAnswer), calls, h), ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
 	defer hs.Close()
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
@@ -163,10 +191,16 @@ func (a *MCPAgent) Drive(ctx context.Context, env AgentEnv) error {
 const maxMCPSessions = 8
 
 // bearerOnly serves h at path to requests that carry the bearer token,
-// with bodies of at most maxBody bytes, opening at most maxMCPSessions
-// sessions (a POST without an Mcp-Session-Id header opens one; past the
-// bound it gets 429); anything else is refused.
-func bearerOnly(path, token string, maxBody int64, h http.Handler) http.Handler {
+// opening at most maxMCPSessions sessions (a POST without an
+// Mcp-Session-Id header opens one; past the bound it gets 429); anything
+// else is refused. A POST's body, the agent's message, is read up to
+// bound bytes and handed to the run (AgentEnv.Message) before h sees it;
+// a longer one does not reach h: what was read of it is handed on, the
+// rest only counted, and calls answers it (mcpCalls.oversize: a tools/call
+// is made, over-size, and answered; anything else gets HTTP 413 with a
+// JSON-RPC error). A tools/call whose params the SDK would refuse is made
+// and answered here too (mcpCalls.badCall), so that it counts.
+func bearerOnly(path, token string, bound int64, calls *mcpCalls, h http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
 	var sessions atomic.Int64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -183,7 +217,32 @@ func bearerOnly(path, token string, maxBody int64, h http.Handler) http.Handler 
 			http.Error(w, fmt.Sprintf("more than %d MCP sessions in one run", maxMCPSessions), http.StatusTooManyRequests)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(io.LimitReader(r.Body, bound+1))
+			if err != nil {
+				http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			if len(bytes.TrimSpace(body)) > 0 {
+				calls.env.Message(r.Context(), string(body[:min(int64(len(body)), bound)]))
+			}
+			if int64(len(body)) > bound {
+				rest, _ := io.Copy(io.Discard, io.LimitReader(r.Body, maxDrainBytes))
+				reply, isErr := calls.oversize(r.Context(), body[:bound], int64(len(body))+rest, bound)
+				w.Header().Set("Content-Type", "application/json")
+				if isErr {
+					w.WriteHeader(http.StatusRequestEntityTooLarge)
+				}
+				w.Write(reply)
+				return
+			}
+			if reply, ok := calls.badCall(r.Context(), bytes.TrimSpace(body)); ok {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write(reply)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		h.ServeHTTP(w, r)
 	})
 }
@@ -200,12 +259,19 @@ func randomHex(n int) string {
 // such as an assistant a person points at a case. Drive returns when the
 // run is over or the client goes; the session then goes on answering
 // (every call hears that the case is over) until the client goes, which
-// Wait waits for.
+// Wait waits for. Every line the client sends is read up to a bound
+// (twice MaxAnswer, 0 meaning DefaultMaxAnswerBytes, and room for the
+// envelope) and handed to the run before it is acted on; a line that is
+// not a JSON-RPC message is answered with a JSON-RPC error and the
+// session goes on (stdioGate). Why the session ended goes to Log, when
+// set.
 type MCPStdio struct {
 	In           io.ReadCloser
 	Out          io.WriteCloser
 	CaseID       string
 	Config       string
+	MaxAnswer    int64
+	Log          io.Writer
 	sessionEnded chan struct{}
 }
 
@@ -223,15 +289,40 @@ func (a *MCPStdio) Propose(context.Context, Request) (Response, error) {
 // Drive implements Driver. It is called once (patchbench mcp serves one
 // run).
 func (a *MCPStdio) Drive(ctx context.Context, env AgentEnv) error {
-	srv := NewMCPServer(env, MCPInstructions(a.CaseID, a.Config, env.Task()))
+	limit := answerLimit(a.MaxAnswer)
+	calls := &mcpCalls{env: env, maxAnswer: limit}
+	srv := newMCPServer(calls, MCPInstructions(a.CaseID, a.Config, env.Task()))
 	a.sessionEnded = make(chan struct{})
-	sess, err := srv.Connect(context.WithoutCancel(ctx), &mcp.IOTransport{Reader: a.In, Writer: a.Out}, nil)
+	out := &lockedWriter{w: a.Out}
+	pr, pw := io.Pipe()
+	gate := &stdioGate{in: bufio.NewReaderSize(a.In, 64<<10), out: out, sdk: pw, bound: mcpMessageBound(limit), calls: calls, env: env}
+	sctx := context.WithoutCancel(ctx)
+	sess, err := srv.Connect(sctx, &mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: -1}, nil)
 	if err != nil {
 		close(a.sessionEnded)
 		return err
 	}
+	why := make(chan error, 1)
 	go func() {
-		sess.Wait()
+		err := gate.run(sctx)
+		why <- err
+		pw.CloseWithError(err)
+	}()
+	go func() {
+		werr := sess.Wait()
+		a.In.Close()
+		if a.Log != nil {
+			select {
+			case err := <-why:
+				if errors.Is(err, io.EOF) {
+					fmt.Fprintln(a.Log, "patchbench mcp: the session ended: the client closed standard input (EOF)")
+				} else {
+					fmt.Fprintf(a.Log, "patchbench mcp: the session ended: %v\n", err)
+				}
+			default:
+				fmt.Fprintf(a.Log, "patchbench mcp: the session ended: %v\n", sessionError(werr))
+			}
+		}
 		close(a.sessionEnded)
 	}()
 	select {
@@ -240,6 +331,15 @@ func (a *MCPStdio) Drive(ctx context.Context, env AgentEnv) error {
 	case <-ctx.Done():
 	}
 	return nil
+}
+
+// sessionError says why the SDK ended a session that its client did not
+// end.
+func sessionError(err error) string {
+	if err == nil {
+		return "the server closed it"
+	}
+	return "the transport failed: " + err.Error()
 }
 
 // Served reports whether Drive ran: false when the run directory held the

@@ -182,6 +182,13 @@ type AgentEnv interface {
 	Call(ctx context.Context, c ToolCall) (result string, isError bool)
 	// Over is closed when the run is over (every step ran).
 	Over() <-chan struct{}
+	// Message hands on one message the agent sent, as its transport
+	// read it (the raw JSON text, up to the transport's bound), before
+	// it is acted on: every string in it is an output of the agent at
+	// the current step, scanned for leaks (scoring.FieldMCPMessage). It
+	// returns once the runner has taken the text, the run is over or
+	// ctx ends.
+	Message(ctx context.Context, text string)
 }
 
 // StderrEnv is an AgentEnv that takes what the agent's process writes to

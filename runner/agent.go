@@ -10,6 +10,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/scoring"
 )
 
 // agentGrace is how long a driven agent has, once its run is over, to
@@ -35,6 +36,7 @@ type agentReply struct {
 // until the next step's task is set, and tells it.
 type agentBridge struct {
 	calls chan agentCall
+	msgs  chan string   // the agent's messages (Message), to scan
 	over  chan struct{} // closed when the run is over
 	done  chan struct{} // closed when Drive returns
 	err   error         // Drive's, once done is closed
@@ -46,7 +48,7 @@ type agentBridge struct {
 }
 
 func newAgentBridge() *agentBridge {
-	return &agentBridge{calls: make(chan agentCall), over: make(chan struct{}), done: make(chan struct{})}
+	return &agentBridge{calls: make(chan agentCall), msgs: make(chan string), over: make(chan struct{}), done: make(chan struct{})}
 }
 
 // Task implements actors.AgentEnv.
@@ -74,6 +76,17 @@ func (b *agentBridge) Call(ctx context.Context, c actors.ToolCall) (string, bool
 		return r.text, r.isError
 	case <-ctx.Done():
 		return "cancelled", true
+	}
+}
+
+// Message implements actors.AgentEnv: the run's goroutine takes text and
+// scans it at the step it is on (drivenLoop), before any call the agent
+// sends after it.
+func (b *agentBridge) Message(ctx context.Context, text string) {
+	select {
+	case b.msgs <- text:
+	case <-b.over:
+	case <-ctx.Done():
 	}
 }
 
@@ -183,6 +196,8 @@ func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr
 			} else {
 				ac.reply <- reply
 			}
+		case text := <-b.msgs:
+			r.output(scoring.Output{Step: s.ID, Field: scoring.FieldMCPMessage, Text: text})
 		case <-b.done:
 			if b.n == 0 && b.err != nil {
 				return true, r.actorError(ctx, sr, msgs, 1, &DriverError{Err: b.err})

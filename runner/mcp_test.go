@@ -17,6 +17,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/internal/testenv"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/scoring"
 )
 
 // TestMain lets the test binary be an MCP agent: with
@@ -66,6 +67,9 @@ func mcpAgentMain(script string) error {
 		return fmt.Errorf("a request without the token got HTTP %d", resp.StatusCode)
 	}
 	ctx := context.Background()
+	if script == "hostile" {
+		return hostileAgent(ctx, url, token)
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
 	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
 	if err != nil {
@@ -107,6 +111,42 @@ func mcpAgentMain(script string) error {
 		return fmt.Errorf("right proposal: %q, %v", res, err)
 	}
 	return os.WriteFile(os.Getenv("PATCHBENCH_TEST_MCP_OK"), []byte("ok"), 0o644)
+}
+
+// hostileAgent sends the example case's canary where no tool's arguments
+// are (its clientInfo), calls a tool that does not exist, then posts a
+// tools/call of 3 MiB, more than the server reads of a request, with the
+// canary at its start; it checks that the call is answered as over-size.
+func hostileAgent(ctx context.Context, url, token string) error {
+	hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "4000 0000 0000 9995", Version: "1"}, nil)
+	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	if _, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}}); err != nil {
+		return fmt.Errorf("an unknown tool: %v", err)
+	}
+	body := `{"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "read_state", "arguments": {"pointer": "4000 0000 0000 9995` +
+		strings.Repeat("x", 3<<20) + `"}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sess.ID())
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	got, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(got), "oversized_arguments") {
+		return fmt.Errorf("an over-size call: HTTP %d %.300s", resp.StatusCode, got)
+	}
+	return nil
 }
 
 // jsonArgs decodes a JSON object for CallToolParams.
@@ -202,6 +242,41 @@ func TestMCPStdio(t *testing.T) {
 	a.Wait()
 	if r.Actor != actors.MCPStdioName || r.Status != rundir.StatusPassed {
 		t.Errorf("actor %s status %s error %v", r.Actor, r.Status, r.Error)
+	}
+}
+
+// TestMCPAgentHostile: over the mcp: actor's streamable HTTP, the canary
+// in a client's clientInfo leaks (field mcp_message), a call of a tool
+// that does not exist is a call of the step, and a request over the
+// bound is not dropped: its canary before the bound leaks and its
+// tools/call is made, over-size.
+func TestMCPAgentHostile(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATCHBENCH_TEST_MCP_AGENT", "hostile")
+	a, err := actors.NewMCPAgent("mcp:"+self+" -test.run=^$", 30*time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runTools(t, "patchoptic", a, Options{MaxAttempts: 2})
+	s := r.Steps[0]
+	if r.Status != rundir.StatusFailed || len(s.Turns) != 2 {
+		t.Fatalf("status %s, turns %d, error %v, stderr %q", r.Status, len(s.Turns), r.Error, s.ActorStderr)
+	}
+	if c := s.Turns[0].Calls[0]; c.Error != ToolUnknown {
+		t.Errorf("first call: %+v", c)
+	}
+	if c := s.Turns[1].Calls[0]; c.Error != ToolOversized || c.ArgumentsBytes < 3<<20 || len(c.Arguments) > keptToolBytes {
+		t.Errorf("the over-size call: error %q, %d bytes, %d kept", c.Error, c.ArgumentsBytes, len(c.Arguments))
+	}
+	fields := map[string]bool{}
+	for _, l := range r.Leaks {
+		fields[l.Field] = true
+	}
+	if !fields[scoring.FieldMCPMessage] || !fields[scoring.FieldToolCall] {
+		t.Errorf("leaks %+v", r.Leaks)
 	}
 }
 

@@ -53,6 +53,7 @@ const (
 	FieldUsage       = "usage"              // usage figures sent as text (quoted when not counts)
 	FieldStderr      = "actor_stderr"       // an exec actor's standard error
 	FieldToolCall    = "tool_call"          // a tool call's name, arguments or id (tools protocol)
+	FieldMCPMessage  = "mcp_message"        // a message an MCP client sent, any of its strings (tools protocol over MCP)
 	// FieldJoined is a canary found only with a step's strings read
 	// together, split across two of them (LeakScan.Add): half in one
 	// tool call's arguments and half in the next, in two call ids, in
@@ -80,6 +81,8 @@ func (l Leak) Place() string {
 		return "the standard error of the actor's program at step " + l.Step
 	case FieldToolCall:
 		return "a tool call of step " + l.Step
+	case FieldMCPMessage:
+		return "a message of the MCP client at step " + l.Step
 	case FieldJoined:
 		return "the strings of step " + l.Step + " read together (the canary split across them)"
 	}

@@ -71,7 +71,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return rfs.exit(err)
 	}
-	agent := &actors.MCPStdio{In: mcpStdin, Out: nopWriteCloser{stdout}, CaseID: *caseID, Config: *config}
+	agent := &actors.MCPStdio{In: mcpStdin, Out: nopWriteCloser{stdout}, CaseID: *caseID, Config: *config, MaxAnswer: p.opts.MaxAnswerBytes, Log: stderr}
 	p.acts = []actors.Actor{agent}
 	p.opts.Actors = p.acts
 	p.manifest = f.manifest(f.params(), p.opts)
