@@ -118,7 +118,8 @@ func (b *builder) one(spec string) (Actor, error) {
 			return nil, &CacheDirError{Dir: b.o.CacheDir, Err: err}
 		}
 	}
-	return &Cached{Actor: a, Dir: b.o.CacheDir, Only: b.o.Params.CacheOnly, OnWriteError: b.o.OnCacheWriteError}, nil
+	return &Cached{Actor: a, Dir: b.o.CacheDir, Only: b.o.Params.CacheOnly, OnWriteError: b.o.OnCacheWriteError,
+		MaxAnswerBytes: b.o.Params.MaxAnswerBytes}, nil
 }
 
 // isRoleEntry reports whether a spec is one role=spec entry (a role has
