@@ -31,19 +31,25 @@ var ErrCacheMiss = errors.New("not in the response cache (--cache-only)")
 // CutError is a cache-only actor's refusal of an entry whose answer was
 // clipped at a smaller answer limit than the run's: the run would read
 // the whole answer, which the entry no longer holds. It wraps
-// ErrCacheMiss.
+// ErrCacheMiss. Its message names the actor and the entry; the runner's
+// names the step.
 type CutError struct {
 	Actor, Step string
-	// Entry is the entry's file; Limit the answer limit it was cut at,
-	// Bytes the answer's full length, RunLimit the run's limit (bytes).
+	// Entry is the entry's file; Limit the answer limit it was cut at
+	// (0: not recorded, an older entry), Bytes the answer's full length,
+	// RunLimit the run's limit (bytes).
 	Entry                  string
 	Limit, Bytes, RunLimit int64
 }
 
 func (e *CutError) Error() string {
-	return fmt.Sprintf("%s: step %s: the response cache entry %s holds an answer of %d bytes clipped at the limit %d; "+
-		"this run's limit %d would read it whole: run without --cache-only to ask again (%v)",
-		e.Actor, e.Step, e.Entry, e.Bytes, e.Limit, e.RunLimit, ErrCacheMiss)
+	at := fmt.Sprintf("the limit %d", e.Limit)
+	if e.Limit == 0 {
+		at = "a limit it does not record (an older entry)"
+	}
+	return fmt.Sprintf("%s: the response cache entry %s holds an answer of %d bytes clipped at %s, "+
+		"which this run's limit %d would read whole (run without --cache-only to ask again): %v",
+		e.Actor, e.Entry, e.Bytes, at, e.RunLimit, ErrCacheMiss)
 }
 
 func (e *CutError) Unwrap() error { return ErrCacheMiss }
@@ -234,7 +240,8 @@ func (c *Cached) limit() int64 {
 // maxCacheEntryBytes) for a run whose answer limit is limit bytes, and
 // returns its answer clipped at that limit. ok is false when there is
 // none, it holds another key, or its answer was clipped at a smaller
-// limit than limit (stale then says how it was cut).
+// limit than limit (stale then says how it was cut; its Limit is 0 when
+// the entry does not record it).
 func lookup(path string, key []byte, limit int64) (resp Response, ok bool, stale *cacheCut) {
 	b, err := readLimited(path, maxCacheEntryBytes)
 	if err != nil {
@@ -245,6 +252,9 @@ func lookup(path string, key []byte, limit int64) (resp Response, ok bool, stale
 		return Response{}, false, nil
 	}
 	if cut := e.cut(); cut.Clipped && limit > cut.Limit {
+		if e.Cut == nil {
+			cut.Limit = 0 // inferred, not recorded
+		}
 		return Response{}, false, &cut
 	}
 	return e.response().Clip(limit), true, nil

@@ -208,7 +208,7 @@ func TestCacheAnswerLimit(t *testing.T) {
 	_, err = cachedAt(t, s.URL, dir, large, true).Propose(ctx, req)
 	var ce *CutError
 	if !errors.As(err, &ce) || !errors.Is(err, ErrCacheMiss) || ce.Limit != small || ce.Bytes != size || ce.RunLimit != large ||
-		!strings.Contains(err.Error(), "step s1") || !strings.Contains(err.Error(), ce.Entry) || !strings.HasPrefix(ce.Entry, dir) {
+		ce.Step != "s1" || !strings.Contains(err.Error(), ce.Entry) || !strings.HasPrefix(ce.Entry, dir) {
 		t.Fatalf("4 MiB cache-only run: %v", err)
 	}
 	if s.calls.Load() != 1 {
@@ -279,7 +279,9 @@ func TestCacheOldEntryWithoutCut(t *testing.T) {
 	if r, err := cachedAt(t, s.URL, clipped, 1<<20, true).Propose(ctx, testReq); err != nil || r.Oversize != size {
 		t.Fatalf("old clipped entry, 1 MiB: oversize %d, %v", r.Oversize, err)
 	}
-	if _, err := cachedAt(t, s.URL, clipped, size, true).Propose(ctx, testReq); !errors.Is(err, ErrCacheMiss) {
+	var ce *CutError
+	if _, err := cachedAt(t, s.URL, clipped, size, true).Propose(ctx, testReq); !errors.As(err, &ce) || ce.Limit != 0 ||
+		!strings.Contains(err.Error(), "a limit it does not record") {
 		t.Fatalf("old clipped entry, a limit of its size, cache-only: %v", err)
 	}
 	whole := t.TempDir()
