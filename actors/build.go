@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -25,6 +26,12 @@ type BuildOptions struct {
 	// OnCacheWriteError, when set, is told of each answer the response
 	// cache could not keep (Cached.OnWriteError); the run keeps it.
 	OnCacheWriteError func(error)
+	// CheckOnly makes the actors only to check their specs (patchbench
+	// plan FILE): no directory is made or probed (a files: actor's, the
+	// response cache's), no rate limit or cache wraps them, and a live
+	// actor needs no key (as with Params.CacheOnly). Such actors are not
+	// for asking.
+	CheckOnly bool
 }
 
 // CacheDirError is a response cache directory that cannot be written.
@@ -45,12 +52,24 @@ type DuplicateSpecError struct{ Spec string }
 
 func (e *DuplicateSpecError) Error() string { return fmt.Sprintf("actor %s is given twice", e.Spec) }
 
+// SpecError is a spec Build cannot make an actor of; its message is
+// Err's.
+type SpecError struct {
+	Spec string
+	Err  error
+}
+
+func (e *SpecError) Error() string { return e.Err.Error() }
+
+func (e *SpecError) Unwrap() error { return e.Err }
+
 // Build makes the actor of each spec: New's specs, or a role map
 // ("role=spec,role=spec,spec", ParseRoleMap) for multi-agent cases. A file
 // actor's directory is checked writable (Files.CheckDir); a live actor is
 // wrapped with the rate limit of its endpoint (Limited, when RPS > 0) and
 // the response cache (Cached, unless NoCache), whose directory is checked
-// writable unless the cache is only read (*CacheDirError). The live actors
+// writable unless the cache is only read (*CacheDirError); a spec it
+// cannot make an actor of is a *SpecError. The live actors
 // of one endpoint share its circuit breaker (Breakers, unless
 // Params.Breakers gives one): after BreakAfter consecutive connection
 // failures no request is sent to it. The actors come back in the order of
@@ -73,6 +92,10 @@ func Build(specs []string, o BuildOptions) ([]Actor, error) {
 			a, err = b.one(spec)
 		}
 		if err != nil {
+			var ce *CacheDirError
+			if !errors.As(err, &ce) {
+				err = &SpecError{Spec: spec, Err: err}
+			}
 			return nil, err
 		}
 		out = append(out, a)
@@ -90,6 +113,11 @@ type builder struct {
 // one makes the actor of a single spec, with the rate limit and the
 // response cache of live actors.
 func (b *builder) one(spec string) (Actor, error) {
+	if b.o.CheckOnly {
+		p := b.o.Params
+		p.CacheOnly = true
+		return New(spec, p)
+	}
 	a, err := New(spec, b.o.Params)
 	if err != nil {
 		return nil, err
@@ -118,7 +146,8 @@ func (b *builder) one(spec string) (Actor, error) {
 			return nil, &CacheDirError{Dir: b.o.CacheDir, Err: err}
 		}
 	}
-	return &Cached{Actor: a, Dir: b.o.CacheDir, Only: b.o.Params.CacheOnly, OnWriteError: b.o.OnCacheWriteError}, nil
+	return &Cached{Actor: a, Dir: b.o.CacheDir, Only: b.o.Params.CacheOnly, OnWriteError: b.o.OnCacheWriteError,
+		MaxAnswerBytes: b.o.Params.MaxAnswerBytes}, nil
 }
 
 // isRoleEntry reports whether a spec is one role=spec entry (a role has

@@ -24,8 +24,35 @@ type Keyer interface {
 }
 
 // ErrCacheMiss is the error of a cache-only actor asked something its
-// cache does not hold.
+// cache does not hold, or holds only cut shorter than the run's answer
+// limit allows (*CutError wraps it).
 var ErrCacheMiss = errors.New("not in the response cache (--cache-only)")
+
+// CutError is a cache-only actor's refusal of an entry whose answer was
+// clipped at a smaller answer limit than the run's: the run would read
+// the whole answer, which the entry no longer holds. It wraps
+// ErrCacheMiss. Its message names the actor and the entry; the runner's
+// names the step.
+type CutError struct {
+	Actor, Step string
+	// Entry is the entry's file; Limit the answer limit it was cut at
+	// (0: not recorded, an older entry), Bytes the answer's full length,
+	// RunLimit the run's limit (bytes).
+	Entry                  string
+	Limit, Bytes, RunLimit int64
+}
+
+func (e *CutError) Error() string {
+	at := fmt.Sprintf("the limit %d", e.Limit)
+	if e.Limit == 0 {
+		at = "a limit it does not record (an older entry)"
+	}
+	return fmt.Sprintf("%s: the response cache entry %s holds an answer of %d bytes clipped at %s, "+
+		"which this run's limit %d would read whole (run without --cache-only to ask again): %v",
+		e.Actor, e.Entry, e.Bytes, at, e.RunLimit, ErrCacheMiss)
+}
+
+func (e *CutError) Unwrap() error { return ErrCacheMiss }
 
 // Cached wraps a live actor with a response cache on disk: one JSON file
 // per request, named by the SHA-256 of the request's key, holding the raw
@@ -40,10 +67,21 @@ var ErrCacheMiss = errors.New("not in the response cache (--cache-only)")
 // request is sent once. The cache is an optimisation: an answer that
 // cannot be written to it (a full disk) is still returned, and
 // OnWriteError, when set, is told why.
+//
+// An entry records the answer limit it was read under (cacheCut): an
+// answer clipped at a limit serves runs of that limit or a smaller one
+// (it would be clipped for them too), and a run of a larger limit asks
+// again, so that a clipped answer is never replayed to a run that would
+// have read it whole (with Only, that is a *CutError). An answer that was
+// not clipped serves every run, clipped (Response.Clip) for a run whose
+// limit it exceeds.
 type Cached struct {
 	Actor Actor
 	Dir   string
 	Only  bool
+	// MaxAnswerBytes is the answer limit the wrapped actor clips at
+	// (Params.MaxAnswerBytes; 0: DefaultMaxAnswerBytes).
+	MaxAnswerBytes int64
 	// OnWriteError, when set, is called (from any goroutine) with each
 	// failure to keep an answer in the cache; the answer is returned
 	// all the same.
@@ -66,6 +104,53 @@ type cacheEntry struct {
 	AnswerBytes int64 `json:"answer_bytes,omitempty"`
 	// Calls are the answer's tool calls (the tools protocol).
 	Calls []ToolCall `json:"calls,omitempty"`
+	// Cut says how the answer was read. Entries written before it was
+	// recorded have none: see cut.
+	Cut *cacheCut `json:"cut,omitempty"`
+}
+
+// cacheCut is how a cached answer was read: Limit is the answer limit
+// (bytes) it was read under, Clipped whether the answer text or the
+// arguments of a tool call were longer and cut (Response.Clip), Bytes the
+// full length of the longest of them.
+type cacheCut struct {
+	Limit   int64 `json:"limit"`
+	Clipped bool  `json:"clipped"`
+	Bytes   int64 `json:"bytes"`
+}
+
+// answerSize is the full length, in bytes, of the longest part of r (its
+// text, or the arguments of one tool call) and whether any part was
+// clipped.
+func answerSize(r Response) (n int64, clipped bool) {
+	n, clipped = max(r.Oversize, int64(len(r.Raw))), r.Oversize > 0
+	for _, c := range r.Calls {
+		n, clipped = max(n, c.Oversize, int64(len(c.Arguments))), clipped || c.Oversize > 0
+	}
+	return n, clipped
+}
+
+// cut is how the entry's answer was read. An entry without the record
+// (written by an older patchbench) is judged by what it holds: one not
+// clipped is whole; one clipped was cut at some limit below its full
+// length, taken as the largest (Bytes-1), so that it serves the runs
+// whose limit would clip it too and not those that would read it whole.
+func (e *cacheEntry) cut() cacheCut {
+	if e.Cut != nil {
+		return *e.Cut
+	}
+	n, clipped := answerSize(e.response())
+	c := cacheCut{Clipped: clipped, Bytes: n}
+	if clipped {
+		c.Limit = n - 1
+	}
+	return c
+}
+
+// response is the entry's answer, marked cached.
+func (e *cacheEntry) response() Response {
+	return Response{Raw: e.Raw, Usage: e.Usage, Model: e.Model, Fingerprint: e.Fingerprint,
+		Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true, Oversize: e.AnswerBytes, Calls: e.Calls}
 }
 
 // Name implements Actor: the wrapped actor's name.
@@ -88,10 +173,16 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 	sum := sha256.Sum256(key)
 	name := hex.EncodeToString(sum[:])
 	path := filepath.Join(c.Dir, name[:2], name+".json")
-	if resp, ok := lookup(path, key); ok {
+	limit := c.limit()
+	resp, ok, stale := lookup(path, key, limit)
+	if ok {
 		return resp, nil
 	}
 	if c.Only {
+		if stale != nil {
+			return Response{}, &CutError{Actor: c.Actor.Name(), Step: req.StepID, Entry: path,
+				Limit: stale.Limit, Bytes: stale.Bytes, RunLimit: limit}
+		}
 		return Response{}, fmt.Errorf("%s: %w", c.Actor.Name(), ErrCacheMiss)
 	}
 	afterMiss()
@@ -99,7 +190,7 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 	v, err, shared := c.inflight.Do(name, func() (any, error) {
 		// Checked again inside the flight: an identical flight may
 		// have ended, and kept its answer, since the miss above.
-		if resp, ok := lookup(path, key); ok {
+		if resp, ok, _ := lookup(path, key, limit); ok {
 			return resp, nil
 		}
 		sent = true
@@ -116,15 +207,17 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 			// not kept: the next run asks again.
 			return resp, nil
 		}
+		n, clipped := answerSize(resp)
 		e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint,
-			LatencyMS: resp.Latency.Milliseconds(), AnswerBytes: resp.Oversize, Calls: resp.Calls}
+			LatencyMS: resp.Latency.Milliseconds(), AnswerBytes: resp.Oversize, Calls: resp.Calls,
+			Cut: &cacheCut{Limit: limit, Clipped: clipped, Bytes: n}}
 		if err := writeAtomic(path, e); err != nil && c.OnWriteError != nil {
 			// The answer is paid for: the run keeps it in its record.
 			c.OnWriteError(fmt.Errorf("response cache: %w", err))
 		}
 		return resp, nil
 	})
-	resp, _ := v.(Response)
+	resp, _ = v.(Response)
 	if shared && !sent && err == nil {
 		resp.Cached = true // another identical request sent it
 	}
@@ -135,20 +228,36 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 // most 16 MiB, --max-answer-bytes's bound, escaped).
 const maxCacheEntryBytes = 64 << 20
 
+// limit is the answer limit of the wrapped actor, in bytes.
+func (c *Cached) limit() int64 {
+	if c.MaxAnswerBytes > 0 {
+		return c.MaxAnswerBytes
+	}
+	return DefaultMaxAnswerBytes
+}
+
 // lookup reads the cache entry at path (a regular file of at most
-// maxCacheEntryBytes); ok is false when there is none
-// or it holds another key.
-func lookup(path string, key []byte) (Response, bool) {
+// maxCacheEntryBytes) for a run whose answer limit is limit bytes, and
+// returns its answer clipped at that limit. ok is false when there is
+// none, it holds another key, or its answer was clipped at a smaller
+// limit than limit (stale then says how it was cut; its Limit is 0 when
+// the entry does not record it).
+func lookup(path string, key []byte, limit int64) (resp Response, ok bool, stale *cacheCut) {
 	b, err := readLimited(path, maxCacheEntryBytes)
 	if err != nil {
-		return Response{}, false
+		return Response{}, false, nil
 	}
 	var e cacheEntry
 	if err := json.Unmarshal(b, &e); err != nil || string(e.Key) != string(key) {
-		return Response{}, false
+		return Response{}, false, nil
 	}
-	return Response{Raw: e.Raw, Usage: e.Usage, Model: e.Model, Fingerprint: e.Fingerprint,
-		Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true, Oversize: e.AnswerBytes, Calls: e.Calls}, true
+	if cut := e.cut(); cut.Clipped && limit > cut.Limit {
+		if e.Cut == nil {
+			cut.Limit = 0 // inferred, not recorded
+		}
+		return Response{}, false, &cut
+	}
+	return e.response().Clip(limit), true, nil
 }
 
 // afterMiss runs between a cache miss and the flight; tests make it

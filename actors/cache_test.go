@@ -164,3 +164,138 @@ func TestCacheWriteFailureKeepsTheAnswer(t *testing.T) {
 		t.Errorf("warnings %v", warned)
 	}
 }
+
+// bigAnswer is a valid proposal of n bytes (a long note).
+func bigAnswer(n int) string {
+	head, tail := `{"patch": [], "note": "`, `"}`
+	return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+}
+
+// cachedAt is a cache over dir of an actor whose answer limit is limit.
+func cachedAt(t *testing.T, url, dir string, limit int64, only bool) *Cached {
+	return &Cached{Actor: newTestActor(t, "openai:m", url, Params{MaxAnswerBytes: limit}), Dir: dir, Only: only, MaxAnswerBytes: limit}
+}
+
+// TestCacheAnswerLimit: an answer of 1.5 MiB read under a 1 MiB limit is
+// cached clipped; a run with a 4 MiB limit does not replay it clipped
+// (which would fail the step with limit_exceeded) but asks again, and
+// under --cache-only refuses, naming the entry and the step. The whole
+// answer cached then serves a 4 MiB run whole and a 1 MiB run clipped.
+func TestCacheAnswerLimit(t *testing.T) {
+	const size = 1573199
+	answer := bigAnswer(size)
+	s := newChatServer(t, func(w http.ResponseWriter, _ map[string]any, _ int) {
+		io.WriteString(w, completion(answer, 100, 10, 0))
+	})
+	dir := t.TempDir()
+	req := testReq
+	req.Round, req.Attempt, req.StepID = 1, 1, "s1"
+	ctx := context.Background()
+	small, large := int64(1<<20), int64(4<<20)
+
+	r, err := cachedAt(t, s.URL, dir, small, false).Propose(ctx, req)
+	if err != nil || r.Oversize != size || r.Cached {
+		t.Fatalf("1 MiB run: oversize %d cached %v, %v", r.Oversize, r.Cached, err)
+	}
+	// Replayed to the same limit, or a smaller one: clipped, from the cache.
+	for _, limit := range []int64{small, small / 2} {
+		r, err = cachedAt(t, s.URL, dir, limit, true).Propose(ctx, req)
+		if err != nil || !r.Cached || r.Oversize != size {
+			t.Fatalf("limit %d, cache-only: oversize %d cached %v, %v", limit, r.Oversize, r.Cached, err)
+		}
+	}
+	// A larger limit under --cache-only: refused, naming the entry and the step.
+	_, err = cachedAt(t, s.URL, dir, large, true).Propose(ctx, req)
+	var ce *CutError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrCacheMiss) || ce.Limit != small || ce.Bytes != size || ce.RunLimit != large ||
+		ce.Step != "s1" || !strings.Contains(err.Error(), ce.Entry) || !strings.HasPrefix(ce.Entry, dir) {
+		t.Fatalf("4 MiB cache-only run: %v", err)
+	}
+	if s.calls.Load() != 1 {
+		t.Fatalf("%d requests, want 1", s.calls.Load())
+	}
+	// A larger limit: asked again, read whole.
+	r, err = cachedAt(t, s.URL, dir, large, false).Propose(ctx, req)
+	if err != nil || r.Cached || r.Oversize != 0 || r.Raw != answer {
+		t.Fatalf("4 MiB run: oversize %d cached %v %d bytes, %v", r.Oversize, r.Cached, len(r.Raw), err)
+	}
+	if s.calls.Load() != 2 {
+		t.Fatalf("%d requests, want 2 (the clipped entry asked again)", s.calls.Load())
+	}
+	// The whole answer serves every limit: whole at or above its size,
+	// clipped below it.
+	for _, limit := range []int64{large, size} {
+		r, err = cachedAt(t, s.URL, dir, limit, true).Propose(ctx, req)
+		if err != nil || !r.Cached || r.Oversize != 0 || r.Raw != answer {
+			t.Fatalf("limit %d after the whole answer: oversize %d cached %v, %v", limit, r.Oversize, r.Cached, err)
+		}
+	}
+	r, err = cachedAt(t, s.URL, dir, small, true).Propose(ctx, req)
+	if err != nil || !r.Cached || r.Oversize != size || len(r.Raw) != KeptAnswerBytes {
+		t.Fatalf("1 MiB run after the whole answer: oversize %d, %d bytes kept, %v", r.Oversize, len(r.Raw), err)
+	}
+}
+
+// TestCacheOldEntryWithoutCut: an entry written before the answer limit
+// was recorded (no "cut" member) is still read: one not clipped serves
+// every limit; one clipped serves the limits that would clip it too and
+// is asked again by a run whose limit would read it whole.
+func TestCacheOldEntryWithoutCut(t *testing.T) {
+	const size = 1573199
+	answer := bigAnswer(size)
+	s := newChatServer(t, func(w http.ResponseWriter, _ map[string]any, _ int) {
+		io.WriteString(w, completion(answer, 100, 10, 0))
+	})
+	ctx := context.Background()
+	// stripCut removes the "cut" member of the one entry under dir.
+	stripCut := func(dir string) {
+		t.Helper()
+		paths, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+		if len(paths) != 1 {
+			t.Fatalf("entries %v", paths)
+		}
+		b, err := os.ReadFile(paths[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m["cut"]; !ok {
+			t.Fatalf("entry without cut: %.200s", b)
+		}
+		delete(m, "cut")
+		b, _ = json.Marshal(m)
+		if err := os.WriteFile(paths[0], b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clipped := t.TempDir()
+	if _, err := cachedAt(t, s.URL, clipped, 1<<20, false).Propose(ctx, testReq); err != nil {
+		t.Fatal(err)
+	}
+	stripCut(clipped)
+	if r, err := cachedAt(t, s.URL, clipped, 1<<20, true).Propose(ctx, testReq); err != nil || r.Oversize != size {
+		t.Fatalf("old clipped entry, 1 MiB: oversize %d, %v", r.Oversize, err)
+	}
+	var ce *CutError
+	if _, err := cachedAt(t, s.URL, clipped, size, true).Propose(ctx, testReq); !errors.As(err, &ce) || ce.Limit != 0 ||
+		!strings.Contains(err.Error(), "a limit it does not record") {
+		t.Fatalf("old clipped entry, a limit of its size, cache-only: %v", err)
+	}
+	whole := t.TempDir()
+	if _, err := cachedAt(t, s.URL, whole, 4<<20, false).Propose(ctx, testReq); err != nil {
+		t.Fatal(err)
+	}
+	stripCut(whole)
+	if r, err := cachedAt(t, s.URL, whole, 2<<20, true).Propose(ctx, testReq); err != nil || r.Oversize != 0 || r.Raw != answer {
+		t.Fatalf("old whole entry, 2 MiB: oversize %d, %v", r.Oversize, err)
+	}
+	if r, err := cachedAt(t, s.URL, whole, 1<<20, true).Propose(ctx, testReq); err != nil || r.Oversize != size {
+		t.Fatalf("old whole entry, 1 MiB: oversize %d, %v", r.Oversize, err)
+	}
+	if s.calls.Load() != 2 {
+		t.Errorf("%d requests, want 2", s.calls.Load())
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,6 +57,20 @@ type Plan struct {
 	// PromptTemplate is a prompt template file of the json protocol
 	// (default the embedded one).
 	PromptTemplate string `yaml:"prompt_template,omitempty"`
+
+	// file is the plan file's name and lines the line of each key read
+	// from it (Where); a plan not read from a file has none.
+	file  string
+	lines map[string]int
+}
+
+// Where is the file a plan was read from (ParsePlan's name) and the
+// line of key in it: a dotted key path ("rounds", "limits.max_attempts"),
+// or a list key with the 0-based index of an item ("actors.1"), whose
+// line is the item's. The line is 0 when the plan does not hold the key
+// or was not read from a file.
+func (p *Plan) Where(key string) (file string, line int) {
+	return p.file, p.lines[key]
 }
 
 // PlanCases are a plan's cases: the case set (Dir, default the embedded
@@ -109,6 +124,12 @@ const MaxPlanBytes = 1 << 20
 // ParsePlan reads a plan from YAML; name is the file's name in errors.
 // Unknown keys, wrong types, several documents and a missing or other
 // version are *bench.FileError values with the line where it is known.
+// Every key's value must have the key's type, as YAML reads it: an
+// integer key takes an integer (not 2.5, 2.0 or "2"), a number key an
+// integer or a float, a boolean key true or false, a string key a string
+// (quote a number: "42"), a list key a list of strings, and a section
+// (cases, settings, ...) a mapping; null is a key left out. A wrong type
+// is refused as "FILE:LINE: key: want an integer, got 2.5".
 func ParsePlan(name string, b []byte) (*Plan, error) {
 	if len(b) > MaxPlanBytes {
 		return nil, &bench.FileError{File: name, Err: fmt.Errorf("larger than %d bytes", MaxPlanBytes)}
@@ -119,6 +140,10 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &bench.FileError{File: name, Err: errors.New("empty plan (it needs at least version: 1)")}
+	}
+	lines := map[string]int{}
+	if err := checkTypes(name, root.Content[0], reflect.TypeOf(Plan{}), "", lines); err != nil {
+		return nil, err
 	}
 	var p Plan
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -131,12 +156,106 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 		return nil, &bench.FileError{File: name, Line: extra.Line, Err: errors.New("more than one YAML document; a plan file holds one")}
 	}
 	if p.Version != PlanVersion {
-		return nil, &bench.FileError{File: name, Line: keyLine(&root, "version"), Err: fmt.Errorf("version must be %d, not %d", PlanVersion, p.Version)}
+		return nil, &bench.FileError{File: name, Line: keyLine(&root, "version"), Err: fmt.Errorf("version: must be %d, not %d", PlanVersion, p.Version)}
 	}
 	if err := p.checkRanges(name, &root); err != nil {
 		return nil, err
 	}
+	p.file, p.lines = name, lines
 	return &p, nil
+}
+
+// checkTypes checks that the YAML node n has the type of t (a Plan
+// struct, by its yaml tags, or one of its fields' types), at key (a
+// dotted path, "" for the top), and records the line of every key and
+// list item under it in lines. Keys t does not know are left to the
+// decoder, which names the known ones.
+func checkTypes(name string, n *yaml.Node, t reflect.Type, key string, lines map[string]int) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil // left out
+	}
+	want, ok := "", false
+	switch t.Kind() {
+	case reflect.Struct:
+		want, ok = "a mapping of keys", n.Kind == yaml.MappingNode
+	case reflect.Int, reflect.Int64:
+		want, ok = "an integer", n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int"
+	case reflect.Float64:
+		want, ok = "a number", n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float")
+	case reflect.Bool:
+		want, ok = "true or false", n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool"
+	case reflect.String:
+		want, ok = "a string", n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str"
+	case reflect.Slice:
+		want, ok = "a list of strings", n.Kind == yaml.SequenceNode
+	}
+	if !ok {
+		what := key
+		if what == "" {
+			what = "the plan"
+		}
+		return &bench.FileError{File: name, Line: n.Line, Err: fmt.Errorf("%s: want %s, got %s", what, want, yamlValue(n))}
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		fields := map[string]reflect.Type{}
+		for i := range t.NumField() {
+			if tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]; tag != "" && tag != "-" {
+				fields[tag] = t.Field(i).Type
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			ft, known := fields[k]
+			if !known {
+				continue
+			}
+			if key != "" {
+				k = key + "." + k
+			}
+			lines[k] = n.Content[i].Line
+			if err := checkTypes(name, n.Content[i+1], ft, k, lines); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		for i, item := range n.Content {
+			for item.Kind == yaml.AliasNode && item.Alias != nil {
+				item = item.Alias
+			}
+			if item.Kind != yaml.ScalarNode || item.ShortTag() != "!!str" {
+				return &bench.FileError{File: name, Line: item.Line, Err: fmt.Errorf("%s: want a list of strings, got %s as item %d", key, yamlValue(item), i+1)}
+			}
+			lines[fmt.Sprintf("%s.%d", key, i)] = item.Line
+		}
+	}
+	return nil
+}
+
+// yamlValue describes a YAML node in an error: a scalar as written
+// (a string quoted, at most 40 bytes of it), a list or a mapping by its
+// kind.
+func yamlValue(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	v := n.Value
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	if n.ShortTag() == "!!str" {
+		return strconv.Quote(v)
+	}
+	return v
 }
 
 // checkRanges refuses a value outside its run flag's range, naming the
@@ -146,7 +265,7 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 // in [0, 1].
 func (p *Plan) checkRanges(name string, root *yaml.Node) error {
 	bad := func(why string, path ...string) error {
-		return &bench.FileError{File: name, Line: keyLine(root, path...), Err: fmt.Errorf("%s %s", strings.Join(path, "."), why)}
+		return &bench.FileError{File: name, Line: keyLine(root, path...), Err: fmt.Errorf("%s: %s", strings.Join(path, "."), why)}
 	}
 	atLeast := func(v *int64, min int64, path ...string) error {
 		if v != nil && *v < min {
@@ -179,10 +298,10 @@ func (p *Plan) checkRanges(name string, root *yaml.Node) error {
 			return err
 		}
 	}
-	if t := st.Temperature; t != nil && (*t < 0 || *t > 2) {
+	if t := st.Temperature; t != nil && !(*t >= 0 && *t <= 2) { // NaN too
 		return bad(fmt.Sprintf("must be in [0, 2], not %g", *t), "settings", "temperature")
 	}
-	if r := st.RPS; r != nil && *r < 0 {
+	if r := st.RPS; r != nil && !(*r >= 0) {
 		return bad(fmt.Sprintf("must be at least 0, not %g", *r), "settings", "rps")
 	}
 	if st.Timeout != "" {
@@ -190,7 +309,7 @@ func (p *Plan) checkRanges(name string, root *yaml.Node) error {
 			return bad(fmt.Sprintf("must be a positive Go duration (90s, 2m), not %q", st.Timeout), "settings", "timeout")
 		}
 	}
-	if t := p.Scoring.PassThreshold; t != nil && (*t < 0 || *t > 1) {
+	if t := p.Scoring.PassThreshold; t != nil && !(*t >= 0 && *t <= 1) {
 		return bad(fmt.Sprintf("must be in [0, 1], not %g", *t), "scoring", "pass_threshold")
 	}
 	return nil

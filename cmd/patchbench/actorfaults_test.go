@@ -109,3 +109,46 @@ func TestRunMaxAnswerBytes(t *testing.T) {
 		t.Errorf("manifest:\n%s\nruns:\n%.500s", m, runs)
 	}
 }
+
+// bigPassingAnswer is the example case's reference proposal, its note
+// long enough to make the answer n bytes.
+func bigPassingAnswer(n int) string {
+	head := `{"patch": [{"op": "replace", "path": "/ticket/reply", "value": "Dear Ada, we are sorry the mug arrived broken. A refund of 42.50 EUR for order ORD-1001 is on its way."},` +
+		` {"op": "replace", "path": "/ticket/status", "value": "resolved"}, {"op": "add", "path": "/audit/-", "value": "T-77: refund of order total confirmed"}], "note": "`
+	return head + strings.Repeat("x", n-len(head)-2) + `"}`
+}
+
+// The response cache keeps the answer limit an answer was read under: an
+// answer of 1.5 MiB cached clipped by a run with a 1 MiB limit is not
+// replayed clipped to a run with a 4 MiB limit (which failed it with
+// limit_exceeded, where --no-cache passed it). Under --cache-only that run
+// refuses, naming the entry; without, it asks again and passes.
+func TestRunCacheAnswerLimit(t *testing.T) {
+	const size = 1573199
+	calls := chatFake(t, func(_ int32, w http.ResponseWriter) {
+		io.WriteString(w, completionWith(bigPassingAnswer(size)))
+	})
+	cache, tmp := t.TempDir(), t.TempDir()
+	runWith := func(name, limit string, extra ...string) (string, string, int) {
+		out := filepath.Join(tmp, name)
+		_, stderr, code := runCLI(t, cliCase{args: append([]string{"run", "--cases", exampleCases, "--actor", "openai:m", "--config", "patchoptic",
+			"--cache", cache, "--max-answer-bytes", limit, "--out", out}, extra...)})
+		runs, _ := os.ReadFile(filepath.Join(out, "runs.jsonl"))
+		return string(runs), stderr, code
+	}
+	runs, stderr, code := runWith("small", "1048576")
+	if code != exitOK || !strings.Contains(runs, `"code":"limit_exceeded"`) || !strings.Contains(runs, fmt.Sprintf(`"answer_bytes":%d`, size)) {
+		t.Fatalf("1 MiB run: exit %d\n%s\n%.600s", code, stderr, runs)
+	}
+	runs, stderr, code = runWith("only", "4194304", "--cache-only")
+	if code != exitIncomplete || !strings.Contains(stderr, "clipped at the limit 1048576") || !strings.Contains(stderr, cache) {
+		t.Fatalf("4 MiB cache-only run: exit %d\n%s\n%.600s", code, stderr, runs)
+	}
+	runs, stderr, code = runWith("large", "4194304")
+	if code != exitOK || strings.Contains(runs, "limit_exceeded") || !strings.Contains(runs, `"semantic_pass":true`) {
+		t.Fatalf("4 MiB run: exit %d\n%s\n%.600s", code, stderr, runs)
+	}
+	if calls.Load() != 2 {
+		t.Errorf("%d requests, want 2", calls.Load())
+	}
+}

@@ -11,13 +11,41 @@ import (
 
 // usageErr is bad usage of a command (a flag's value, a missing or an
 // extra argument): exitCode prints it with a pointer to -h, exit 2.
-type usageErr struct{ msg string }
+type usageErr struct {
+	msg string
+	// flag, when set, is the run flag whose value msg refuses; value
+	// the item refused when the flag is repeated (an --actor spec);
+	// why the refusal without the flag's name, which a plan file's
+	// key takes instead (runFlags.inPlan).
+	flag, value, why string
+}
 
 func (e *usageErr) Error() string { return e.msg }
 
 // usagef makes a usage error of fmt.Sprintf's message.
 func usagef(format string, a ...any) error {
 	return &usageErr{msg: fmt.Sprintf(format, a...)}
+}
+
+// flagf is a usage error about the value of the run flag name: why (of
+// fmt.Sprintf) says what is wrong without naming the flag. It reads
+// "--name why"; a plan file that set the flag is named instead, with the
+// key and its line (runFlags.inPlan).
+func flagf(name, why string, a ...any) error {
+	w := fmt.Sprintf(why, a...)
+	return &usageErr{msg: "--" + name + " " + w, flag: name, why: w}
+}
+
+// flagCausef is flagf for a cause quoted after the flag: "--name: why".
+func flagCausef(name, why string, a ...any) error {
+	w := fmt.Sprintf(why, a...)
+	return &usageErr{msg: "--" + name + ": " + w, flag: name, why: w}
+}
+
+// valueErr is a usage error msg about one value of the repeated run flag
+// name (an --actor spec), why its refusal without the flag's name.
+func valueErr(name, value, msg, why string) error {
+	return &usageErr{msg: msg, flag: name, value: value, why: why}
 }
 
 // exitErr is an error with an exit code of its own (exitIncomplete: run's

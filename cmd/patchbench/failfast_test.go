@@ -274,7 +274,7 @@ func TestManifestMarksTheSessionUntilItEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	sh, _ := f.check(io.Discard, os.Getenv)
-	p, err := f.plan(io.Discard, sh)
+	p, err := f.plan(io.Discard, sh, false)
 	if err != nil {
 		t.Fatal(err)
 	}

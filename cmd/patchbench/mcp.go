@@ -67,7 +67,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return rfs.exit(err)
 	}
-	p, err := f.plan(stderr, sh)
+	p, err := f.plan(stderr, sh, false)
 	if err != nil {
 		return rfs.exit(err)
 	}

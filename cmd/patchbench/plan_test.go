@@ -148,25 +148,106 @@ func mustAbs(t *testing.T, p string) string {
 func TestPlanErrors(t *testing.T) {
 	unknown := writePlan(t, "version: 1\ncases:\n  domains: [finance]\n  idz: [x]\n")
 	top := writePlan(t, "version: 1\nround: 3\n")
-	version := writePlan(t, "rounds: 2\n")
-	typ := writePlan(t, "version: 1\nrounds: many\n")
-	bad := writePlan(t, "version: 1\nrounds: -1\n")
-	badNested := writePlan(t, "version: 1\nsettings:\n  max_retries: 2\n  temperature: 9\n")
-	badLimit := writePlan(t, "version: 1\nlimits:\n  max_attempts: 1\n  max_turns: 0\n")
-	badTimeout := writePlan(t, "version: 1\nsettings: {timeout: -5s}\n")
 	withRounds := writePlan(t, "version: 1\nrounds: 2\n")
 	checkCLI(t, []cliCase{
 		{name: "unknown key", args: []string{"run", "--plan", unknown}, exit: 2, stderr: []string{unknown + ":4: unknown key \"idz\" (known keys: dir, domains, ids)"}},
 		{name: "unknown top key", args: []string{"plan", top}, exit: 2, stderr: []string{top + ":2: unknown key \"round\"", "rounds"}},
-		{name: "no version", args: []string{"run", "--plan", version}, exit: 2, stderr: []string{version + ":1: version must be 1, not 0"}},
-		{name: "wrong type", args: []string{"run", "--plan", typ}, exit: 2, stderr: []string{typ + ":2: rounds: cannot unmarshal"}},
-		{name: "bad value", args: []string{"plan", bad}, exit: 2, stderr: []string{bad + ":2: rounds must be at least 1, not -1"}},
-		{name: "bad value in run", args: []string{"run", "--plan", bad}, exit: 2, stderr: []string{bad + ":2: rounds must be at least 1, not -1"}},
-		{name: "bad nested value", args: []string{"plan", badNested}, exit: 2, stderr: []string{badNested + ":4: settings.temperature must be in [0, 2], not 9"}},
-		{name: "bad limit", args: []string{"plan", badLimit}, exit: 2, stderr: []string{badLimit + ":4: limits.max_turns must be at least 1, not 0"}},
-		{name: "bad timeout", args: []string{"plan", badTimeout}, exit: 2, stderr: []string{badTimeout + ":2: settings.timeout must be a positive Go duration"}},
 		{name: "a flag the plan sets", args: []string{"run", "--plan", withRounds, "--rounds", "3"}, exit: 2, stderr: []string{"--rounds is set by the plan " + withRounds}},
 		{name: "no such plan", args: []string{"run", "--plan", filepath.Join(t.TempDir(), "none.yaml")}, exit: 2, stderr: []string{"--plan:"}},
 		{name: "plan without a file", args: []string{"plan"}, exit: 2, stderr: []string{"give a plan file"}},
 	})
+}
+
+// TestPlanKeyRefusals: every key of a plan is type-checked (an integer
+// key takes no 2.5, 2.0 or "2": YAML's floats were cut to integers) and
+// checked as run checks its flag, and patchbench plan FILE refuses
+// exactly what run --plan FILE refuses (the actors, the case and
+// configuration choice, the prompt template included), each refusal
+// naming the file, the line and the key.
+func TestPlanKeyRefusals(t *testing.T) {
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1") // local: no key needed
+	t.Setenv("OPENAI_API_KEY", "")
+	tmpl := filepath.Join(t.TempDir(), "p.tmpl")
+	os.WriteFile(tmpl, []byte("{{define \"system\"}}s{{end}}{{define \"user\"}}u{{end}}"), 0o644)
+	cases := mustAbs(t, exampleCases)
+	for _, c := range []struct {
+		name, text string
+		exit       int
+		msg        string // after the file's name; "" for a plan both accept
+	}{
+		{"version float", "version: 1.9\n", 2, ":1: version: want an integer, got 1.9"},
+		{"version string", "version: \"1\"\n", 2, `:1: version: want an integer, got "1"`},
+		{"version other", "version: 2\n", 2, ":1: version: must be 1, not 2"},
+		{"version missing", "rounds: 2\n", 2, ":1: version: must be 1, not 0"},
+		{"not a mapping", "[1, 2]\n", 2, ":1: the plan: want a mapping of keys, got a list"},
+		{"rounds float", "version: 1\nrounds: 2.5\n", 2, ":2: rounds: want an integer, got 2.5"},
+		{"rounds 2.0", "version: 1\nrounds: 2.0\n", 2, ":2: rounds: want an integer, got 2.0"},
+		{"rounds string", "version: 1\nrounds: \"2\"\n", 2, `:2: rounds: want an integer, got "2"`},
+		{"rounds word", "version: 1\nrounds: many\n", 2, `:2: rounds: want an integer, got "many"`},
+		{"rounds negative", "version: 1\nrounds: -1\n", 2, ":2: rounds: must be at least 1, not -1"},
+		{"rounds too many", "version: 1\n\nrounds: 20000\n", 2, ":3: rounds: must be at most 10000, not 20000"},
+		{"cases scalar", "version: 1\ncases: all\n", 2, `:2: cases: want a mapping of keys, got "all"`},
+		{"cases.dir number", "version: 1\ncases:\n  dir: 7\n", 2, ":3: cases.dir: want a string, got 7"},
+		{"cases.dir missing", "version: 1\ncases:\n  dir: /nonexistent/cases\n", 2, ":3: cases.dir: stat /nonexistent/cases"},
+		{"cases.ids unknown", "version: 1\ncases:\n  dir: " + cases + "\n  ids: [nope]\n", 2, `:4: cases.ids: no case "nope" in the case set`},
+		{"cases.ids scalar", "version: 1\ncases:\n  ids: sup-example-refund\n", 2, `:3: cases.ids: want a list of strings, got "sup-example-refund"`},
+		{"cases.domains unknown", "version: 1\ncases:\n  domains: [nope]\n", 2, `:3: cases.domains: unknown domain "nope"`},
+		{"cases.domains item", "version: 1\ncases:\n  domains:\n    - support\n    - 3\n", 2, ":5: cases.domains: want a list of strings, got 3 as item 2"},
+		{"no case matches", "version: 1\ncases: {domains: [support], ids: [fin-expense-review]}\n", 2, ":2: cases.domains: no case of the domains"},
+		{"configs.dir missing", "version: 1\nconfigs: {dir: /nonexistent/configs}\n", 2, ":2: configs.dir: "},
+		{"configs.names unknown", "version: 1\nconfigs:\n  names: [patchoptic, nope]\n", 2, `:3: configs.names: no configuration "nope"`},
+		{"actors twice", "version: 1\nactors: [reference, reference]\n", 2, ":2: actors: reference is given twice"},
+		{"actors empty spec", "version: 1\nactors: [\"\"]\n", 2, `:2: actors: unknown actor ""`},
+		{"actors bad item line", "version: 1\nactors:\n  - reference\n  - openai:m?temperature=abc\n", 2, `:4: actors: actor "openai:m?temperature=abc": temperature "abc"`},
+		{"actors scalar", "version: 1\nactors: reference\n", 2, `:2: actors: want a list of strings, got "reference"`},
+		{"actors number", "version: 1\nactors: [reference, 3]\n", 2, ":2: actors: want a list of strings, got 3 as item 2"},
+		{"actors role map", "version: 1\ncases: {dir: " + cases + "}\nactors: [reviewer=reference]\n", 2, ":3: actors: reviewer=reference: no actor for the roles agent"},
+		{"protocol", "version: 1\nprotocol: xml\n", 2, `:2: protocol: must be json or tools, not "xml"`},
+		{"protocol number", "version: 1\nprotocol: 1\n", 2, ":2: protocol: want a string, got 1"},
+		{"disclosure", "version: 1\nprotocol: tools\ndisclosure: partial\n", 2, `:3: disclosure: must be whole or progressive, not "partial"`},
+		{"settings list", "version: 1\nsettings: [1]\n", 2, ":2: settings: want a mapping of keys, got a list"},
+		{"temperature", "version: 1\nsettings:\n  max_retries: 2\n  temperature: 9\n", 2, ":4: settings.temperature: must be in [0, 2], not 9"},
+		{"temperature word", "version: 1\nsettings: {temperature: hot}\n", 2, `:2: settings.temperature: want a number, got "hot"`},
+		{"max_output_tokens", "version: 1\nsettings: {max_output_tokens: 1.5}\n", 2, ":2: settings.max_output_tokens: want an integer, got 1.5"},
+		{"max_output_tokens negative", "version: 1\nsettings: {max_output_tokens: -1}\n", 2, ":2: settings.max_output_tokens: must be at least 0, not -1"},
+		{"structured", "version: 1\nsettings: {structured: \"yes\"}\n", 2, `:2: settings.structured: want true or false, got "yes"`},
+		{"seed", "version: 1\nsettings: {seed: 1.5}\n", 2, ":2: settings.seed: want an integer, got 1.5"},
+		{"timeout", "version: 1\nsettings: {timeout: -5s}\n", 2, `:2: settings.timeout: must be a positive Go duration (90s, 2m), not "-5s"`},
+		{"timeout number", "version: 1\nsettings: {timeout: 90}\n", 2, ":2: settings.timeout: want a string, got 90"},
+		{"max_retries", "version: 1\nsettings: {max_retries: -1}\n", 2, ":2: settings.max_retries: must be at least 0, not -1"},
+		{"rps", "version: 1\nsettings: {rps: 10000000}\n", 2, ":2: settings.rps: must be 0 (no limit) or in [0.001, 1e6], not 1e+07"},
+		{"max_attempts float", "version: 1\nlimits:\n  max_attempts: 2.99\n", 2, ":3: limits.max_attempts: want an integer, got 2.99"},
+		{"max_attempts zero", "version: 1\nlimits:\n  max_attempts: 0\n", 2, ":3: limits.max_attempts: must be at least 1, not 0"},
+		{"max_attempts too many", "version: 1\nlimits:\n  max_attempts: 101\n", 2, ":3: limits.max_attempts: must be at most 100, not 101"},
+		{"max_turns", "version: 1\nlimits:\n  max_attempts: 1\n  max_turns: 0\n", 2, ":4: limits.max_turns: must be at least 1, not 0"},
+		{"max_turns too many", "version: 1\nlimits: {max_turns: 1001}\n", 2, ":2: limits.max_turns: must be in [1, 1000], not 1001"},
+		{"max_tool_calls", "version: 1\nlimits: {max_tool_calls: 10001}\n", 2, ":2: limits.max_tool_calls: must be in [1, 10000], not 10001"},
+		{"max_step_bytes", "version: 1\nlimits: {max_step_bytes: 10}\n", 2, ":2: limits.max_step_bytes: must be in [1024, 1073741824], not 10"},
+		{"max_answer_bytes", "version: 1\nlimits: {max_answer_bytes: 10}\n", 2, ":2: limits.max_answer_bytes: must be in [1024, 16777216], not 10"},
+		{"max_answer_bytes float", "version: 1\nlimits: {max_answer_bytes: 1e6}\n", 2, ":2: limits.max_answer_bytes: want an integer, got 1e6"},
+		{"max_tokens_total", "version: 1\nlimits: {max_tokens_total: -1}\n", 2, ":2: limits.max_tokens_total: must be at least 0, not -1"},
+		{"pass_threshold", "version: 1\nscoring: {pass_threshold: 2}\n", 2, ":2: scoring.pass_threshold: must be in [0, 1], not 2"},
+		{"pass_threshold nan", "version: 1\nscoring: {pass_threshold: .nan}\n", 2, ":2: scoring.pass_threshold: must be in [0, 1], not NaN"},
+		{"tokenizer", "version: 1\nscoring: {tokenizer: nope}\n", 2, `:2: scoring.tokenizer: tokenizer "nope"`},
+		{"prompt_template device", "version: 1\nprompt_template: /dev/zero\n", 2, ":2: prompt_template: prompt template /dev/zero: larger than"},
+		{"prompt_template missing", "version: 1\nprompt_template: /nonexistent.tmpl\n", 2, ":2: prompt_template: "},
+		{"prompt_template with tools", "version: 1\nprotocol: tools\nprompt_template: " + tmpl + "\n", 2, ":3: prompt_template: is for the json protocol"},
+		{"accepted", "version: 1\ncases: {dir: " + cases + "}\nactors: [reference, openai:m]\nrounds: 2\nsettings: {temperature: 1, rps: 2.5}\nlimits: {max_attempts: 2}\nprompt_template: " + tmpl + "\n", 0, ""},
+		{"null is left out", "version: 1\nrounds:\nlimits: {max_attempts: null}\n", 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plan := writePlan(t, c.text)
+			_, stderr, code := runCLI(t, cliCase{args: []string{"plan", plan}})
+			if code != c.exit || c.msg != "" && !strings.Contains(stderr, "patchbench plan: "+plan+c.msg) {
+				t.Errorf("plan: exit %d, want %d with %q:\n%s", code, c.exit, plan+c.msg, stderr)
+			}
+			if c.exit == 0 {
+				return // not run: a plan of live actors
+			}
+			_, stderr, code = runCLI(t, cliCase{args: []string{"run", "--plan", plan, "--out", filepath.Join(t.TempDir(), "out")}})
+			if code != c.exit || !strings.Contains(stderr, "patchbench run: "+plan+c.msg) {
+				t.Errorf("run --plan: exit %d, want %d with %q:\n%s", code, c.exit, plan+c.msg, stderr)
+			}
+		})
+	}
 }

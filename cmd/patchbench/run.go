@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/patchbench/patchbench/actors"
@@ -101,21 +100,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.parse(args); err != nil {
 		return fs.exit(err)
 	}
-	if *f.planFile != "" {
-		if err := f.applyPlan(fs); err != nil {
-			return fs.exit(err)
-		}
-	}
-	sh, err := f.check(stderr, os.Getenv)
-	if err != nil {
-		return fs.exit(err)
-	}
 	// Provenance first: a run whose manifest cannot say what built it
 	// should be known before it is spent.
 	if w := readBuildInfo().warning(); w != "" {
 		fmt.Fprintf(stderr, "patchbench run: warning: %s\n", w)
 	}
-	p, err := f.plan(stderr, sh)
+	p, err := f.prepare(fs, stderr, false)
 	if err != nil {
 		return fs.exit(err)
 	}

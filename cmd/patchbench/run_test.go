@@ -206,7 +206,7 @@ func TestRunDirectoryIntegrity(t *testing.T) {
 		{name: "edited case", args: args, exit: 2, stderr: []string{"case_digest differ"}},
 		{name: "actor twice", args: []string{"run", "--actor", "reference", "--actor", "reference"}, exit: 2, stderr: []string{"--actor reference is given twice"}},
 		{name: "huge shard count", args: []string{"run", "--shard", "0/4294967296"}, exit: 2, stderr: []string{"want i/n"}},
-		{name: "huge rounds", args: []string{"run", "--rounds", "1000000000"}, exit: 2, stderr: []string{"--rounds is at most"}},
+		{name: "huge rounds", args: []string{"run", "--rounds", "1000000000"}, exit: 2, stderr: []string{"--rounds must be at most 10000, not 1000000000"}},
 	})
 	// A line that is not a run record is an error with its file and line.
 	bad := filepath.Join(tmp, "bad")

@@ -27,9 +27,12 @@ type runFlags struct {
 	timeout, progressEvery                                                  *time.Duration
 	// cacheFailures counts the answers the response cache could not keep.
 	cacheFailures *cacheFailures
-	// planFile is --plan; planDigest the plan's digest once applied.
+	// planFile is --plan; planDigest the plan's digest once applied,
+	// planSrc the plan and planned the flags it set (applyPlan).
 	planFile   *string
 	planDigest string
+	planSrc    *runner.Plan
+	planned    []planArg
 }
 
 // newRunFlags defines run's flags.
@@ -76,18 +79,29 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 }
 
 // check checks the flags' values, in the order of the README, and parses
-// the shard (--shard env reads getenv, and says where it read it).
+// the shard (--shard env reads getenv, and says where it read it). A
+// refused value is a usage error naming its flag (flagf), which a plan
+// file's key replaces when the plan set it (inPlan).
 func (f *runFlags) check(stderr io.Writer, getenv func(string) string) (runner.Shard, error) {
 	var sh runner.Shard
-	switch {
-	case *f.format != "text" && *f.format != "json":
-		return sh, usagef("--format must be text or json, not %q", *f.format)
-	case *f.rounds < 1 || *f.concurrency < 1 || *f.maxAttempts < 1:
-		return sh, usagef("--rounds, --concurrency and --max-attempts must be at least 1")
-	case *f.rounds > maxRounds || *f.maxAttempts > 100:
-		return sh, usagef("--rounds is at most %d and --max-attempts at most 100", maxRounds)
-	case !(*f.threshold >= 0 && *f.threshold <= 1): // also refuses NaN
-		return sh, usagef("--pass-threshold must be in [0, 1]")
+	if *f.format != "text" && *f.format != "json" {
+		return sh, flagf("format", "must be text or json, not %q", *f.format)
+	}
+	for _, c := range []struct {
+		name  string
+		v     int
+		least int
+		most  int
+	}{{"rounds", *f.rounds, 1, maxRounds}, {"concurrency", *f.concurrency, 1, 0}, {"max-attempts", *f.maxAttempts, 1, 100}} {
+		switch {
+		case c.v < c.least:
+			return sh, flagf(c.name, "must be at least %d, not %d", c.least, c.v)
+		case c.most > 0 && c.v > c.most:
+			return sh, flagf(c.name, "must be at most %d, not %d", c.most, c.v)
+		}
+	}
+	if !(*f.threshold >= 0 && *f.threshold <= 1) { // also refuses NaN
+		return sh, flagf("pass-threshold", "must be in [0, 1], not %g", *f.threshold)
 	}
 	sh, from, err := resolveShard(*f.shard, getenv)
 	if err != nil {
@@ -101,24 +115,36 @@ func (f *runFlags) check(stderr io.Writer, getenv func(string) string) (runner.S
 	}
 	temp := f.temp
 	switch {
-	case *f.maxRetries < 0 || *f.maxOutput < 0 || *f.timeout <= 0 || (temp.set && !(temp.v >= 0 && temp.v <= 2)):
-		return sh, usagef("--max-retries and --max-output-tokens must be ≥ 0, --timeout positive, --temperature in [0, 2]")
+	case *f.maxRetries < 0:
+		return sh, flagf("max-retries", "must be ≥ 0, not %d", *f.maxRetries)
+	case *f.maxOutput < 0:
+		return sh, flagf("max-output-tokens", "must be ≥ 0, not %d", *f.maxOutput)
+	case *f.timeout <= 0:
+		return sh, flagf("timeout", "must be positive, not %s", *f.timeout)
+	case temp.set && !(temp.v >= 0 && temp.v <= 2):
+		return sh, flagf("temperature", "must be in [0, 2], not %g", temp.v)
 	case *f.noCache && *f.cacheOnly:
 		return sh, usagef("--no-cache and --cache-only are opposites")
-	case !(*f.rps == 0 || (*f.rps >= 0.001 && *f.rps <= 1e6)) || *f.maxTokensTotal < 0:
-		return sh, usagef("--rps must be 0 (no limit) or in [0.001, 1e6], --max-tokens-total ≥ 0")
+	case !(*f.rps == 0 || (*f.rps >= 0.001 && *f.rps <= 1e6)):
+		return sh, flagf("rps", "must be 0 (no limit) or in [0.001, 1e6], not %g", *f.rps)
+	case *f.maxTokensTotal < 0:
+		return sh, flagf("max-tokens-total", "must be ≥ 0, not %d", *f.maxTokensTotal)
 	case *f.maxAnswer < minAnswerBytes || *f.maxAnswer > maxAnswerBytes:
-		return sh, usagef("--max-answer-bytes must be in [%d, %d]", minAnswerBytes, maxAnswerBytes)
+		return sh, flagf("max-answer-bytes", "must be in [%d, %d], not %d", minAnswerBytes, maxAnswerBytes, *f.maxAnswer)
 	case *f.progressEvery < 0:
 		return sh, usagef("--progress must be ≥ 0")
 	case *f.protocol != runner.ProtocolJSON && *f.protocol != runner.ProtocolTools:
-		return sh, usagef("--protocol must be json or tools, not %q", *f.protocol)
+		return sh, flagf("protocol", "must be json or tools, not %q", *f.protocol)
 	case *f.disclosure != runner.DisclosureWhole && *f.disclosure != runner.DisclosureProgressive:
-		return sh, usagef("--disclosure must be whole or progressive, not %q", *f.disclosure)
-	case *f.maxTurns < 1 || *f.maxTurns > 1000 || *f.maxToolCalls < 1 || *f.maxToolCalls > 10000 || *f.maxStepBytes < minAnswerBytes || *f.maxStepBytes > 1<<30:
-		return sh, usagef("--max-turns must be in [1, 1000], --max-tool-calls in [1, 10000], --max-step-bytes in [%d, %d]", minAnswerBytes, 1<<30)
+		return sh, flagf("disclosure", "must be whole or progressive, not %q", *f.disclosure)
+	case *f.maxTurns < 1 || *f.maxTurns > 1000:
+		return sh, flagf("max-turns", "must be in [1, 1000], not %d", *f.maxTurns)
+	case *f.maxToolCalls < 1 || *f.maxToolCalls > 10000:
+		return sh, flagf("max-tool-calls", "must be in [1, 10000], not %d", *f.maxToolCalls)
+	case *f.maxStepBytes < minAnswerBytes || *f.maxStepBytes > 1<<30:
+		return sh, flagf("max-step-bytes", "must be in [%d, %d], not %d", minAnswerBytes, 1<<30, *f.maxStepBytes)
 	case *f.protocol == runner.ProtocolTools && *f.promptTemplate != "":
-		return sh, usagef("--prompt-template is for the json protocol; the tools protocol's prompt is runner/tools.tmpl")
+		return sh, flagf("prompt-template", "is for the json protocol; the tools protocol's prompt is runner/tools.tmpl")
 	}
 	return sh, nil
 }

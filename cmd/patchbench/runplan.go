@@ -18,10 +18,12 @@ import (
 )
 
 // plan builds the actors, loads the configurations and the cases, and
-// makes the runner's options and the manifest.
-func (f *runFlags) plan(stderr io.Writer, sh runner.Shard) (*runPlan, error) {
+// makes the runner's options and the manifest. With checkOnly the actors
+// are made only to check their specs (actors.BuildOptions.CheckOnly):
+// the plan is not for running.
+func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*runPlan, error) {
 	params := f.params()
-	acts, err := f.buildActors(params)
+	acts, err := f.buildActors(params, checkOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +32,7 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard) (*runPlan, error) {
 		return nil, err
 	}
 	if err := runner.CheckTokenizer(*f.tok); err != nil {
-		return nil, usagef("--tokenizer: %v", err)
+		return nil, flagCausef("tokenizer", "%v", err)
 	}
 	chosen, err := f.selectCases(stderr, acts)
 	if err != nil {
@@ -38,7 +40,7 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard) (*runPlan, error) {
 	}
 	prompt, err := loadPrompt(*f.promptTemplate)
 	if err != nil {
-		return nil, usagef("--prompt-template: %v", err)
+		return nil, flagCausef("prompt-template", "%v", err)
 	}
 	p := &runPlan{acts: acts, progressEvery: *f.progressEvery, cacheFailures: f.cacheFailures, opts: runner.Options{
 		Cases: chosen, Configs: configs, Actors: acts, Rounds: *f.rounds, Concurrency: *f.concurrency,
@@ -47,13 +49,14 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard) (*runPlan, error) {
 	}}
 	for _, a := range acts {
 		if _, driven := a.(actors.Driver); driven && *f.protocol != runner.ProtocolTools {
-			return nil, usagef("--actor %s: an MCP agent works through the tools; add --protocol tools", a.Name())
+			why := "an MCP agent works through the tools; add --protocol tools (protocol: tools in a plan)"
+			return nil, valueErr("actor", a.Name(), fmt.Sprintf("--actor %s: %s", a.Name(), why), a.Name()+": "+why)
 		}
 	}
 	if *f.protocol == runner.ProtocolTools {
 		for _, a := range acts {
 			if !actors.SpeaksTools(a) {
-				return nil, usagef("--protocol tools: actor %s speaks only the json protocol", a.Name())
+				return nil, flagf("protocol", "tools: actor %s speaks only the json protocol", a.Name())
 			}
 		}
 		p.opts.Protocol, p.opts.Prompt = runner.ProtocolTools, runner.ToolsPrompt
@@ -80,17 +83,21 @@ func loadPrompt(path string) (*runner.Prompt, error) {
 	return runner.ParsePrompt(path, b)
 }
 
-// buildActors makes the actors of the --actor specs (actors.Build).
-func (f *runFlags) buildActors(params actors.Params) ([]actors.Actor, error) {
+// buildActors makes the actors of the --actor specs (actors.Build); with
+// checkOnly, only to check them (actors.BuildOptions.CheckOnly).
+func (f *runFlags) buildActors(params actors.Params, checkOnly bool) ([]actors.Actor, error) {
 	acts, err := actors.Build(f.actorSpecs, actors.BuildOptions{Params: params, RPS: *f.rps, NoCache: *f.noCache,
-		CacheDir: *f.cacheDir, DefaultCacheDir: defaultCacheDir, OnCacheWriteError: f.cacheFailures.add})
+		CacheDir: *f.cacheDir, DefaultCacheDir: defaultCacheDir, OnCacheWriteError: f.cacheFailures.add, CheckOnly: checkOnly})
 	var dupErr *actors.DuplicateSpecError
 	var cacheErr *actors.CacheDirError
+	var specErr *actors.SpecError
 	switch {
 	case errors.As(err, &dupErr):
-		return nil, usagef("--actor %s is given twice", dupErr.Spec)
+		return nil, valueErr("actor", dupErr.Spec, fmt.Sprintf("--actor %s is given twice", dupErr.Spec), fmt.Sprintf("%s is given twice", dupErr.Spec))
 	case errors.As(err, &cacheErr):
 		return nil, usagef("--actor: %v; give --cache DIR or --no-cache", err)
+	case errors.As(err, &specErr):
+		return nil, valueErr("actor", specErr.Spec, fmt.Sprintf("--actor: %v", err), err.Error())
 	case err != nil:
 		return nil, usagef("--actor: %v", err)
 	}
@@ -112,7 +119,7 @@ func defaultCacheDir() (string, error) {
 func (f *runFlags) selectConfigs() ([]*bench.Config, error) {
 	configs, err := loadConfigs(*f.configsDir)
 	if err != nil {
-		return nil, err
+		return nil, flagCausef("configs", "%v", err)
 	}
 	if len(f.configNames) == 0 {
 		return configs, nil
@@ -123,7 +130,7 @@ func (f *runFlags) selectConfigs() ([]*bench.Config, error) {
 	}
 	for _, n := range f.configNames {
 		if !slices.Contains(names, n) {
-			return nil, usagef("--config: no configuration %q (names: %s)", n, strings.Join(names, ", "))
+			return nil, flagCausef("config", "no configuration %q (names: %s)", n, strings.Join(names, ", "))
 		}
 	}
 	var keep []*bench.Config
@@ -141,12 +148,12 @@ func (f *runFlags) selectConfigs() ([]*bench.Config, error) {
 func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.Case, error) {
 	cases, err := loadAllCases(*f.casesDir)
 	if err != nil {
-		return nil, err
+		return nil, flagCausef("cases", "%v", err)
 	}
 	ds, domains, wanted := bench.DomainsOf(cases), splitList(*f.domain), splitList(*f.caseID)
 	for _, d := range domains {
 		if !slices.Contains(ds, d) {
-			return nil, usagef("--domain: unknown domain %q (the case set's domains: %s)", d, strings.Join(ds, ", "))
+			return nil, flagCausef("domain", "unknown domain %q (the case set's domains: %s)", d, strings.Join(ds, ", "))
 		}
 	}
 	var chosen []*bench.Case
@@ -163,21 +170,24 @@ func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.
 	}
 	for _, id := range wanted {
 		if !slices.ContainsFunc(cases, func(c *bench.Case) bool { return c.ID == id }) {
-			return nil, usagef("--case: no case %q in the case set (patchbench cases lists them)", id)
+			return nil, flagCausef("case", "no case %q in the case set (patchbench cases lists them)", id)
 		}
 	}
 	if len(chosen) == 0 {
-		return nil, usagef("no case matches --case %q --domain %q", *f.caseID, *f.domain)
+		return nil, &usageErr{msg: fmt.Sprintf("no case matches --case %q --domain %q", *f.caseID, *f.domain), flag: "domain",
+			why: fmt.Sprintf("no case of the domains %q has an id of %q", *f.domain, *f.caseID)}
 	}
 	for _, a := range acts {
 		if m, ok := a.(*actors.RoleMap); ok {
 			if missing := m.Missing(roles); len(missing) > 0 {
-				return nil, usagef("--actor %s: no actor for the roles %s (add role=spec entries, or a spec alone for every other role)", m.Name(), strings.Join(missing, ", "))
+				why := fmt.Sprintf("no actor for the roles %s (add role=spec entries, or a spec alone for every other role)", strings.Join(missing, ", "))
+				return nil, valueErr("actor", m.Name(), "--actor "+m.Name()+": "+why, m.Name()+": "+why)
 			}
 			if unknown := m.Unknown(roles); len(unknown) > 0 {
 				all := caseRoles(cases)
 				if typo := m.Unknown(all); len(typo) > 0 {
-					return nil, usagef("--actor %s: %s is not a role of any case (the roles: %s)", m.Name(), strings.Join(typo, ", "), strings.Join(all, ", "))
+					why := fmt.Sprintf("%s is not a role of any case (the roles: %s)", strings.Join(typo, ", "), strings.Join(all, ", "))
+					return nil, valueErr("actor", m.Name(), "--actor "+m.Name()+": "+why, m.Name()+": "+why)
 				}
 				fmt.Fprintf(stderr, "patchbench run: --actor %s: no chosen case has the role %s; its actor is not asked\n", m.Name(), strings.Join(unknown, ", "))
 			}

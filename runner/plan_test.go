@@ -1,0 +1,34 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestParsePlanTypes: an integer key takes only an integer (YAML's 2.5
+// was cut to 2), and Where gives the line of each key and list item.
+func TestParsePlanTypes(t *testing.T) {
+	for text, want := range map[string]string{
+		"version: 1\nrounds: 2.5\n":                   "p.yaml:2: rounds: want an integer, got 2.5",
+		"version: 1.9\n":                              "p.yaml:1: version: want an integer, got 1.9",
+		"version: 1\nlimits:\n  max_attempts: 2.99\n": "p.yaml:3: limits.max_attempts: want an integer, got 2.99",
+		"version: 1\nactors: [reference, 7]\n":        "p.yaml:2: actors: want a list of strings, got 7 as item 2",
+		"version: 1\nsettings: {structured: 1}\n":     "p.yaml:2: settings.structured: want true or false, got 1",
+	} {
+		if _, err := ParsePlan("p.yaml", []byte(text)); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %s", text, err, want)
+		}
+	}
+	p, err := ParsePlan("p.yaml", []byte("version: 1\nactors:\n  - reference\n  - follower\nlimits:\n  max_attempts: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, line := range map[string]int{"version": 1, "actors": 2, "actors.1": 4, "limits.max_attempts": 6, "rounds": 0} {
+		if f, l := p.Where(key); l != line || f != "p.yaml" {
+			t.Errorf("Where(%s) = %s:%d, want line %d", key, f, l, line)
+		}
+	}
+	if !strings.Contains(string(p.YAML()), "max_attempts: 2") {
+		t.Errorf("YAML:\n%s", p.YAML())
+	}
+}
