@@ -608,3 +608,26 @@ func optional(v *float64) string {
 	}
 	return fmt.Sprintf("%.3f", *v)
 }
+
+// UnknownExpectedNote says that the runs expected of the directories
+// dirs are unknown: their manifests were rebuilt by repair from the
+// records, which show the runs done but not those missing.
+func UnknownExpectedNote(dirs []string) string {
+	return fmt.Sprintf("runs expected: unknown for %s (manifest rebuilt by patchbench repair from the records it kept; runs missing from it are not counted)", strings.Join(dirs, ", "))
+}
+
+// MarkUnknownExpected marks a report over directories dirs whose runs
+// expected are unknown (UnknownExpectedNote): every table's title ends
+// with "(runs expected: unknown)", the note is added to the report's
+// notes, and the summary is marked (RunsExpectedUnknown) and not
+// complete. Nothing is done when dirs is empty.
+func MarkUnknownExpected(rep *Report, dirs []string) {
+	if len(dirs) == 0 {
+		return
+	}
+	for i := range rep.Tables {
+		rep.Tables[i].Title += " (runs expected: unknown)"
+	}
+	rep.Notes = append(rep.Notes, UnknownExpectedNote(dirs))
+	rep.Summary.RunsExpectedUnknown, rep.Summary.Complete = true, false
+}

@@ -14,9 +14,10 @@ const mergeExamples = `  # Merge the shards of one run into one directory:
   patchbench merge --out results/all results/shard0 results/shard1
 `
 
-// runMerge merges shard directories of one run into one directory
-// (rundir.Merge), then writes its summary; it refuses directories whose
-// manifests disagree on anything but the shard and the times.
+// runMerge merges shard directories of one run into one directory with
+// its summary (rundir.MergeThen: the directory appears whole, or not at
+// all); it refuses directories whose manifests disagree on anything but
+// the shard and the times, and shards of series of different sizes.
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("merge", "patchbench merge --out DIR DIR...", mergeExamples, stdout, stderr)
 	out := fs.String("out", "", "the merged run `dir` (must not hold runs yet)")
@@ -27,14 +28,11 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *out == "" || len(pos) == 0 {
 		return fs.usageError("give --out and at least one run directory")
 	}
-	merged, err := rundir.Merge(ctx, *out, pos)
+	merged, err := rundir.MergeThen(ctx, *out, pos, writeSummary)
 	if ctx.Err() != nil {
 		return failf(stderr, "merge", "interrupted; nothing was merged into %s, and the same command can be run again", *out)
 	}
 	if err != nil {
-		return failf(stderr, "merge", "%v", err)
-	}
-	if err := writeSummary(*out, merged); err != nil {
 		return failf(stderr, "merge", "%v", err)
 	}
 	if merged.Missing != "" {
@@ -44,7 +42,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
-// writeSummary writes the merged directory's summary.json, from its
+// writeSummary writes the summary.json of the directory being merged, dir, from its
 // records as they are read back: complete when no shard is missing and
 // every expected run has an outcome.
 func writeSummary(dir string, merged *rundir.Merged) error {
@@ -54,7 +52,7 @@ func writeSummary(dir string, merged *rundir.Merged) error {
 		return err
 	}
 	summary := s.Summary()
-	summary.RunsExpected = m.ExpectedRuns
-	summary.Complete = merged.Missing == "" && merged.Outcomes >= m.ExpectedRuns
+	summary.RunsExpected, summary.RunsExpectedUnknown = m.ExpectedRuns, m.ExpectedRunsUnknown
+	summary.Complete = merged.Missing == "" && !m.ExpectedRunsUnknown && merged.Outcomes >= m.ExpectedRuns
 	return rundir.WriteJSON(dir, rundir.SummaryFile, summary)
 }
