@@ -25,7 +25,9 @@ type Holder interface {
 // directories that both hold one of its runs (the same actor on two dates,
 // say) is named in each with its directory, "actor@dir", so that neither
 // run hides the other; shards of one run (whose runs never meet) keep
-// their actor's name.
+// their actor's name. As one side of a comparison of two sides
+// (patchbench compare) the directories are named otherwise: OneName,
+// Repeat.
 type Combined struct {
 	Paths     []string
 	Manifests []*Manifest

@@ -20,7 +20,7 @@ const mergeExamples = `  # Merge the shards of one run into one directory:
 // the shard and the times, and shards of series of different sizes.
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("merge", "patchbench merge --out DIR DIR...", mergeExamples, stdout, stderr)
-	out := fs.String("out", "", "the merged run `dir` (must not hold runs yet)")
+	out := fs.String("out", "", "the merged run `dir` (must not exist, or be empty; it appears whole when the merge ends)")
 	pos, err := fs.parseWithArgs(args, 1<<20)
 	if err != nil {
 		return fs.exit(err)
