@@ -625,9 +625,33 @@ func MarkUnknownExpected(rep *Report, dirs []string) {
 	if len(dirs) == 0 {
 		return
 	}
-	for i := range rep.Tables {
-		rep.Tables[i].Title += " (runs expected: unknown)"
+	markTables(rep, "runs expected: unknown", UnknownExpectedNote(dirs))
+	rep.Summary.RunsExpectedUnknown = true
+}
+
+// MissingShardsNote says that directories were merged without some
+// shards of their series (dirs: "DIR (without 1/3)", rundir's
+// MissingShards).
+func MissingShardsNote(dirs []string) string {
+	return fmt.Sprintf("shards missing: %s was merged without them (merge --allow-missing); their runs are neither in the tables nor counted as expected", strings.Join(dirs, ", "))
+}
+
+// MarkMissingShards marks a report over directories merged without some
+// shards (MissingShardsNote) as MarkUnknownExpected does: every table's
+// title ends with "(shards missing)", the note is added and the summary
+// is not complete. Nothing is done when dirs is empty.
+func MarkMissingShards(rep *Report, dirs []string) {
+	if len(dirs) > 0 {
+		markTables(rep, "shards missing", MissingShardsNote(dirs))
 	}
-	rep.Notes = append(rep.Notes, UnknownExpectedNote(dirs))
-	rep.Summary.RunsExpectedUnknown, rep.Summary.Complete = true, false
+}
+
+// markTables ends every table's title with "(what)", adds note to the
+// report's notes and marks the summary not complete.
+func markTables(rep *Report, what, note string) {
+	for i := range rep.Tables {
+		rep.Tables[i].Title += " (" + what + ")"
+	}
+	rep.Notes = append(rep.Notes, note)
+	rep.Summary.Complete = false
 }

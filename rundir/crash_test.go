@@ -109,7 +109,8 @@ func names(dir string) []string {
 // TestMergeRefusesMixedSeries: shards of series of different sizes (0/2,
 // 1/2 with 0/3) share runs and add up expected runs no directory holds;
 // an unsharded directory with shards the same. Both are refused, naming
-// the odd shard, and nothing is written.
+// the odd shard, and nothing is written; so are a shard given twice and,
+// unless allowed, a missing one (which the merge's manifest then names).
 func TestMergeRefusesMixedSeries(t *testing.T) {
 	tmp := t.TempDir()
 	dir := func(name, shard string, recs ...*Record) string {
@@ -142,9 +143,17 @@ func TestMergeRefusesMixedSeries(t *testing.T) {
 	if _, err := Merge(context.Background(), filepath.Join(tmp, "out"), []string{a0, a0}); CodeOf(err) != CodeGivenTwice {
 		t.Errorf("a shard twice: %v", err)
 	}
-	m, err := Merge(context.Background(), filepath.Join(tmp, "half"), []string{a1})
+	half := filepath.Join(tmp, "new", "half")
+	_, err := Merge(context.Background(), half, []string{a1})
+	if want := "shards 0/2 of the series are missing (1/2 given)"; err == nil || !strings.Contains(err.Error(), want) || CodeOf(err) != CodeMissingShards {
+		t.Errorf("a missing shard: %v, want %q", err, want)
+	}
+	m, err := MergeWith(context.Background(), half, []string{a1}, MergeOptions{AllowMissing: true})
 	if err != nil || m.Missing != "0/2" {
-		t.Errorf("a missing shard is merged and named: %+v %v", m, err)
+		t.Fatalf("a missing shard allowed: %+v %v", m, err)
+	}
+	if d, err := Read(half); err != nil || d.Manifest.MissingShards != "0/2" {
+		t.Errorf("the merge without 0/2 reads %v", err)
 	}
 }
 

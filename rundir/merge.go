@@ -31,21 +31,32 @@ type Merged struct {
 	Missing  string
 }
 
-// Merge is MergeThen without a last step: the caller writes the summary
-// into out once Merge has returned.
+// Merge is MergeWith without options: a missing shard is refused, and
+// the caller writes the summary into out once Merge has returned.
 func Merge(ctx context.Context, out string, dirs []string) (*Merged, error) {
-	return MergeThen(ctx, out, dirs, nil)
+	return MergeWith(ctx, out, dirs, MergeOptions{})
 }
 
-// MergeThen merges the shard directories dirs of one run (run --shard
+// MergeOptions are MergeWith's options. AllowMissing merges the shards
+// given when some of their series are missing (they are refused
+// otherwise, with CodeMissingShards); the manifest then records them
+// (Manifest.MissingShards). Finish, when set, is called with the
+// directory being made and the result, once the runs and the manifest
+// are written: what it writes (the summary) appears with them.
+type MergeOptions struct {
+	AllowMissing bool
+	Finish       func(dir string, m *Merged) error
+}
+
+// MergeWith merges the shard directories dirs of one run (run --shard
 // i/n) into the new directory out: every directory is read and checked
 // first (Read), and refused when it repeats a shard (or is a second
 // unsharded one), when the shards are of series of different sizes (0/2
-// with 0/3) or mix a shard with an unsharded directory, or when it holds
-// other settings than the first (Key, without the shard); then the last
-// record of each run is written, once, in the order of dirs, the manifest
-// with the expected runs added up, and whatever finish writes (the
-// summary: it is called with the directory being made and the result).
+// with 0/3) or mix a shard with an unsharded directory, when shards of
+// the series are missing (unless o.AllowMissing), or when it holds other
+// settings than the first (Key, without the shard); then the last record
+// of each run is written, once, in the order of dirs, the manifest with
+// the expected runs added up, and whatever o.Finish writes.
 //
 // out must not exist, or be an empty directory. Everything is written
 // into a temporary directory beside it (".NAME.merge-…", locked while it
@@ -54,7 +65,7 @@ func Merge(ctx context.Context, out string, dirs []string) (*Merged, error) {
 // the same out removes the temporary directory a killed one left), and
 // one whose ctx ends (SIGINT, SIGTERM) stops between two records, removes
 // its temporary directory and returns ctx's error.
-func MergeThen(ctx context.Context, out string, dirs []string, finish func(dir string, m *Merged) error) (*Merged, error) {
+func MergeWith(ctx context.Context, out string, dirs []string, o MergeOptions) (*Merged, error) {
 	if err := checkMergeTarget(out); err != nil {
 		return nil, err
 	}
@@ -92,8 +103,15 @@ func MergeThen(ctx context.Context, out string, dirs []string, finish func(dir s
 		return nil, err
 	}
 	res := &Merged{Manifest: first, Missing: missingShards(shards)}
+	if res.Missing != "" && !o.AllowMissing {
+		return nil, errorf(CodeMissingShards, "shards %s of the series are missing (%s given); give every shard, or merge those given with --allow-missing", res.Missing, strings.Join(givenShards(series), ", "))
+	}
+	first.MissingShards = res.Missing
 	removeStaleMerges(out)
 	parent := filepath.Dir(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, &WriteError{Path: out, Err: cause(err)}
+	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(out))+mergeSuffix+"*")
 	if err != nil {
 		return nil, &WriteError{Path: out, Err: cause(err)}
@@ -116,8 +134,8 @@ func MergeThen(ctx context.Context, out string, dirs []string, finish func(dir s
 		if err := WriteManifest(tmp, *first); err != nil {
 			return err
 		}
-		if finish != nil {
-			if err := finish(tmp, res); err != nil {
+		if o.Finish != nil {
+			if err := o.Finish(tmp, res); err != nil {
 				return err
 			}
 		}
@@ -234,6 +252,15 @@ func checkSeries(given []shardOf) error {
 		return errorf(CodeSettingsDiffer, "shard %s is of a series of %d; the others of %s: only the shards of one series (run --shard i/n with one n) merge", strings.Join(count[odd], ", "), odd, strings.Join(others, " and "))
 	}
 	return nil
+}
+
+// givenShards lists the shards given, in order.
+func givenShards(given []shardOf) []string {
+	var out []string
+	for _, g := range given {
+		out = append(out, g.shard)
+	}
+	return out
 }
 
 // copyRuns writes the last record of each run of the directories to

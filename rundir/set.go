@@ -565,6 +565,18 @@ func (s *Set) EachSideHead(fn func(dir, repeat int, r *Record) error) error {
 	return nil
 }
 
+// MissingShards lists, for each directory merged without some shards of
+// its series (Manifest.MissingShards), "DIR (without 1/3, 2/3)".
+func (c *Combined) MissingShards() []string {
+	var out []string
+	for i, m := range c.Manifests {
+		if m.MissingShards != "" {
+			out = append(out, fmt.Sprintf("%s (without %s)", c.Paths[i], m.MissingShards))
+		}
+	}
+	return out
+}
+
 // ExpectedRuns is the number of runs the directories' settings call for.
 func (s *Set) ExpectedRuns() int {
 	n := 0

@@ -12,6 +12,9 @@ import (
 
 const mergeExamples = `  # Merge the shards of one run into one directory:
   patchbench merge --out results/all results/shard0 results/shard1
+
+  # Shard 2/3 was lost: merge the two others, a run without its runs:
+  patchbench merge --allow-missing --out results/most results/shard0 results/shard1
 `
 
 // runMerge merges shard directories of one run into one directory with
@@ -19,8 +22,9 @@ const mergeExamples = `  # Merge the shards of one run into one directory:
 // all); it refuses directories whose manifests disagree on anything but
 // the shard and the times, and shards of series of different sizes.
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("merge", "patchbench merge --out DIR DIR...", mergeExamples, stdout, stderr)
+	fs := newFlags("merge", "patchbench merge --out DIR [--allow-missing] DIR...", mergeExamples, stdout, stderr)
 	out := fs.String("out", "", "the merged run `dir` (must not exist, or be empty; it appears whole when the merge ends)")
+	allowMissing := fs.Bool("allow-missing", false, "merge the shards given when some of their series are missing (refused otherwise): the merged run lacks their runs, and report says so")
 	pos, err := fs.parseWithArgs(args, 1<<20)
 	if err != nil {
 		return fs.exit(err)
@@ -28,7 +32,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *out == "" || len(pos) == 0 {
 		return fs.usageError("give --out and at least one run directory")
 	}
-	merged, err := rundir.MergeThen(ctx, *out, pos, writeSummary)
+	merged, err := rundir.MergeWith(ctx, *out, pos, rundir.MergeOptions{AllowMissing: *allowMissing, Finish: writeSummary})
 	if ctx.Err() != nil {
 		return failf(stderr, "merge", "interrupted; nothing was merged into %s, and the same command can be run again", *out)
 	}

@@ -122,7 +122,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	rep := b.Report()
 	rep.Summary.RunsExpected = set.ExpectedRuns()
 	rep.Summary.Complete = b.Summarizer().Settled() >= rep.Summary.RunsExpected
-	unknown := set.UnknownExpected()
+	unknown, partial := set.UnknownExpected(), set.MissingShards()
+	if len(partial) > 0 {
+		fmt.Fprintf(stderr, "patchbench report: %s\n", report.MissingShardsNote(partial))
+	}
 	switch {
 	case len(unknown) > 0:
 		fmt.Fprintf(stderr, "patchbench report: %s\n", report.UnknownExpectedNote(unknown))
@@ -141,6 +144,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	// Every table says so, whichever are chosen and however written.
 	report.MarkUnknownExpected(&rep, unknown)
+	report.MarkMissingShards(&rep, partial)
 	if *all != "" && *format != "csv" && *format != "json" {
 		return fs.usageError("--all writes csv or json files; give --format csv or --format json")
 	}
