@@ -197,17 +197,28 @@ func (c *Combined) nameRepeats(ms []*Manifest, runs []Holder, labels []string) {
 		k.Shard = ""
 		keys[i] = k.Key()
 	}
+	// held[settings][run id] are the repeats that hold the run: one pass
+	// over the runs, however many directories there are.
 	c.repeat = make([]int, len(ms))
+	held := map[string]map[string][]int{}
 	for i := range ms {
-		for k := 0; ; k++ {
-			free := true
-			for j := 0; j < i && free; j++ {
-				free = !(keys[j] == keys[i] && c.repeat[j] == k && overlapAny(runs[i], runs[j]))
+		if held[keys[i]] == nil {
+			held[keys[i]] = map[string][]int{}
+		}
+		ids := runs[i].RunIDs()
+		taken := map[int]bool{}
+		for _, id := range ids {
+			for _, k := range held[keys[i]][id] {
+				taken[k] = true
 			}
-			if free {
-				c.repeat[i] = k
-				break
-			}
+		}
+		k := 0
+		for taken[k] {
+			k++
+		}
+		c.repeat[i] = k
+		for _, id := range ids {
+			held[keys[i]][id] = append(held[keys[i]][id], k)
 		}
 	}
 	// group[i] is the first directory of directory i's settings, whose
@@ -280,16 +291,6 @@ func (c *Combined) ActorOf(name string) string {
 		return a
 	}
 	return name
-}
-
-// overlapAny reports whether a and b hold a run of the same id.
-func overlapAny(a, b Holder) bool {
-	for _, id := range a.RunIDs() {
-		if b.Has(id) {
-			return true
-		}
-	}
-	return false
 }
 
 // Name is the name in the comparison of actor a of directory dir.
