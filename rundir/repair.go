@@ -408,13 +408,12 @@ func repairRuns(ctx context.Context, dir string, m *Manifest, res *Repaired) err
 		defer os.Remove(dropped.Name())
 		defer dropped.Close()
 		if err == nil {
-			err = dw.Flush()
-		}
-		if err == nil {
-			err = dropped.Sync()
-		}
-		if err != nil && ctx.Err() == nil {
-			err = fmt.Errorf("writing %s: %w", droppedPath, cause(err))
+			if err = dw.Flush(); err == nil {
+				err = dropped.Sync()
+			}
+			if err != nil {
+				err = fmt.Errorf("writing %s: %w", droppedPath, cause(err))
+			}
 		}
 	}
 	if err == nil {
