@@ -47,13 +47,22 @@ type Comparer struct {
 	runs    [2]map[compareKey]runFlags
 }
 
+// compareKey is what pairs two runs: the run's key and, when a side is
+// several directories that hold the same runs again, the repeat
+// (rundir.Combined.Repeat) of the directory it comes from.
 type compareKey struct {
 	caseID, config, actor string
-	round                 int
+	round, repeat         int
 }
 
+// id is the run's id, with " (repeat k)" for a run of the k-th
+// directory to hold it again (k from 1).
 func (k compareKey) id() string {
-	return rundir.RunID(k.caseID, k.config, k.actor, k.round)
+	id := rundir.RunID(k.caseID, k.config, k.actor, k.round)
+	if k.repeat > 0 {
+		id += fmt.Sprintf(" (repeat %d)", k.repeat)
+	}
+	return id
 }
 
 // less orders keys by case, configuration, actor, then round by number.
@@ -67,7 +76,10 @@ func (k compareKey) less(o compareKey) bool {
 	if k.actor != o.actor {
 		return k.actor < o.actor
 	}
-	return k.round < o.round
+	if k.round != o.round {
+		return k.round < o.round
+	}
+	return k.repeat < o.repeat
 }
 
 // runFlags is what a comparison keeps of one run.
@@ -124,14 +136,21 @@ func NewComparer(configs []*bench.Config, actorNames []string) *Comparer {
 }
 
 // Add keeps one run of side (SideA or SideB): the last record of a run,
-// its Actor as the side's comparison names it.
-func (c *Comparer) Add(side int, r *rundir.Record) {
+// its Actor as the side's comparison names it. It is AddRepeat with
+// repeat 0.
+func (c *Comparer) Add(side int, r *rundir.Record) { c.AddRepeat(side, 0, r) }
+
+// AddRepeat keeps one run of side from the repeat-th directory of the
+// side to hold it (rundir.Combined.Repeat: 0 unless the side's
+// directories hold the same run more than once); it pairs with the run
+// of the same key and repeat of the other side.
+func (c *Comparer) AddRepeat(side, repeat int, r *rundir.Record) {
 	f := runFlags{status: r.Status, leaked: r.Leaked, semantic: r.SemanticPass, legal: r.LegalPass,
 		illegal: len(r.IllegalCommits) > 0, content: r.ContentScore}
 	if r.Attack != nil {
 		f.attacked, f.attackSucceeded = true, r.Attack.Succeeded
 	}
-	c.runs[side][compareKey{r.Case, r.Config, r.Actor, r.Round}] = f
+	c.runs[side][compareKey{r.Case, r.Config, r.Actor, r.Round, repeat}] = f
 }
 
 // GateOptions are what makes a change a regression (patchbench compare's

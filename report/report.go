@@ -608,3 +608,50 @@ func optional(v *float64) string {
 	}
 	return fmt.Sprintf("%.3f", *v)
 }
+
+// UnknownExpectedNote says that the runs expected of the directories
+// dirs are unknown: their manifests were rebuilt by repair from the
+// records, which show the runs done but not those missing.
+func UnknownExpectedNote(dirs []string) string {
+	return fmt.Sprintf("runs expected: unknown for %s (manifest rebuilt by patchbench repair from the records it kept; runs missing from it are not counted)", strings.Join(dirs, ", "))
+}
+
+// MarkUnknownExpected marks a report over directories dirs whose runs
+// expected are unknown (UnknownExpectedNote): every table's title ends
+// with "(runs expected: unknown)", the note is added to the report's
+// notes, and the summary is marked (RunsExpectedUnknown) and not
+// complete. Nothing is done when dirs is empty.
+func MarkUnknownExpected(rep *Report, dirs []string) {
+	if len(dirs) == 0 {
+		return
+	}
+	markTables(rep, "runs expected: unknown", UnknownExpectedNote(dirs))
+	rep.Summary.RunsExpectedUnknown = true
+}
+
+// MissingShardsNote says that directories were merged without some
+// shards of their series (dirs: "DIR (without 1/3)", rundir's
+// MissingShards).
+func MissingShardsNote(dirs []string) string {
+	return fmt.Sprintf("shards missing: %s was merged without them (merge --allow-missing); their runs are neither in the tables nor counted as expected", strings.Join(dirs, ", "))
+}
+
+// MarkMissingShards marks a report over directories merged without some
+// shards (MissingShardsNote) as MarkUnknownExpected does: every table's
+// title ends with "(shards missing)", the note is added and the summary
+// is not complete. Nothing is done when dirs is empty.
+func MarkMissingShards(rep *Report, dirs []string) {
+	if len(dirs) > 0 {
+		markTables(rep, "shards missing", MissingShardsNote(dirs))
+	}
+}
+
+// markTables ends every table's title with "(what)", adds note to the
+// report's notes and marks the summary not complete.
+func markTables(rep *Report, what, note string) {
+	for i := range rep.Tables {
+		rep.Tables[i].Title += " (" + what + ")"
+	}
+	rep.Notes = append(rep.Notes, note)
+	rep.Summary.Complete = false
+}

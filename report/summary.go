@@ -100,12 +100,15 @@ type ToolFigures struct {
 func (r Row) Measured() int { return r.Runs - r.Errors - r.Pending }
 
 // Summary is summary.json. RunsExpected and Complete are set by the
-// caller that knows the settings (0 and false when unknown).
+// caller that knows the settings (0 and false when unknown);
+// RunsExpectedUnknown says that a directory's manifest does not know its
+// expected runs (rebuilt by repair), so RunsExpected leaves them out.
 type Summary struct {
-	Rows         []Row `json:"rows"`
-	RunsRecorded int   `json:"runs_recorded"`
-	RunsExpected int   `json:"runs_expected"`
-	Complete     bool  `json:"complete"`
+	Rows                []Row `json:"rows"`
+	RunsRecorded        int   `json:"runs_recorded"`
+	RunsExpected        int   `json:"runs_expected"`
+	RunsExpectedUnknown bool  `json:"runs_expected_unknown,omitempty"`
+	Complete            bool  `json:"complete"`
 }
 
 // Summarizer builds the summary of a run directory from its records,

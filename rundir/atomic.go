@@ -109,12 +109,17 @@ func WriteManifest(dir string, m Manifest) error {
 }
 
 // removeTemporaries removes the temporary files an atomic write of the
-// manifest, its backup or the summary left when its process was killed
-// in the middle (WriteFileAtomic removes its own on any error), and
-// returns their names. The caller holds the directory's lock.
+// manifest, its backup or the summary, a merge or a repair left when its
+// process was killed in the middle (WriteFileAtomic removes its own on
+// any error), and returns their names. A repair decided before the kill
+// (its journal written) is finished first (rollForward), and nothing is
+// removed when that fails. The caller holds the directory's lock.
 func removeTemporaries(dir string) []string {
+	if rollForward(dir) != nil {
+		return nil
+	}
 	var removed []string
-	for _, name := range []string{ManifestFile, ManifestBackupFile, SummaryFile, RunsFile} {
+	for _, name := range []string{ManifestFile, ManifestBackupFile, SummaryFile, RunsFile, repairJournal} {
 		matches, _ := filepath.Glob(filepath.Join(dir, "."+name+".*"))
 		for _, m := range matches {
 			if os.Remove(m) == nil {

@@ -27,6 +27,9 @@ const (
 	CodeHoldsRuns = "holds_runs"
 	// CodeGivenTwice: a directory or a shard given twice (ReadSet, Merge).
 	CodeGivenTwice = "given_twice"
+	// CodeMissingShards: shards of the series missing from a merge
+	// (MergeWith without AllowMissing).
+	CodeMissingShards = "missing_shards"
 	// CodeDamagedLine: a line of runs.jsonl that does not decode (a
 	// *LineError whose cause has no code of its own).
 	CodeDamagedLine = "damaged_line"

@@ -70,10 +70,20 @@ type Manifest struct {
 	Shard      string `json:"shard,omitempty"`
 	// ExpectedRuns is the number of runs the settings (and shard) call
 	// for; a directory with fewer is incomplete.
-	ExpectedRuns int    `json:"expected_runs"`
-	Started      string `json:"started"`
-	Finished     string `json:"finished,omitempty"`
-	Interrupted  bool   `json:"interrupted,omitempty"`
+	ExpectedRuns int `json:"expected_runs"`
+	// ExpectedRunsUnknown says that ExpectedRuns (then 0) could not be
+	// recovered: the manifest was rebuilt by repair from what was left
+	// of it and from the records (a merge or a run killed before writing
+	// it), so the runs missing from the directory cannot be counted.
+	ExpectedRunsUnknown bool `json:"expected_runs_unknown,omitempty"`
+	// MissingShards are the shards of the series a merge was made
+	// without (merge --allow-missing: "1/3, 2/3"): their runs are neither
+	// held nor counted in ExpectedRuns, so the directory is not the whole
+	// run.
+	MissingShards string `json:"missing_shards,omitempty"`
+	Started       string `json:"started"`
+	Finished      string `json:"finished,omitempty"`
+	Interrupted   bool   `json:"interrupted,omitempty"`
 	// TokenBudgetSpent says the run stopped at --max-tokens-total.
 	TokenBudgetSpent bool `json:"token_budget_spent,omitempty"`
 	// Revisions lists the module versions and VCS revisions of every
@@ -109,7 +119,7 @@ type Build struct {
 func (m Manifest) Key() string {
 	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision, m.Revisions, m.Build = "", "", false, "", "", nil, nil
 	m.TokenBudgetSpent, m.PromptTemplate, m.Plan, m.PlanDigest = false, "", "", ""
-	m.ExpectedRuns = 0 // follows from the rest (and differs between shards)
+	m.ExpectedRuns, m.ExpectedRunsUnknown, m.MissingShards = 0, false, "" // follow from the rest (and differ between shards)
 	b, _ := json.Marshal(m)
 	return string(b)
 }
@@ -118,7 +128,7 @@ func (m Manifest) Key() string {
 var unkeyed = map[string]bool{
 	"started": true, "finished": true, "interrupted": true, "version": true, "git_revision": true,
 	"revisions": true, "expected_runs": true, "token_budget_spent": true, "build": true, "prompt_template": true,
-	"plan": true, "plan_digest": true,
+	"plan": true, "plan_digest": true, "expected_runs_unknown": true, "missing_shards": true,
 }
 
 // Differences names the settings (JSON member names) in which two

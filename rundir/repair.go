@@ -49,11 +49,14 @@ type Repaired struct {
 	Rebuilt, Lost []string
 	// Removed names the temporary files a killed process had left.
 	Removed []string
+	// Finished says that a repair killed after it was decided (its
+	// journal written) was finished: its files renamed into place.
+	Finished bool
 }
 
 // Changed reports whether Repair changed anything.
 func (r *Repaired) Changed() bool {
-	return len(r.Dropped) > 0 || r.Manifest != "" || len(r.Removed) > 0
+	return len(r.Dropped) > 0 || r.Manifest != "" || len(r.Removed) > 0 || r.Finished
 }
 
 // Repair makes the run directory dir readable again, keeping every intact
@@ -72,11 +75,13 @@ func (r *Repaired) Changed() bool {
 //     record, checkRecord, of the manifest's cases, configurations,
 //     actors and rounds) is kept as it was; every other line (not JSON, a
 //     line cut short, a record of another run) is set aside, as it was,
-//     at the end of DroppedFile, and named in Repaired.Dropped; the file
-//     is replaced atomically, and only when something is dropped or its
-//     last line lacks its newline;
-//   - temporary files of atomic writes left by a killed process are
-//     removed.
+//     at the end of DroppedFile, and named in Repaired.Dropped; both
+//     files are replaced together (repairRuns: a repair killed at any
+//     point and run again sets each line aside once), and only when
+//     something is dropped or the last line lacks its newline;
+//   - a repair killed after it had written both files (its journal
+//     written) is finished first, and the temporary files of atomic
+//     writes left by a killed process are removed.
 //
 // summary.json is the caller's to write again. A directory with neither a
 // manifest, its backup nor runs.jsonl is not a run directory (an error).
@@ -89,7 +94,14 @@ func Repair(ctx context.Context, dir string) (*Repaired, error) {
 		return nil, err
 	}
 	defer lock.Unlock()
-	res := &Repaired{Removed: removeTemporaries(dir)}
+	res := &Repaired{}
+	if _, err := os.Stat(filepath.Join(dir, repairJournal)); err == nil {
+		if err := rollForward(dir); err != nil {
+			return nil, err
+		}
+		res.Finished = true
+	}
+	res.Removed = removeTemporaries(dir)
 	m, err := repairManifest(dir, res)
 	if err != nil {
 		return nil, err
@@ -174,6 +186,10 @@ func repairManifest(dir string, res *Repaired) (*Manifest, error) {
 		}
 	}
 	m.Interrupted = true // how its last session ended is not known
+	if !got["expected_runs"] {
+		// The records say which runs were done, not how many were to be.
+		m.ExpectedRuns, m.ExpectedRunsUnknown = 0, true
+	}
 	res.Manifest = "rebuilt"
 	return m, WriteManifest(dir, *m)
 }
@@ -295,9 +311,17 @@ func manifestMembers() []string {
 }
 
 // repairRuns keeps the records of m's run in runs.jsonl and sets every
-// other line aside.
+// other line aside. Nothing is changed in place: the records kept go to
+// a temporary runs.jsonl, DroppedFile's lines and those set aside now to
+// a temporary DroppedFile, both synced; then a journal naming the two is
+// written (the commit point) and they are renamed into place
+// (finishRepair). A repair killed before the journal leaves the
+// directory as it was; one killed after is finished by the next
+// process that takes the directory's lock (rollForward). Either way each
+// line is set aside once, as by one uninterrupted repair.
 func repairRuns(ctx context.Context, dir string, m *Manifest, res *Repaired) error {
 	path := filepath.Join(dir, RunsFile)
+	droppedPath := filepath.Join(dir, DroppedFile)
 	f, err := openRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -311,12 +335,13 @@ func repairRuns(ctx context.Context, dir string, m *Manifest, res *Repaired) err
 		return fmt.Errorf("writing %s: %w", path, cause(err))
 	}
 	defer os.Remove(tmp.Name()) // once renamed, there is nothing to remove
+	defer tmp.Close()
 	if fi, err := f.Stat(); err == nil {
 		tmp.Chmod(fi.Mode().Perm()) // the new runs.jsonl keeps the old one's mode
 	}
 	w := bufio.NewWriterSize(tmp, 1<<20)
-	var dropped *os.File
-	var droppedSize int64 // DroppedFile's size before this repair
+	var dropped *os.File // the temporary DroppedFile, made at the first line set aside
+	var dw *bufio.Writer
 	in := newMembership(m)
 	rewrite := false
 	err = eachLine(f, func(line []byte, n int, off int64, rest func(io.Writer) (int64, error)) error {
@@ -355,19 +380,14 @@ func repairRuns(ctx context.Context, dir string, m *Manifest, res *Repaired) err
 		rewrite = true
 		if dropped == nil {
 			var err error
-			if dropped, err = regularfile.OpenAppend(filepath.Join(dir, DroppedFile)); err != nil {
-				return err
+			if dropped, err = startDropped(dir); err != nil {
+				return fmt.Errorf("writing %s: %w", droppedPath, cause(err))
 			}
-			fi, err := dropped.Stat()
-			if err != nil {
-				return err
-			}
-			droppedSize = fi.Size()
+			dw = bufio.NewWriterSize(dropped, 1<<20)
 		}
 		// Set aside as it was, with a newline; an over-long line is
 		// copied through, never held whole.
 		size := int64(len(line))
-		dw := bufio.NewWriterSize(dropped, 1<<20)
 		lw := &lastByte{w: dw}
 		_, err := lw.Write(line)
 		if err == nil && rest != nil {
@@ -378,52 +398,143 @@ func repairRuns(ctx context.Context, dir string, m *Manifest, res *Repaired) err
 		if err == nil && lw.last != '\n' {
 			err = dw.WriteByte('\n')
 		}
-		if err == nil {
-			err = dw.Flush()
-		}
 		if err != nil {
-			return fmt.Errorf("writing %s: %w", filepath.Join(dir, DroppedFile), cause(err))
+			return fmt.Errorf("writing %s: %w", droppedPath, cause(err))
 		}
 		res.Dropped = append(res.Dropped, Dropped{Line: n, Offset: off, Bytes: int(min(size, math.MaxInt)), Reason: reason})
 		return nil
 	})
-	if err == nil && dropped != nil {
-		err = dropped.Sync() // set aside before the file is replaced
-	}
-	if err != nil && dropped != nil {
-		// Interrupted or failed: the lines set aside are taken back, so
-		// that runs.jsonl (not replaced) and DroppedFile stay as they
-		// were and a repair run again sets each line aside once (issue
-		// 23: an interrupted repair left lines set aside twice).
-		dropped.Truncate(droppedSize)
-	}
 	if dropped != nil {
-		if cerr := dropped.Close(); err == nil {
-			err = cerr
+		defer os.Remove(dropped.Name())
+		defer dropped.Close()
+		if err == nil {
+			if err = dw.Flush(); err == nil {
+				err = dropped.Sync()
+			}
+			if err != nil {
+				err = fmt.Errorf("writing %s: %w", droppedPath, cause(err))
+			}
 		}
 	}
 	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+		if err = w.Flush(); err == nil {
+			err = tmp.Sync()
+		}
+		if err != nil {
+			err = fmt.Errorf("writing %s: %w", path, cause(err))
+		}
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if err != nil || !rewrite {
+		return err
+	}
+	j := repairJournalData{Runs: filepath.Base(tmp.Name())}
+	if dropped != nil {
+		j.Dropped = filepath.Base(dropped.Name())
+	}
+	crashPoint("repair: written aside")
+	b, _ := json.Marshal(j)
+	if err := WriteFileAtomic(filepath.Join(dir, repairJournal), b, 0o644); err != nil {
+		return err
+	}
+	crashPoint("repair: journal written")
+	return finishRepair(dir, j)
+}
+
+// repairJournal names the files of a repair that is decided but may not
+// be done (repairRuns): while it exists, the temporary runs.jsonl and
+// DroppedFile it names are whole, and are renamed into place by
+// rollForward.
+const repairJournal = ".repair.journal.json"
+
+// repairJournalData is repairJournal's content: the base names of the
+// temporary runs.jsonl and of the temporary DroppedFile ("" when no line
+// is set aside).
+type repairJournalData struct {
+	Runs    string `json:"runs"`
+	Dropped string `json:"dropped,omitempty"`
+}
+
+// startDropped makes the temporary DroppedFile: a copy of DroppedFile
+// (when there is one), with its mode, to which the lines set aside now
+// are added.
+func startDropped(dir string) (*os.File, error) {
+	t, err := os.CreateTemp(dir, "."+DroppedFile+".*")
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, cause(err))
+		return nil, err
 	}
-	if !rewrite {
-		return nil
+	old, err := openRegular(filepath.Join(dir, DroppedFile))
+	mode := os.FileMode(0o644)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		err = nil
+	case err == nil:
+		if fi, serr := old.Stat(); serr == nil {
+			mode = fi.Mode().Perm()
+		}
+		_, err = io.Copy(t, old)
+		old.Close()
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, cause(err))
+	if err == nil {
+		err = t.Chmod(mode)
+	}
+	if err != nil {
+		t.Close()
+		os.Remove(t.Name())
+		return nil, err
+	}
+	return t, nil
+}
+
+// finishRepair renames the files the journal j names into place (those
+// still there: a process killed while doing so renamed the others) and
+// removes the journal.
+func finishRepair(dir string, j repairJournalData) error {
+	for _, x := range []struct{ tmp, name string }{{j.Dropped, DroppedFile}, {j.Runs, RunsFile}} {
+		if x.tmp == "" {
+			continue
+		}
+		err := os.Rename(filepath.Join(dir, x.tmp), filepath.Join(dir, x.name))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("writing %s: %w", filepath.Join(dir, x.name), cause(err))
+		}
+		crashPoint("repair: renamed " + x.name)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Join(dir, RunsFile), cause(err))
+	}
+	if err := os.Remove(filepath.Join(dir, repairJournal)); err != nil {
+		return fmt.Errorf("removing %s: %w", filepath.Join(dir, repairJournal), cause(err))
 	}
 	return syncDir(dir)
+}
+
+// rollForward finishes a repair that was decided (its journal written)
+// but killed before it was done: the caller holds the directory's lock,
+// and runs it before the temporary files are removed. A journal that
+// does not decode, or names files that are not a repair's temporary
+// files, is removed and changes nothing.
+func rollForward(dir string) error {
+	path := filepath.Join(dir, repairJournal)
+	b, err := readRegular(path, 1<<12)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	var j repairJournalData
+	if err != nil || json.Unmarshal(b, &j) != nil || !isTemporary(j.Runs, RunsFile) || (j.Dropped != "" && !isTemporary(j.Dropped, DroppedFile)) {
+		os.Remove(path)
+		return nil
+	}
+	return finishRepair(dir, j)
+}
+
+// isTemporary reports whether name is the base name of a temporary file
+// of the file named file (".<file>.<random>", with no separator).
+func isTemporary(name, file string) bool {
+	rest, ok := strings.CutPrefix(name, "."+file+".")
+	return ok && rest != "" && !strings.ContainsAny(rest, `/\.`)
 }
 
 // lastByte passes writes on to w and remembers the last byte written.

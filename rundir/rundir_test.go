@@ -230,11 +230,11 @@ func TestMerge(t *testing.T) {
 	WriteJSON(s0, ManifestFile, manifest("0/3", 2))
 	writeRecords(t, s1, rec("a", "y", 1, StatusFailed))
 	WriteJSON(s1, ManifestFile, manifest("1/3", 2))
-	m, err := Merge(context.Background(), out, []string{s0, s1})
+	m, err := MergeWith(context.Background(), out, []string{s0, s1}, MergeOptions{AllowMissing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Runs != 3 || m.Settled != 2 || m.Missing != "2/3" || m.Manifest.ExpectedRuns != 4 || m.Manifest.Shard != "" {
+	if m.Runs != 3 || m.Settled != 2 || m.Missing != "2/3" || m.Manifest.ExpectedRuns != 4 || m.Manifest.Shard != "" || m.Manifest.MissingShards != "2/3" {
 		t.Errorf("merged %+v %+v", m, m.Manifest)
 	}
 	if _, err := Merge(context.Background(), out, []string{s0}); CodeOf(err) != CodeHoldsRuns {

@@ -25,7 +25,9 @@ type Holder interface {
 // directories that both hold one of its runs (the same actor on two dates,
 // say) is named in each with its directory, "actor@dir", so that neither
 // run hides the other; shards of one run (whose runs never meet) keep
-// their actor's name.
+// their actor's name. As one side of a comparison of two sides
+// (patchbench compare) the directories are named otherwise: OneName,
+// Repeat.
 type Combined struct {
 	Paths     []string
 	Manifests []*Manifest
@@ -36,6 +38,14 @@ type Combined struct {
 	names  []map[string]string
 	// seen holds the actor names already in Actors.
 	seen map[string]bool
+	// OneActors are the actors' names as a side of patchbench compare
+	// reads them (OneName), in the order they first appear.
+	OneActors []string
+	oneNames  []map[string]string
+	// repeat is each directory's Repeat.
+	repeat []int
+	// actorOf maps every name of both namings to the actor it names.
+	actorOf map[string]string
 }
 
 // SetSettings are the manifest members that directories read as one
@@ -123,7 +133,7 @@ func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 	if err := CheckSettings(paths, ms); err != nil {
 		return nil, err
 	}
-	c := &Combined{Paths: paths, Manifests: ms, names: make([]map[string]string, len(paths)), seen: map[string]bool{}}
+	c := &Combined{Paths: paths, Manifests: ms, names: make([]map[string]string, len(paths)), seen: map[string]bool{}, actorOf: map[string]string{}}
 	defined := map[string]int{}
 	for i, m := range ms {
 		for _, cfg := range m.Configurations() {
@@ -151,6 +161,7 @@ func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 		}
 	}
 	labels := DirLabels(paths)
+	c.nameRepeats(ms, runs, labels)
 	for i, m := range ms {
 		c.names[i] = map[string]string{}
 		for _, a := range m.Actors {
@@ -159,6 +170,7 @@ func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 				name = a + "@" + labels[i]
 			}
 			c.names[i][a] = name
+			c.actorOf[name] = a
 			if !c.seen[name] {
 				c.seen[name] = true
 				c.Actors = append(c.Actors, name)
@@ -166,6 +178,119 @@ func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 		}
 	}
 	return c, nil
+}
+
+// nameRepeats sets the naming of the directories as one side of a
+// comparison of two sides (OneName, Repeat). Directories of the same
+// settings (Manifest.Key without the shard) are rounds, or shards, of one
+// run: the same actor in them is one actor, and a directory that holds
+// runs another of its settings holds too is a repeat of them (numbered
+// from 0 in the order of paths, each directory in the first repeat none
+// of whose directories holds one of its runs), so that neither run hides
+// the other. An actor whose runs a directory of other settings holds too
+// is named "actor@dir" in each settings' directories, dir the first of
+// them: the two are not one actor, but the same actor measured otherwise.
+func (c *Combined) nameRepeats(ms []*Manifest, runs []Holder, labels []string) {
+	keys := make([]string, len(ms))
+	for i, m := range ms {
+		k := *m
+		k.Shard = ""
+		keys[i] = k.Key()
+	}
+	// held[settings][run id] are the repeats that hold the run: one pass
+	// over the runs, however many directories there are.
+	c.repeat = make([]int, len(ms))
+	held := map[string]map[string][]int{}
+	for i := range ms {
+		if held[keys[i]] == nil {
+			held[keys[i]] = map[string][]int{}
+		}
+		ids := runs[i].RunIDs()
+		taken := map[int]bool{}
+		for _, id := range ids {
+			for _, k := range held[keys[i]][id] {
+				taken[k] = true
+			}
+		}
+		k := 0
+		for taken[k] {
+			k++
+		}
+		c.repeat[i] = k
+		for _, id := range ids {
+			held[keys[i]][id] = append(held[keys[i]][id], k)
+		}
+	}
+	// group[i] is the first directory of directory i's settings, whose
+	// label names them all when another's directory holds their runs.
+	group := make([]int, len(ms))
+	for i := range ms {
+		group[i] = slices.Index(keys, keys[i])
+	}
+	clash := map[int]map[string]bool{}
+	for i := range ms {
+		for j := i + 1; j < len(ms); j++ {
+			if keys[i] == keys[j] {
+				continue
+			}
+			for _, a := range ms[i].Actors {
+				if slices.Contains(ms[j].Actors, a) && overlap(runs[i], runs[j], a) {
+					for _, g := range []int{group[i], group[j]} {
+						if clash[g] == nil {
+							clash[g] = map[string]bool{}
+						}
+						clash[g][a] = true
+					}
+				}
+			}
+		}
+	}
+	c.oneNames = make([]map[string]string, len(ms))
+	seen := map[string]bool{}
+	for i, m := range ms {
+		c.oneNames[i] = map[string]string{}
+		for _, a := range m.Actors {
+			name := a
+			if clash[group[i]][a] {
+				name = a + "@" + labels[group[i]]
+			}
+			c.oneNames[i][a] = name
+			c.actorOf[name] = a
+			if !seen[name] {
+				seen[name] = true
+				c.OneActors = append(c.OneActors, name)
+			}
+		}
+	}
+}
+
+// OneName is the name of actor a of directory dir when the directories
+// are one side of a comparison (patchbench compare): the actor itself,
+// unless a directory of other settings holds one of the same runs
+// ("actor@dir", dir the first directory of dir's settings). Directories of the same settings that hold the same
+// runs are told apart by Repeat instead.
+func (c *Combined) OneName(dir int, a string) string {
+	if n, ok := c.oneNames[dir][a]; ok {
+		return n
+	}
+	return a
+}
+
+// Repeat is the repeat of directory dir among the directories of its
+// settings, as one side of a comparison reads them: 0 for the first
+// directory to hold a run, 1 for the next that holds the same runs
+// again… Two sides pair a run of the k-th repeat of one with the same
+// run of the k-th repeat of the other.
+func (c *Combined) Repeat(dir int) int { return c.repeat[dir] }
+
+// ActorOf is the actor a name of the comparison names (Name or OneName:
+// "follower" for "follower@day2"), or name itself when it is none of
+// them.
+func (c *Combined) ActorOf(name string) string {
+	if a, ok := c.actorOf[name]; ok {
+		return a
+	}
+	return name
 }
 
 // Name is the name in the comparison of actor a of directory dir.
@@ -409,6 +534,48 @@ func (s *Set) EachHead(fn func(dir int, r *Record) error) error {
 		}
 	}
 	return nil
+}
+
+// UnknownExpected lists the directories (their paths) whose manifest
+// does not know how many runs they were to hold (ExpectedRunsUnknown: a
+// manifest rebuilt by repair); ExpectedRuns counts none for them.
+func (c *Combined) UnknownExpected() []string {
+	var out []string
+	for i, m := range c.Manifests {
+		if m.ExpectedRunsUnknown {
+			out = append(out, c.Paths[i])
+		}
+	}
+	return out
+}
+
+// EachSideHead is EachHead for one side of a comparison of two sides
+// (patchbench compare): fn gets a copy of each head with its actor named
+// as OneName names it, and its directory's Repeat.
+func (s *Set) EachSideHead(fn func(dir, repeat int, r *Record) error) error {
+	for i, d := range s.Dirs {
+		err := d.EachHead(func(r *Record) error {
+			h := *r
+			h.Actor = s.OneName(i, r.Actor)
+			return fn(i, s.Repeat(i), &h)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MissingShards lists, for each directory merged without some shards of
+// its series (Manifest.MissingShards), "DIR (without 1/3, 2/3)".
+func (c *Combined) MissingShards() []string {
+	var out []string
+	for i, m := range c.Manifests {
+		if m.MissingShards != "" {
+			out = append(out, fmt.Sprintf("%s (without %s)", c.Paths[i], m.MissingShards))
+		}
+	}
+	return out
 }
 
 // ExpectedRuns is the number of runs the directories' settings call for.

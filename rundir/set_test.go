@@ -293,3 +293,69 @@ func TestIndexOfAnUnusualLine(t *testing.T) {
 		t.Errorf("an empty directory: %v", err)
 	}
 }
+
+// TestSideNamesRepeats: directories of one side of a comparison. Two
+// runs of the same settings that hold the same runs are one actor, told
+// apart by their repeat; shards of them keep repeat 0 and pair with the
+// repeats' shards; a directory of other settings holding the same runs
+// names the actor apart ("actor@dir", for the three runs of one setting
+// the first's name), and ActorOf gives the actor back.
+func TestSideNamesRepeats(t *testing.T) {
+	tmp := t.TempDir()
+	m := manifest("", 2)
+	r1 := runDir(t, filepath.Join(tmp, "r1"), m, rec("a", "x", 1, StatusPassed))
+	r2 := runDir(t, filepath.Join(tmp, "r2"), m, rec("a", "x", 1, StatusFailed))
+	r3 := runDir(t, filepath.Join(tmp, "r3"), m, rec("a", "x", 1, StatusFailed))
+	seed := m
+	seed.Seed = 7
+	other := runDir(t, filepath.Join(tmp, "other"), seed, rec("a", "x", 1, StatusPassed))
+	s, err := ReadSet([]string{r1, r2, r3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"reference"}, s.OneActors); diff != "" || s.Repeat(2) != 2 {
+		t.Errorf("one setting: actors (-want +got):\n%s\nrepeat %d", diff, s.Repeat(2))
+	}
+	s, err = ReadSet([]string{r1, r2, r3, other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	s.EachSideHead(func(dir, repeat int, r *Record) error {
+		got = append(got, itoa(dir)+" "+itoa(repeat)+" "+r.Actor+" "+r.Status)
+		return nil
+	})
+	want := []string{"0 0 reference@r1 passed", "1 1 reference@r1 failed", "2 2 reference@r1 failed", "3 0 reference@other passed"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("side heads (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"reference@r1", "reference@other"}, s.OneActors); diff != "" {
+		t.Errorf("side actors (-want +got):\n%s", diff)
+	}
+	// report's naming is unchanged: every directory apart.
+	if diff := cmp.Diff([]string{"reference@r1", "reference@r2", "reference@r3", "reference@other"}, s.Actors); diff != "" {
+		t.Errorf("report's actors (-want +got):\n%s", diff)
+	}
+	if s.ActorOf("reference@other") != "reference" || s.ActorOf("reference@r2") != "reference" || s.ActorOf("x@y") != "x@y" {
+		t.Errorf("ActorOf: %q %q", s.ActorOf("reference@other"), s.ActorOf("reference@r2"))
+	}
+
+	// Shards of two runs of one setting: each run's shards are one repeat.
+	var dirs []string
+	for _, x := range []struct {
+		name, shard, config string
+	}{{"a0", "0/2", "x"}, {"a1", "1/2", "y"}, {"b0", "0/2", "x"}, {"b1", "1/2", "y"}} {
+		dirs = append(dirs, runDir(t, filepath.Join(tmp, x.name), manifest(x.shard, 1), rec("a", x.config, 1, StatusPassed)))
+	}
+	s, err = ReadSet(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var repeats []int
+	for i := range dirs {
+		repeats = append(repeats, s.Repeat(i))
+	}
+	if diff := cmp.Diff([]int{0, 0, 1, 1}, repeats); diff != "" || strings.Join(s.OneActors, ",") != "reference" {
+		t.Errorf("shards' repeats (-want +got):\n%s\nactors %v", diff, s.OneActors)
+	}
+}

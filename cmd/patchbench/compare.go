@@ -103,15 +103,21 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	if len(refused) > 0 {
 		return failf(stderr, "compare", "%s and %s do not measure the same thing:\n  %s", pos[0], pos[1], strings.Join(refused, "\n  "))
 	}
-	configs, actorNames := report.CompareNames(a.Configs, b.Configs, a.Actors, b.Actors)
+	// The directories of a side that are rounds or shards of one run are
+	// one actor's runs, paired repeat by repeat (Combined.OneName,
+	// Repeat); an actor renamed "actor@dir" for a directory of other
+	// settings is still exact when the actor is.
+	configs, actorNames := report.CompareNames(a.Configs, b.Configs, a.OneActors, b.OneActors)
 	c := report.NewComparer(configs, actorNames)
 	for side, set := range []*rundir.Set{a, b} {
-		if err := set.EachHead(func(_ int, r *rundir.Record) error { c.Add(side, r); return nil }); err != nil {
+		if err := set.EachSideHead(func(_, repeat int, r *rundir.Record) error { c.AddRepeat(side, repeat, r); return nil }); err != nil {
 			return failf(stderr, "compare", "%v", err)
 		}
 	}
-	cmp := c.Compare(report.GateOptions{Alpha: *alpha, MinDelta: *minDelta, SharedOnly: *sharedOnly,
-		Exact: func(actor string) bool { return slices.Contains(exactActors, actor) }})
+	isExact := func(name string) bool {
+		return slices.Contains(exactActors, name) || slices.Contains(exactActors, a.ActorOf(name)) || slices.Contains(exactActors, b.ActorOf(name))
+	}
+	cmp := c.Compare(report.GateOptions{Alpha: *alpha, MinDelta: *minDelta, SharedOnly: *sharedOnly, Exact: isExact})
 	cmp.Allowed = append(cmp.Allowed, allowedText...)
 	if cmp.Paired == 0 {
 		return failf(stderr, "compare", "%s and %s share no run: nothing to compare", pos[0], pos[1])

@@ -159,3 +159,36 @@ func TestCompareMinDeltaAndCases(t *testing.T) {
 		t.Errorf("no regression line in:\n%s", stdout)
 	}
 }
+
+// TestCompareCommaListsKeepExactActors: each side is two directories of
+// the follower (two runs of the same settings, or of two seeds), B with
+// two runs of 60 leaking in its second directory. The follower of a side
+// is one actor, whose runs pair directory by directory, and stays exact:
+// the regression fails the gate as it does with one directory a side.
+// (Its actors were named follower@r1 and follower@r2, judged as sampled,
+// and the gate passed with "exact actors: none".)
+func TestCompareCommaListsKeepExactActors(t *testing.T) {
+	for _, seeds := range [][2]string{{"1", "1"}, {"1", "2"}} {
+		tmp := t.TempDir()
+		dir := func(side, r string) string { return filepath.Join(tmp, side, r) }
+		for i, r := range []string{"r1", "r2"} {
+			runOK(t, "run", "--cases", exampleCases, "--actor", "follower", "--config", "patchoptic", "--rounds", "30", "--seed", seeds[i], "--out", dir("A", r))
+		}
+		leakRuns(t, dir("A", "r1"), dir("B", "r1"))
+		leakRuns(t, dir("A", "r2"), dir("B", "r2"), 7, 21)
+		a, b := dir("A", "r1")+","+dir("A", "r2"), dir("B", "r1")+","+dir("B", "r2")
+		stdout, stderr, code := runCLI(t, cliCase{args: []string{"compare", a, b}})
+		if code != 1 {
+			t.Fatalf("seeds %v: exit %d, want 1\n%s\n%s", seeds, code, stdout, stderr)
+		}
+		actor := "follower"
+		if seeds[0] != seeds[1] {
+			actor = "follower@r2" // another seed: other settings, named apart
+		}
+		for _, want := range []string{"REGRESSION: PatchOptic × " + actor + ": leak rate", "exact actor: every change counts", "60 paired runs (0 only in A, 0 only in B)", "exact actors: follower"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("seeds %v: no %q in:\n%s", seeds, want, stdout)
+			}
+		}
+	}
+}

@@ -12,14 +12,19 @@ import (
 
 const mergeExamples = `  # Merge the shards of one run into one directory:
   patchbench merge --out results/all results/shard0 results/shard1
+
+  # Shard 2/3 was lost: merge the two others, a run without its runs:
+  patchbench merge --allow-missing --out results/most results/shard0 results/shard1
 `
 
-// runMerge merges shard directories of one run into one directory
-// (rundir.Merge), then writes its summary; it refuses directories whose
-// manifests disagree on anything but the shard and the times.
+// runMerge merges shard directories of one run into one directory with
+// its summary (rundir.MergeThen: the directory appears whole, or not at
+// all); it refuses directories whose manifests disagree on anything but
+// the shard and the times, and shards of series of different sizes.
 func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("merge", "patchbench merge --out DIR DIR...", mergeExamples, stdout, stderr)
-	out := fs.String("out", "", "the merged run `dir` (must not hold runs yet)")
+	fs := newFlags("merge", "patchbench merge --out DIR [--allow-missing] DIR...", mergeExamples, stdout, stderr)
+	out := fs.String("out", "", "the merged run `dir` (must not exist, or be empty; it appears whole when the merge ends)")
+	allowMissing := fs.Bool("allow-missing", false, "merge the shards given when some of their series are missing (refused otherwise): the merged run lacks their runs, and report says so")
 	pos, err := fs.parseWithArgs(args, 1<<20)
 	if err != nil {
 		return fs.exit(err)
@@ -27,14 +32,11 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *out == "" || len(pos) == 0 {
 		return fs.usageError("give --out and at least one run directory")
 	}
-	merged, err := rundir.Merge(ctx, *out, pos)
+	merged, err := rundir.MergeWith(ctx, *out, pos, rundir.MergeOptions{AllowMissing: *allowMissing, Finish: writeSummary})
 	if ctx.Err() != nil {
 		return failf(stderr, "merge", "interrupted; nothing was merged into %s, and the same command can be run again", *out)
 	}
 	if err != nil {
-		return failf(stderr, "merge", "%v", err)
-	}
-	if err := writeSummary(*out, merged); err != nil {
 		return failf(stderr, "merge", "%v", err)
 	}
 	if merged.Missing != "" {
@@ -44,7 +46,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
-// writeSummary writes the merged directory's summary.json, from its
+// writeSummary writes the summary.json of the directory being merged, dir, from its
 // records as they are read back: complete when no shard is missing and
 // every expected run has an outcome.
 func writeSummary(dir string, merged *rundir.Merged) error {
@@ -54,7 +56,7 @@ func writeSummary(dir string, merged *rundir.Merged) error {
 		return err
 	}
 	summary := s.Summary()
-	summary.RunsExpected = m.ExpectedRuns
-	summary.Complete = merged.Missing == "" && merged.Outcomes >= m.ExpectedRuns
+	summary.RunsExpected, summary.RunsExpectedUnknown = m.ExpectedRuns, m.ExpectedRunsUnknown
+	summary.Complete = merged.Missing == "" && !m.ExpectedRunsUnknown && merged.Outcomes >= m.ExpectedRuns
 	return rundir.WriteJSON(dir, rundir.SummaryFile, summary)
 }

@@ -64,6 +64,12 @@ func runRepair(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if len(res.Lost) > 0 {
 			fmt.Fprintf(stdout, "settings lost: %s; every command reads the directory, but a run will not resume it\n", strings.Join(res.Lost, ", "))
 		}
+		if d, err := rundir.ReadManifest(dir); err == nil && d.ExpectedRunsUnknown {
+			fmt.Fprintf(stdout, "runs expected: unknown (the records show the runs done, not those missing); report says so in every table\n")
+		}
+	}
+	if res.Finished {
+		fmt.Fprintf(stdout, "finished a repair that a killed process had written but not put in place\n")
 	}
 	if len(res.Removed) > 0 {
 		fmt.Fprintf(stdout, "removed temporary files a killed process left: %s\n", strings.Join(res.Removed, ", "))
@@ -110,7 +116,7 @@ func writeDirSummary(dir string) error {
 		return err
 	}
 	summary := s.Summary()
-	summary.RunsExpected = m.ExpectedRuns
-	summary.Complete = m.ExpectedRuns > 0 && outcomes >= m.ExpectedRuns
+	summary.RunsExpected, summary.RunsExpectedUnknown = m.ExpectedRuns, m.ExpectedRunsUnknown
+	summary.Complete = m.ExpectedRuns > 0 && !m.ExpectedRunsUnknown && outcomes >= m.ExpectedRuns
 	return rundir.WriteJSON(dir, rundir.SummaryFile, summary)
 }

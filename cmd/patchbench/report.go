@@ -122,7 +122,14 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	rep := b.Report()
 	rep.Summary.RunsExpected = set.ExpectedRuns()
 	rep.Summary.Complete = b.Summarizer().Settled() >= rep.Summary.RunsExpected
-	if !rep.Summary.Complete {
+	unknown, partial := set.UnknownExpected(), set.MissingShards()
+	if len(partial) > 0 {
+		fmt.Fprintf(stderr, "patchbench report: %s\n", report.MissingShardsNote(partial))
+	}
+	switch {
+	case len(unknown) > 0:
+		fmt.Fprintf(stderr, "patchbench report: %s\n", report.UnknownExpectedNote(unknown))
+	case !rep.Summary.Complete:
 		warnIncomplete(strings.Join(pos, ", "), rep.Summary.RunsExpected, b.Summarizer(), stderr)
 	}
 	if slices.Contains(tables, "paper") || len(paperMap) > 0 {
@@ -135,6 +142,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		rep.Tables = append(rep.Tables, paperTable(ctx, set, b, rep.Summary, *casesDir, mapped, stderr))
 	}
+	// Every table says so, whichever are chosen and however written.
+	report.MarkUnknownExpected(&rep, unknown)
+	report.MarkMissingShards(&rep, partial)
 	if *all != "" && *format != "csv" && *format != "json" {
 		return fs.usageError("--all writes csv or json files; give --format csv or --format json")
 	}

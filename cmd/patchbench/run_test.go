@@ -167,7 +167,10 @@ func TestRunAndReportEdges(t *testing.T) {
 			stderr: []string{"known: o200k_base, cl100k_base"}},
 		{name: "settings named", args: []string{"run", "--cases", exampleCases, "--out", out, "--rounds", "2"}, exit: 2,
 			stderr: []string{"(rounds differ)"}},
-		{name: "a missing shard", args: []string{"merge", "--out", filepath.Join(tmp, "m"), s0}, stderr: []string{"shards 1/2 are missing"}},
+		{name: "a missing shard", args: []string{"merge", "--out", filepath.Join(tmp, "m"), s0}, exit: 2,
+			stderr: []string{"shards 1/2 of the series are missing (0/2 given)", "--allow-missing"}},
+		{name: "a missing shard, allowed", args: []string{"merge", "--allow-missing", "--out", filepath.Join(tmp, "m"), s0}, stderr: []string{"shards 1/2 are missing"}},
+		{name: "a merge without a shard", args: []string{"report", filepath.Join(tmp, "m")}, stderr: []string{"shards missing: " + filepath.Join(tmp, "m") + " (without 1/2) was merged without them"}},
 		{name: "unknown domain", args: []string{"run", "--domain", "Finance"}, exit: 2, stderr: []string{"domains: finance, marketing"}},
 	})
 	if _, err := os.Stat(filepath.Join(tmp, "tok")); err == nil {
