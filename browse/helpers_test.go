@@ -11,6 +11,7 @@ import (
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/scoring"
 )
 
@@ -76,7 +77,7 @@ func makeRunActors(t testing.TB, caseIDs []string, acts []actors.Actor, rounds, 
 	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: rounds, Concurrency: 2, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base", Protocol: protocol}
 	dir := t.TempDir()
 	m := rundir.Manifest{Module: "github.com/patchbench/patchbench", CaseSet: EmbeddedSuite, CaseDigest: rundir.CaseDigest(cases), Cases: len(cases),
-		Rounds: rounds, Seed: 1, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base", PromptVersion: runner.PromptVersion,
+		Spec: runspec.Spec{Rounds: rounds, Seed: 1, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base"}, PromptVersion: runner.PromptVersion,
 		Started: "2026-01-02T03:04:05Z", ConfigDetails: configs, ExpectedRuns: len(o.Jobs())}
 	for _, c := range configs {
 		m.Configs = append(m.Configs, c.Name)

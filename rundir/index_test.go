@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
@@ -159,7 +160,7 @@ func TestBuildIndexErrors(t *testing.T) {
 	// A record of another case set is refused as Read refuses it.
 	dir2 := t.TempDir()
 	writeRecords(t, dir2, recs[:3]...)
-	m := &Manifest{CaseIDs: []string{"c1", "c2"}, Configs: []string{"patchoptic"}, Actors: []string{"reference"}, Rounds: 1}
+	m := &Manifest{CaseIDs: []string{"c1", "c2"}, Configs: []string{"patchoptic"}, Actors: []string{"reference"}, Spec: runspec.Spec{Rounds: 1}}
 	_, err = BuildIndex(dir2, m)
 	var le3 *LineError
 	var out *OutsideRunError
@@ -195,7 +196,7 @@ func TestChunkBounds(t *testing.T) {
 // short by a crash left out.
 func TestEachHead(t *testing.T) {
 	dir := t.TempDir()
-	m := Manifest{Module: "m", CaseIDs: []string{"c0", "c1", "c2", "c3", "c4"}, Configs: []string{"patchoptic"}, Actors: []string{"reference"}, Rounds: 3}
+	m := Manifest{Module: "m", CaseIDs: []string{"c0", "c1", "c2", "c3", "c4"}, Configs: []string{"patchoptic"}, Actors: []string{"reference"}, Spec: runspec.Spec{Rounds: 3}}
 	if err := WriteJSON(dir, ManifestFile, m); err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestEachHead(t *testing.T) {
 // each is, and names both by line and byte offset.
 func TestReadErrorOrder(t *testing.T) {
 	dir := t.TempDir()
-	m := Manifest{Module: "m", CaseIDs: []string{"a"}, Configs: []string{"x"}, Actors: []string{"reference"}, Rounds: 1}
+	m := Manifest{Module: "m", CaseIDs: []string{"a"}, Configs: []string{"x"}, Actors: []string{"reference"}, Spec: runspec.Spec{Rounds: 1}}
 	if err := WriteJSON(dir, ManifestFile, m); err != nil {
 		t.Fatal(err)
 	}

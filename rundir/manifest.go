@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -30,37 +31,17 @@ type Manifest struct {
 	Configs       []string        `json:"configs"`
 	ConfigDetails []*bench.Config `json:"config_details"`
 	Actors        []string        `json:"actors"`
-	Rounds        int             `json:"rounds"`
-	Seed          int64           `json:"seed"`
-	// Temperature (null: the server's default) and MaxOutputTokens (0:
-	// the server's) of live actors; a spec's own ?temperature= wins.
-	Temperature     *float64 `json:"temperature"`
-	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
-	OpenAIBaseURL   string   `json:"openai_base_url,omitempty"`
-	OllamaHost      string   `json:"ollama_host,omitempty"`
+	// Spec is the run's settings, as recorded (runspec.Spec.Recorded):
+	// its members (rounds, seed, temperature, max_attempts, ...) are the
+	// manifest's own, among the others in the order manifests have
+	// always had (MarshalJSON).
+	runspec.Spec
+	OpenAIBaseURL string `json:"openai_base_url,omitempty"`
+	OllamaHost    string `json:"ollama_host,omitempty"`
 	// AnthropicBaseURL is ANTHROPIC_BASE_URL when an anthropic: actor
 	// runs (absent for the default address).
 	AnthropicBaseURL string `json:"anthropic_base_url,omitempty"`
-	Structured       bool   `json:"structured,omitempty"`
-	// MaxAnswerBytes is the answer limit (run --max-answer-bytes) when it
-	// is not the default (1 MiB), which is left out.
-	MaxAnswerBytes int64 `json:"max_answer_bytes,omitempty"`
-	// Protocol is "tools" for a run of the tools protocol (run --protocol
-	// tools; absent for the json protocol), with its Disclosure and the
-	// budgets per step (MaxTurns, MaxToolCalls, MaxStepBytes).
-	Protocol      string  `json:"protocol,omitempty"`
-	Disclosure    string  `json:"disclosure,omitempty"`
-	MaxTurns      int     `json:"max_turns,omitempty"`
-	MaxToolCalls  int     `json:"max_tool_calls,omitempty"`
-	MaxStepBytes  int64   `json:"max_step_bytes,omitempty"`
-	MaxAttempts   int     `json:"max_attempts"`
-	PassThreshold float64 `json:"pass_threshold"`
-	Tokenizer     string  `json:"tokenizer"`
-	PromptVersion string  `json:"prompt_version"`
-	// PromptTemplate is the --prompt-template file as given, "" for the
-	// embedded template. Only its content (PromptVersion's hash) is part
-	// of the settings.
-	PromptTemplate string `json:"prompt_template,omitempty"`
+	PromptVersion    string `json:"prompt_version"`
 	// Plan is the plan file the settings were read from (run --plan),
 	// and PlanDigest its runner.Plan.Digest; neither is a setting (a
 	// plan and the command line it amounts to make one run, and resume
@@ -118,17 +99,96 @@ type Build struct {
 // template's file name (its content is in PromptVersion).
 func (m Manifest) Key() string {
 	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision, m.Revisions, m.Build = "", "", false, "", "", nil, nil
-	m.TokenBudgetSpent, m.PromptTemplate, m.Plan, m.PlanDigest = false, "", "", ""
+	m.TokenBudgetSpent, m.Plan, m.PlanDigest = false, "", ""
+	m.Spec = m.Spec.Keyed()
 	m.ExpectedRuns, m.ExpectedRunsUnknown, m.MissingShards = 0, false, "" // follow from the rest (and differ between shards)
 	b, _ := json.Marshal(m)
 	return string(b)
 }
 
 // unkeyed are the manifest's members that Key leaves out.
-var unkeyed = map[string]bool{
-	"started": true, "finished": true, "interrupted": true, "version": true, "git_revision": true,
-	"revisions": true, "expected_runs": true, "token_budget_spent": true, "build": true, "prompt_template": true,
-	"plan": true, "plan_digest": true, "expected_runs_unknown": true, "missing_shards": true,
+var unkeyed = func() map[string]bool {
+	u := map[string]bool{
+		"started": true, "finished": true, "interrupted": true, "version": true, "git_revision": true,
+		"revisions": true, "expected_runs": true, "token_budget_spent": true, "build": true,
+		"plan": true, "plan_digest": true, "expected_runs_unknown": true, "missing_shards": true,
+	}
+	for _, m := range runspec.Unkeyed() {
+		u[m] = true
+	}
+	return u
+}()
+
+// memberOrder is the order of the members of manifest.json: the order
+// they have had since before the settings were a runspec.Spec, so that a
+// manifest's JSON, and Key (whose hash names DefaultDir), stay what they
+// were for the same settings. A member not listed (a setting added
+// since) comes after them, in the order of the fields.
+var memberOrder = []string{
+	"module", "version", "git_revision", "case_set", "case_digest", "cases", "case_ids", "configs", "config_details",
+	"actors", "rounds", "seed", "temperature", "max_output_tokens", "openai_base_url", "ollama_host", "anthropic_base_url",
+	"structured", "max_answer_bytes", "protocol", "disclosure", "max_turns", "max_tool_calls", "max_step_bytes",
+	"max_attempts", "pass_threshold", "tokenizer", "prompt_version", "prompt_template", "plan", "plan_digest", "shard",
+	"expected_runs", "expected_runs_unknown", "missing_shards", "started", "finished", "interrupted",
+	"token_budget_spent", "revisions", "build",
+}
+
+// MarshalJSON writes the manifest's members in memberOrder, the settings
+// as recorded (runspec.Spec.Recorded).
+func (m Manifest) MarshalJSON() ([]byte, error) {
+	type plain Manifest // without this method
+	m.Spec = m.Spec.Recorded()
+	b, err := json.Marshal(plain(m))
+	if err != nil {
+		return nil, err
+	}
+	return reorderMembers(b, memberOrder)
+}
+
+// reorderMembers writes the JSON object b with its members in order (the
+// names listed first, in the list's order, then the others in b's),
+// each member's value as it is in b.
+func reorderMembers(b []byte, order []string) ([]byte, error) {
+	type member struct {
+		name string
+		raw  json.RawMessage
+	}
+	var members []member
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		members = append(members, member{t.(string), raw})
+	}
+	rank := func(name string) int {
+		if i := slices.Index(order, name); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(members, func(a, b member) int { return rank(a.name) - rank(b.name) })
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for i, mb := range members {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		name, _ := json.Marshal(mb.name)
+		out.Write(name)
+		out.WriteByte(':')
+		out.Write(mb.raw)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
 }
 
 // Differences names the settings (JSON member names) in which two

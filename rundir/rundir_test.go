@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchbench/patchbench/internal/regularfile"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 // rec is a small valid record.
@@ -156,7 +157,7 @@ func TestResume(t *testing.T) {
 }
 
 func manifest(shard string, expected int) Manifest {
-	return Manifest{Module: "m", CaseIDs: []string{"a"}, Configs: []string{"x", "y"}, Actors: []string{"reference"}, Rounds: 2,
+	return Manifest{Module: "m", CaseIDs: []string{"a"}, Configs: []string{"x", "y"}, Actors: []string{"reference"}, Spec: runspec.Spec{Rounds: 2},
 		Shard: shard, ExpectedRuns: expected, Started: "2026-01-01T00:00:00Z"}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 // A session records its runs, marks the manifest interrupted until End,
@@ -16,7 +17,7 @@ import (
 func TestDirSession(t *testing.T) {
 	cases, cfgs := loadSuite(t)
 	o := Options{Cases: cases[:2], Configs: cfgs[:1], Actors: []actors.Actor{actors.Reference{}}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
-	m := rundir.Manifest{Module: "m", Cases: 2, Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8, Actors: []string{"reference"}, Configs: []string{cfgs[0].Name}, ExpectedRuns: len(o.Jobs())}
+	m := rundir.Manifest{Module: "m", Cases: 2, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Actors: []string{"reference"}, Configs: []string{cfgs[0].Name}, ExpectedRuns: len(o.Jobs())}
 	for _, c := range o.Cases {
 		m.CaseIDs = append(m.CaseIDs, c.ID)
 	}

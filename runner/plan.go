@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,53 +17,67 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 // PlanVersion is the version of the plan file format Plan reads.
 const PlanVersion = 1
 
-// Plan is an experiment written down (patchbench run --plan FILE): what
-// patchbench run's flags say about the runs, as data. A key left out is
-// the flag's default. The command line's flags that are not about the
-// runs (--out, --concurrency, --cache, --progress, --retry-errors,
+// Plan is an experiment written down (patchbench run --plan FILE): the
+// settings of the runs (runspec.Spec), each by its plan key (the Spec
+// field's plan tag: "rounds", "limits.max_attempts"), as data. A key left
+// out is the flag's default. The command line's flags that are not about
+// the runs (--out, --concurrency, --cache, --progress, --retry-errors,
 // --shard, --format) stay on the command line.
 //
-// The file is YAML (go.yaml.in/yaml/v3); unknown keys, wrong types and a
-// version other than PlanVersion are errors naming the file and line
-// (*bench.FileError). docs/plans/ holds examples.
+// The file is YAML (go.yaml.in/yaml/v3): version (PlanVersion), then the
+// keys, grouped in sections (cases, configs, settings, limits, scoring)
+// by the first part of their dotted name. Unknown keys, wrong types,
+// values out of range and a version other than PlanVersion are errors
+// naming the file and line (*bench.FileError). docs/plans/ holds
+// examples.
 type Plan struct {
 	// Version is PlanVersion.
-	Version int `yaml:"version"`
-	// Cases choose the case set and which of its cases run.
-	Cases PlanCases `yaml:"cases,omitempty"`
-	// Configs choose the configurations.
-	Configs PlanConfigs `yaml:"configs,omitempty"`
-	// Actors are actor specs, as --actor takes them (openai:MODEL,
-	// role=spec lists, exec:COMMAND, ...), settings in a spec's query
-	// (ollama:mistral?num_ctx=8192) included; default reference,
-	// oversharer and follower.
-	Actors []string `yaml:"actors,omitempty,flow"`
-	// Rounds is the number of rounds (default 1).
-	Rounds int `yaml:"rounds,omitempty"`
-	// Protocol is json (default) or tools; Disclosure, with tools,
-	// whole (default) or progressive.
-	Protocol   string `yaml:"protocol,omitempty"`
-	Disclosure string `yaml:"disclosure,omitempty"`
-	// Settings are the live actors' settings.
-	Settings PlanSettings `yaml:"settings,omitempty"`
-	// Limits bound each step and the whole run.
-	Limits PlanLimits `yaml:"limits,omitempty"`
-	// Scoring sets the pass threshold and the tokenizer.
-	Scoring PlanScoring `yaml:"scoring,omitempty"`
-	// PromptTemplate is a prompt template file of the json protocol
-	// (default the embedded one).
-	PromptTemplate string `yaml:"prompt_template,omitempty"`
+	Version int
+	// Spec holds the settings of the keys the plan gives (Has); the
+	// others are zero.
+	Spec runspec.Spec
 
-	// file is the plan file's name and lines the line of each key read
-	// from it (Where); a plan not read from a file has none.
+	// set holds the keys the plan gives; file is the plan file's name
+	// and lines the line of each key read from it (Where); a plan not
+	// read from a file has none.
+	set   map[string]bool
 	file  string
 	lines map[string]int
 }
+
+// NewPlan is the plan of the settings s: every key, but those of an empty
+// string, an empty list or a number left unset (the temperature), which
+// are their defaults. patchbench plan --print prints it.
+func NewPlan(s runspec.Spec) *Plan {
+	p := &Plan{Version: PlanVersion, Spec: s, set: map[string]bool{}}
+	for _, f := range runspec.Fields() {
+		if f.Key != "" && !emptyValue(f.Value(&p.Spec)) {
+			p.set[f.Key] = true
+		}
+	}
+	return p
+}
+
+// emptyValue reports whether a setting's value is "left out": an empty
+// string or list, or a nil pointer.
+func emptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String, reflect.Slice:
+		return v.Len() == 0
+	case reflect.Pointer:
+		return v.IsNil()
+	}
+	return false
+}
+
+// Has reports whether the plan gives the key (a Spec field's plan tag).
+func (p *Plan) Has(key string) bool { return p.set[key] }
 
 // Where is the file a plan was read from (ParsePlan's name) and the
 // line of key in it: a dotted key path ("rounds", "limits.max_attempts"),
@@ -73,63 +88,20 @@ func (p *Plan) Where(key string) (file string, line int) {
 	return p.file, p.lines[key]
 }
 
-// PlanCases are a plan's cases: the case set (Dir, default the embedded
-// suite), and only the cases of IDs and of Domains when given.
-type PlanCases struct {
-	Dir     string   `yaml:"dir,omitempty"`
-	IDs     []string `yaml:"ids,omitempty,flow"`
-	Domains []string `yaml:"domains,omitempty,flow"`
-}
-
-// PlanConfigs are a plan's configurations: the directory of their files
-// (default the embedded six) and only those named when Names is given.
-type PlanConfigs struct {
-	Dir   string   `yaml:"dir,omitempty"`
-	Names []string `yaml:"names,omitempty,flow"`
-}
-
-// PlanSettings are the live actors' settings (run's flags of the same
-// names); a nil value is the flag's default.
-type PlanSettings struct {
-	Temperature     *float64 `yaml:"temperature,omitempty"`
-	MaxOutputTokens *int     `yaml:"max_output_tokens,omitempty"`
-	Structured      *bool    `yaml:"structured,omitempty"`
-	Seed            *int64   `yaml:"seed,omitempty"`
-	// Timeout bounds each live request (a Go duration: 2m, 90s).
-	Timeout    string   `yaml:"timeout,omitempty"`
-	MaxRetries *int     `yaml:"max_retries,omitempty"`
-	RPS        *float64 `yaml:"rps,omitempty"`
-}
-
-// PlanLimits are the limits of each step and of the whole run (run's
-// flags of the same names).
-type PlanLimits struct {
-	MaxAttempts    *int   `yaml:"max_attempts,omitempty"`
-	MaxTurns       *int   `yaml:"max_turns,omitempty"`
-	MaxToolCalls   *int   `yaml:"max_tool_calls,omitempty"`
-	MaxStepBytes   *int64 `yaml:"max_step_bytes,omitempty"`
-	MaxAnswerBytes *int64 `yaml:"max_answer_bytes,omitempty"`
-	MaxTokensTotal *int   `yaml:"max_tokens_total,omitempty"`
-}
-
-// PlanScoring sets how runs are scored.
-type PlanScoring struct {
-	PassThreshold *float64 `yaml:"pass_threshold,omitempty"`
-	Tokenizer     string   `yaml:"tokenizer,omitempty"`
-}
-
 // MaxPlanBytes bounds a plan file.
 const MaxPlanBytes = 1 << 20
 
 // ParsePlan reads a plan from YAML; name is the file's name in errors.
-// Unknown keys, wrong types, several documents and a missing or other
-// version are *bench.FileError values with the line where it is known.
-// Every key's value must have the key's type, as YAML reads it: an
-// integer key takes an integer (not 2.5, 2.0 or "2"), a number key an
-// integer or a float, a boolean key true or false, a string key a string
-// (quote a number: "42"), a list key a list of strings, and a section
-// (cases, settings, ...) a mapping; null is a key left out. A wrong type
-// is refused as "FILE:LINE: key: want an integer, got 2.5".
+// Unknown keys, wrong types, values out of range (runspec.Spec.Check's
+// ranges), several documents and a missing or other version are
+// *bench.FileError values with the line where it is known. Every key's
+// value must have the key's type, as YAML reads it: an integer key takes
+// an integer (not 2.5, 2.0 or "2"), a number key an integer or a float, a
+// boolean key true or false, a string key a string (quote a number:
+// "42"; a duration is a string: 90s), a list key a list of strings, and a
+// section (cases, settings, ...) a mapping; null, an empty string and an
+// empty list are a key left out. A wrong type is refused as
+// "FILE:LINE: key: want an integer, got 2.5".
 func ParsePlan(name string, b []byte) (*Plan, error) {
 	if len(b) > MaxPlanBytes {
 		return nil, &bench.FileError{File: name, Err: fmt.Errorf("larger than %d bytes", MaxPlanBytes)}
@@ -141,99 +113,176 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &bench.FileError{File: name, Err: errors.New("empty plan (it needs at least version: 1)")}
 	}
-	lines := map[string]int{}
-	if err := checkTypes(name, root.Content[0], reflect.TypeOf(Plan{}), "", lines); err != nil {
-		return nil, err
-	}
-	var p Plan
 	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&p); err != nil {
-		return nil, bench.YAMLError(name, planKeys(err), &root)
+	var first, extra yaml.Node
+	if err := dec.Decode(&first); err != nil {
+		return nil, bench.YAMLError(name, err, nil)
 	}
-	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
 		return nil, &bench.FileError{File: name, Line: extra.Line, Err: errors.New("more than one YAML document; a plan file holds one")}
+	}
+	p := &Plan{set: map[string]bool{}, file: name, lines: map[string]int{}}
+	top := resolve(root.Content[0])
+	if top.Kind != yaml.MappingNode {
+		return nil, &bench.FileError{File: name, Line: top.Line, Err: fmt.Errorf("the plan: want a mapping of keys, got %s", yamlValue(top))}
+	}
+	if err := p.readMapping(name, top, ""); err != nil {
+		return nil, err
 	}
 	if p.Version != PlanVersion {
 		return nil, &bench.FileError{File: name, Line: keyLine(&root, "version"), Err: fmt.Errorf("version: must be %d, not %d", PlanVersion, p.Version)}
 	}
-	if err := p.checkRanges(name, &root); err != nil {
-		return nil, err
+	for _, f := range runspec.Fields() {
+		if p.set[f.Key] {
+			if why := f.Check(&p.Spec); why != "" {
+				return nil, &bench.FileError{File: name, Line: p.lines[f.Key], Err: fmt.Errorf("%s: %s", f.Key, why)}
+			}
+		}
 	}
-	p.file, p.lines = name, lines
-	return &p, nil
+	return p, nil
 }
 
-// checkTypes checks that the YAML node n has the type of t (a Plan
-// struct, by its yaml tags, or one of its fields' types), at key (a
-// dotted path, "" for the top), and records the line of every key and
-// list item under it in lines. Keys t does not know are left to the
-// decoder, which names the known ones.
-func checkTypes(name string, n *yaml.Node, t reflect.Type, key string, lines map[string]int) error {
+// resolve follows a YAML alias to the node it names.
+func resolve(n *yaml.Node) *yaml.Node {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
+	return n
+}
+
+// planKeys are the keys known in the plan's section ("" for the top):
+// each either a setting's key (a Spec field's plan tag) or a section.
+func planKeys(section string) (keys []string) {
+	if section == "" {
+		keys = append(keys, "version")
+	}
+	for _, f := range runspec.Fields() {
+		rest, ok := f.Key, section == ""
+		if !ok {
+			rest, ok = strings.CutPrefix(f.Key, section+".")
+		}
+		if !ok || f.Key == "" {
+			continue
+		}
+		k, _, _ := strings.Cut(rest, ".")
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// readMapping reads the mapping n of the section (a dotted key path, ""
+// for the top) into p: each key's line, its value checked for its type
+// and set in p.Spec (or p.Version).
+func (p *Plan) readMapping(name string, n *yaml.Node, section string) error {
+	known := planKeys(section)
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], resolve(n.Content[i+1])
+		k := kn.Value
+		if !slices.Contains(known, k) {
+			sorted := slices.Clone(known)
+			sort.Strings(sorted)
+			return &bench.FileError{File: name, Line: kn.Line, Err: fmt.Errorf("unknown key %q (known keys: %s)", k, strings.Join(sorted, ", "))}
+		}
+		if line, ok := seen[k]; ok {
+			return &bench.FileError{File: name, Line: kn.Line, Err: fmt.Errorf("key %q is given twice (line %d)", k, line)}
+		}
+		seen[k] = kn.Line
+		key := k
+		if section != "" {
+			key = section + "." + k
+		}
+		p.lines[key] = kn.Line
+		if vn.Kind == yaml.ScalarNode && vn.ShortTag() == "!!null" {
+			continue // left out
+		}
+		if key == "version" {
+			if vn.Kind != yaml.ScalarNode || vn.ShortTag() != "!!int" {
+				return &bench.FileError{File: name, Line: vn.Line, Err: fmt.Errorf("version: want an integer, got %s", yamlValue(vn))}
+			}
+			if err := vn.Decode(&p.Version); err != nil {
+				return &bench.FileError{File: name, Line: vn.Line, Err: fmt.Errorf("version: %v", err)}
+			}
+			continue
+		}
+		f, leaf := runspec.FieldByKey(key)
+		if !leaf {
+			if vn.Kind != yaml.MappingNode {
+				return &bench.FileError{File: name, Line: vn.Line, Err: fmt.Errorf("%s: want a mapping of keys, got %s", key, yamlValue(vn))}
+			}
+			if err := p.readMapping(name, vn, key); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := p.readValue(name, vn, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readValue checks that the YAML node n has the type of the setting f
+// and sets it in p.Spec; a list records the line of each item (key.i).
+func (p *Plan) readValue(name string, n *yaml.Node, f runspec.Field) error {
+	v := f.Value(&p.Spec)
+	t := v.Type()
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
-		return nil // left out
-	}
 	want, ok := "", false
-	switch t.Kind() {
-	case reflect.Struct:
-		want, ok = "a mapping of keys", n.Kind == yaml.MappingNode
-	case reflect.Int, reflect.Int64:
-		want, ok = "an integer", n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int"
-	case reflect.Float64:
-		want, ok = "a number", n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float")
-	case reflect.Bool:
-		want, ok = "true or false", n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool"
-	case reflect.String:
+	isDuration := t == reflect.TypeOf(time.Duration(0))
+	switch {
+	case isDuration, t.Kind() == reflect.String:
 		want, ok = "a string", n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str"
-	case reflect.Slice:
+	case t.Kind() == reflect.Int, t.Kind() == reflect.Int64:
+		want, ok = "an integer", n.Kind == yaml.ScalarNode && n.ShortTag() == "!!int"
+	case t.Kind() == reflect.Float64:
+		want, ok = "a number", n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float")
+	case t.Kind() == reflect.Bool:
+		want, ok = "true or false", n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool"
+	case t.Kind() == reflect.Slice:
 		want, ok = "a list of strings", n.Kind == yaml.SequenceNode
 	}
 	if !ok {
-		what := key
-		if what == "" {
-			what = "the plan"
-		}
-		return &bench.FileError{File: name, Line: n.Line, Err: fmt.Errorf("%s: want %s, got %s", what, want, yamlValue(n))}
+		return &bench.FileError{File: name, Line: n.Line, Err: fmt.Errorf("%s: want %s, got %s", f.Key, want, yamlValue(n))}
 	}
-	switch t.Kind() {
-	case reflect.Struct:
-		fields := map[string]reflect.Type{}
-		for i := range t.NumField() {
-			if tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]; tag != "" && tag != "-" {
-				fields[tag] = t.Field(i).Type
-			}
+	bad := func(err error) error {
+		return &bench.FileError{File: name, Line: n.Line, Err: fmt.Errorf("%s: %v", f.Key, err)}
+	}
+	switch {
+	case isDuration:
+		d, err := time.ParseDuration(n.Value)
+		if err != nil || d <= 0 {
+			return bad(fmt.Errorf("must be a positive Go duration (90s, 2m), not %q", n.Value))
 		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i].Value
-			ft, known := fields[k]
-			if !known {
-				continue
-			}
-			if key != "" {
-				k = key + "." + k
-			}
-			lines[k] = n.Content[i].Line
-			if err := checkTypes(name, n.Content[i+1], ft, k, lines); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice:
+		v.SetInt(int64(d))
+	case t.Kind() == reflect.Slice:
+		var items []string
 		for i, item := range n.Content {
-			for item.Kind == yaml.AliasNode && item.Alias != nil {
-				item = item.Alias
-			}
+			item = resolve(item)
 			if item.Kind != yaml.ScalarNode || item.ShortTag() != "!!str" {
-				return &bench.FileError{File: name, Line: item.Line, Err: fmt.Errorf("%s: want a list of strings, got %s as item %d", key, yamlValue(item), i+1)}
+				return &bench.FileError{File: name, Line: item.Line, Err: fmt.Errorf("%s: want a list of strings, got %s as item %d", f.Key, yamlValue(item), i+1)}
 			}
-			lines[fmt.Sprintf("%s.%d", key, i)] = item.Line
+			p.lines[fmt.Sprintf("%s.%d", f.Key, i)] = item.Line
+			items = append(items, item.Value)
 		}
+		v.Set(reflect.ValueOf(items))
+	case v.Kind() == reflect.Pointer:
+		x := reflect.New(t)
+		if err := n.Decode(x.Interface()); err != nil {
+			return bad(err)
+		}
+		v.Set(x)
+	default:
+		if err := n.Decode(v.Addr().Interface()); err != nil {
+			return bad(err)
+		}
+	}
+	if !emptyValue(v) {
+		p.set[f.Key] = true
 	}
 	return nil
 }
@@ -256,86 +305,6 @@ func yamlValue(n *yaml.Node) string {
 		return strconv.Quote(v)
 	}
 	return v
-}
-
-// checkRanges refuses a value outside its run flag's range, naming the
-// key and its line: rounds (0 or left out: the default) and the step
-// limits at least 1, counts at
-// least 0, temperature in [0, 2], a positive timeout, the pass threshold
-// in [0, 1].
-func (p *Plan) checkRanges(name string, root *yaml.Node) error {
-	bad := func(why string, path ...string) error {
-		return &bench.FileError{File: name, Line: keyLine(root, path...), Err: fmt.Errorf("%s: %s", strings.Join(path, "."), why)}
-	}
-	atLeast := func(v *int64, min int64, path ...string) error {
-		if v != nil && *v < min {
-			return bad(fmt.Sprintf("must be at least %d, not %d", min, *v), path...)
-		}
-		return nil
-	}
-	i64 := func(v *int) *int64 {
-		if v == nil {
-			return nil
-		}
-		x := int64(*v)
-		return &x
-	}
-	l, st := p.Limits, p.Settings
-	if p.Rounds < 0 {
-		return bad(fmt.Sprintf("must be at least 1, not %d", p.Rounds), "rounds")
-	}
-	for _, err := range []error{
-		atLeast(i64(l.MaxAttempts), 1, "limits", "max_attempts"),
-		atLeast(i64(l.MaxTurns), 1, "limits", "max_turns"),
-		atLeast(i64(l.MaxToolCalls), 1, "limits", "max_tool_calls"),
-		atLeast(l.MaxStepBytes, 1, "limits", "max_step_bytes"),
-		atLeast(l.MaxAnswerBytes, 1, "limits", "max_answer_bytes"),
-		atLeast(i64(l.MaxTokensTotal), 0, "limits", "max_tokens_total"),
-		atLeast(i64(st.MaxOutputTokens), 0, "settings", "max_output_tokens"),
-		atLeast(i64(st.MaxRetries), 0, "settings", "max_retries"),
-	} {
-		if err != nil {
-			return err
-		}
-	}
-	if t := st.Temperature; t != nil && !(*t >= 0 && *t <= 2) { // NaN too
-		return bad(fmt.Sprintf("must be in [0, 2], not %g", *t), "settings", "temperature")
-	}
-	if r := st.RPS; r != nil && !(*r >= 0) {
-		return bad(fmt.Sprintf("must be at least 0, not %g", *r), "settings", "rps")
-	}
-	if st.Timeout != "" {
-		if d, err := time.ParseDuration(st.Timeout); err != nil || d <= 0 {
-			return bad(fmt.Sprintf("must be a positive Go duration (90s, 2m), not %q", st.Timeout), "settings", "timeout")
-		}
-	}
-	if t := p.Scoring.PassThreshold; t != nil && !(*t >= 0 && *t <= 1) {
-		return bad(fmt.Sprintf("must be in [0, 1], not %g", *t), "scoring", "pass_threshold")
-	}
-	return nil
-}
-
-// planKeys adds the known keys of the plan's part to each unknown-key
-// error of the decoder, as the case loader does.
-func planKeys(err error) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return err
-	}
-	for i, msg := range te.Errors {
-		for _, t := range []any{Plan{}, PlanCases{}, PlanConfigs{}, PlanSettings{}, PlanLimits{}, PlanScoring{}} {
-			typ := reflect.TypeOf(t)
-			if strings.HasSuffix(msg, "not found in type runner."+typ.Name()) {
-				var keys []string
-				for k := range typ.NumField() {
-					keys = append(keys, strings.Split(typ.Field(k).Tag.Get("yaml"), ",")[0])
-				}
-				sort.Strings(keys)
-				te.Errors[i] = msg + " (known keys: " + strings.Join(keys, ", ") + ")"
-			}
-		}
-	}
-	return te
 }
 
 // keyLine is the line of the key at path (nested mapping keys) in the
@@ -365,13 +334,56 @@ func keyLine(root *yaml.Node, path ...string) int {
 	return line
 }
 
-// YAML is the plan as a plan file: its keys in the order of Plan, the
-// defaults left out.
+// YAML is the plan as a plan file: version, then the keys it gives in
+// the order of runspec.Spec's fields, each section where its first key
+// comes; lists in flow style ([a, b]), a duration as a Go duration
+// (2m0s).
 func (p *Plan) YAML() []byte {
+	doc := &yaml.Node{Kind: yaml.MappingNode}
+	add := func(m *yaml.Node, key string, v *yaml.Node) {
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+	}
+	scalar := func(v any) *yaml.Node {
+		var n yaml.Node
+		n.Encode(v) // a setting's value always encodes
+		return &n
+	}
+	add(doc, "version", scalar(p.Version))
+	sections := map[string]*yaml.Node{}
+	for _, f := range runspec.Fields() {
+		if !p.set[f.Key] {
+			continue
+		}
+		v := f.Value(&p.Spec)
+		var n *yaml.Node
+		switch x := v.Interface().(type) {
+		case time.Duration:
+			n = scalar(x.String())
+		case []string:
+			n = scalar(x)
+			n.Style = yaml.FlowStyle
+		case *float64:
+			n = scalar(*x)
+		default:
+			n = scalar(x)
+		}
+		section, key, nested := strings.Cut(f.Key, ".")
+		if !nested {
+			add(doc, f.Key, n)
+			continue
+		}
+		m := sections[section]
+		if m == nil {
+			m = &yaml.Node{Kind: yaml.MappingNode}
+			sections[section] = m
+			add(doc, section, m)
+		}
+		add(m, key, n)
+	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	enc.Encode(p) // a Plan always encodes
+	enc.Encode(doc) // a plan always encodes
 	enc.Close()
 	return buf.Bytes()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -163,35 +162,6 @@ func casesArg(fs *flagSet, args []string) (string, error) {
 		return pos[0], nil
 	}
 	return *flagValue, nil
-}
-
-// repeated is a repeatable flag whose values keep their commas.
-type repeated []string
-
-func (s *repeated) String() string     { return strings.Join(*s, " ") }
-func (s *repeated) Set(v string) error { *s = append(*s, v); return nil }
-
-// optionalFloat is a number flag that may be left unset (no default is
-// printed, and none is sent).
-type optionalFloat struct {
-	v   float64
-	set bool
-}
-
-func (f *optionalFloat) String() string {
-	if f == nil || !f.set {
-		return ""
-	}
-	return strconv.FormatFloat(f.v, 'g', -1, 64)
-}
-
-func (f *optionalFloat) Set(s string) error {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return errors.New("not a number")
-	}
-	f.v, f.set = v, true
-	return nil
 }
 
 // stringList is a repeatable flag.

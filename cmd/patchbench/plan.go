@@ -8,11 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 const planExamples = `  # The plan the default run amounts to (every key, with its value):
@@ -48,7 +48,7 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if _, err := f.check(stderr, os.Getenv); err != nil {
 			return fs.exit(f.inPlan(err))
 		}
-		p := f.toPlan()
+		p := runner.NewPlan(f.spec)
 		fmt.Fprintf(stdout, "# patchbench plan (plan_digest %s)\n%s", p.Digest(), p.YAML())
 		return exitOK
 	}
@@ -105,125 +105,17 @@ func readPlan(path string) (*runner.Plan, error) {
 	return runner.ParsePlan(path, b)
 }
 
-// planArg is one run flag a plan sets: --flag=value, from the plan's key
-// (runner.Plan.Where: a dotted path, with an item's index for a list of
-// actors).
+// planArg is one run flag a plan sets: the flag, its value and the
+// plan's key (runner.Plan.Where: a dotted path, with an item's index for
+// a list of actors).
 type planArg struct{ flag, value, key string }
 
-// arg is the flag's command line argument.
-func (a planArg) arg() string { return "--" + a.flag + "=" + a.value }
-
-// planArgs are the run flags a plan amounts to, each with its key;
-// relative paths in it (cases.dir, configs.dir, prompt_template) are
-// taken from dir, the plan file's directory.
-func planArgs(p *runner.Plan, dir string) []planArg {
-	var a []planArg
-	add := func(name, key, v string) { a = append(a, planArg{flag: name, value: v, key: key}) }
-	path := func(name, key, v string) {
-		if v != "" {
-			if !filepath.IsAbs(v) {
-				v = filepath.Join(dir, v)
-			}
-			add(name, key, v)
-		}
-	}
-	list := func(name, key string, v []string) {
-		if len(v) > 0 {
-			add(name, key, strings.Join(v, ","))
-		}
-	}
-	path("cases", "cases.dir", p.Cases.Dir)
-	list("case", "cases.ids", p.Cases.IDs)
-	list("domain", "cases.domains", p.Cases.Domains)
-	path("configs", "configs.dir", p.Configs.Dir)
-	list("config", "configs.names", p.Configs.Names)
-	for i, s := range p.Actors {
-		add("actor", fmt.Sprintf("actors.%d", i), s)
-	}
-	if p.Rounds != 0 {
-		add("rounds", "rounds", strconv.Itoa(p.Rounds))
-	}
-	if p.Protocol != "" {
-		add("protocol", "protocol", p.Protocol)
-	}
-	if p.Disclosure != "" {
-		add("disclosure", "disclosure", p.Disclosure)
-	}
-	s := p.Settings
-	if s.Temperature != nil {
-		add("temperature", "settings.temperature", strconv.FormatFloat(*s.Temperature, 'g', -1, 64))
-	}
-	optInt(add, "max-output-tokens", "settings.max_output_tokens", s.MaxOutputTokens)
-	if s.Structured != nil {
-		add("structured", "settings.structured", strconv.FormatBool(*s.Structured))
-	}
-	optInt(add, "seed", "settings.seed", s.Seed)
-	if s.Timeout != "" {
-		add("timeout", "settings.timeout", s.Timeout)
-	}
-	optInt(add, "max-retries", "settings.max_retries", s.MaxRetries)
-	if s.RPS != nil {
-		add("rps", "settings.rps", strconv.FormatFloat(*s.RPS, 'g', -1, 64))
-	}
-	l := p.Limits
-	optInt(add, "max-attempts", "limits.max_attempts", l.MaxAttempts)
-	optInt(add, "max-turns", "limits.max_turns", l.MaxTurns)
-	optInt(add, "max-tool-calls", "limits.max_tool_calls", l.MaxToolCalls)
-	optInt(add, "max-step-bytes", "limits.max_step_bytes", l.MaxStepBytes)
-	optInt(add, "max-answer-bytes", "limits.max_answer_bytes", l.MaxAnswerBytes)
-	optInt(add, "max-tokens-total", "limits.max_tokens_total", l.MaxTokensTotal)
-	if p.Scoring.PassThreshold != nil {
-		add("pass-threshold", "scoring.pass_threshold", strconv.FormatFloat(*p.Scoring.PassThreshold, 'g', -1, 64))
-	}
-	if p.Scoring.Tokenizer != "" {
-		add("tokenizer", "scoring.tokenizer", p.Scoring.Tokenizer)
-	}
-	path("prompt-template", "prompt_template", p.PromptTemplate)
-	return a
-}
-
-func optInt[T int | int64](add func(name, key, v string), name, key string, v *T) {
-	if v != nil {
-		add(name, key, strconv.FormatInt(int64(*v), 10))
-	}
-}
-
-// toPlan is the plan run's flags amount to: every key a plan has, with
-// the flag's value (its default when not given), the case and
-// configuration lists only when given (none is every one).
-func (f *runFlags) toPlan() *runner.Plan {
-	p := &runner.Plan{Version: runner.PlanVersion, Rounds: *f.rounds, Protocol: *f.protocol, Disclosure: *f.disclosure,
-		Actors: append([]string(nil), f.actorSpecs...), PromptTemplate: *f.promptTemplate}
-	p.Cases.Dir, p.Configs.Dir, p.Configs.Names = *f.casesDir, *f.configsDir, append([]string(nil), f.configNames...)
-	p.Cases.IDs, p.Cases.Domains = splitList(*f.caseID), splitList(*f.domain)
-	if f.temp.set {
-		t := f.temp.v
-		p.Settings.Temperature = &t
-	}
-	p.Settings.MaxOutputTokens, p.Settings.Structured, p.Settings.Seed = f.maxOutput, f.structured, f.seed
-	p.Settings.Timeout, p.Settings.MaxRetries, p.Settings.RPS = f.timeout.String(), f.maxRetries, f.rps
-	p.Limits = runner.PlanLimits{MaxAttempts: f.maxAttempts, MaxTurns: f.maxTurns, MaxToolCalls: f.maxToolCalls, MaxStepBytes: f.maxStepBytes,
-		MaxAnswerBytes: f.maxAnswer, MaxTokensTotal: f.maxTokensTotal}
-	p.Scoring = runner.PlanScoring{PassThreshold: f.threshold, Tokenizer: *f.tok}
-	return p
-}
-
-// splitList splits a comma list of --case or --domain ("" is none).
-func splitList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// applyPlan reads the --plan file and sets the run flags it amounts to;
-// a flag the command line gave that the plan sets too is an error (the
-// plan is the record of the experiment: change it there). It records the
-// plan and the flags it set (inPlan), and the plan's digest for the
-// manifest. A plan's mistake is named by its file, line and key.
+// applyPlan reads the --plan file and sets the settings it gives (its
+// relative paths taken from the plan file's directory); a flag the
+// command line gave that the plan sets too is an error (the plan is the
+// record of the experiment: change it there). It records the plan and
+// the flags it set (inPlan). A plan's mistake is named by its file, line
+// and key.
 func (f *runFlags) applyPlan(fs *flagSet) error {
 	p, err := readPlan(*f.planFile)
 	if err != nil {
@@ -233,23 +125,37 @@ func (f *runFlags) applyPlan(fs *flagSet) error {
 		}
 		return usagef("--plan: %v", err)
 	}
-	args := planArgs(p, filepath.Dir(*f.planFile))
 	given := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	for _, a := range args {
-		if given[a.flag] {
-			return usagef("--%s is set by the plan %s; change it there, or leave the plan out", a.flag, *f.planFile)
+	var args []planArg
+	for _, fd := range runspec.Fields() {
+		if !p.Has(fd.Key) {
+			continue
+		}
+		if given[fd.Flag] {
+			return usagef("--%s is set by the plan %s; change it there, or leave the plan out", fd.Flag, *f.planFile)
+		}
+		v := fd.Value(&p.Spec)
+		if fd.Tag.Get("path") == "plan" && !filepath.IsAbs(v.String()) {
+			v.SetString(filepath.Join(filepath.Dir(*f.planFile), v.String()))
+		}
+		fd.Value(&f.spec).Set(v)
+		switch x := v.Interface().(type) {
+		case []string:
+			if fd.Tag.Get("list") == "repeat" { // one flag per item: the actors
+				for i, item := range x {
+					args = append(args, planArg{flag: fd.Flag, value: item, key: fmt.Sprintf("%s.%d", fd.Key, i)})
+				}
+				continue
+			}
+			args = append(args, planArg{flag: fd.Flag, value: strings.Join(x, ","), key: fd.Key})
+		case *float64:
+			args = append(args, planArg{flag: fd.Flag, value: fmt.Sprint(*x), key: fd.Key})
+		default:
+			args = append(args, planArg{flag: fd.Flag, value: fmt.Sprint(x), key: fd.Key})
 		}
 	}
 	f.planSrc, f.planned = p, args
-	for _, a := range args {
-		// One at a time, so that a value the flag refuses is named by
-		// its key.
-		if err := fs.FlagSet.Parse([]string{a.arg()}); err != nil {
-			return f.inPlan(valueErr(a.flag, a.value, fmt.Sprintf("--plan %s: %v", *f.planFile, err), err.Error()))
-		}
-	}
-	f.planDigest = p.Digest()
 	return nil
 }
 

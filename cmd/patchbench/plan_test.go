@@ -10,8 +10,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 const plansDir = "../../docs/plans"
@@ -249,5 +251,15 @@ func TestPlanKeyRefusals(t *testing.T) {
 				t.Errorf("run --plan: exit %d, want %d with %q:\n%s", code, c.exit, plan+c.msg, stderr)
 			}
 		})
+	}
+}
+
+// TestSpecDefaults: the settings' defaults (runspec's default tags) are
+// the ones the runner and the actors fall back to when given none.
+func TestSpecDefaults(t *testing.T) {
+	d := runspec.Default()
+	if d.MaxTurns != runner.DefaultMaxTurns || d.MaxToolCalls != runner.DefaultMaxToolCalls || d.MaxStepBytes != runner.DefaultMaxStepBytes ||
+		d.MaxAnswerBytes != actors.DefaultMaxAnswerBytes || d.MaxRetries != actors.DefaultRetry.MaxRetries {
+		t.Errorf("runspec.Default() = %+v", d)
 	}
 }

@@ -72,16 +72,6 @@ Exit status:
      same command continues, with --retry-errors to redo the error runs
 `
 
-// Bounds on the size of one run, so that a typo cannot exhaust memory.
-const maxRounds = 10000
-
-// Bounds of --max-answer-bytes: 1 KiB to 16 MiB (a body of about twice
-// the limit is read per request in flight).
-const (
-	minAnswerBytes = 1 << 10
-	maxAnswerBytes = 16 << 20
-)
-
 // runPlan is what a run does, once its flags are checked and its inputs
 // loaded.
 type runPlan struct {

@@ -31,36 +31,36 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 	if err != nil {
 		return nil, err
 	}
-	if err := runner.CheckTokenizer(*f.tok); err != nil {
+	if err := runner.CheckTokenizer(f.spec.Tokenizer); err != nil {
 		return nil, flagCausef("tokenizer", "%v", err)
 	}
 	chosen, err := f.selectCases(stderr, acts)
 	if err != nil {
 		return nil, err
 	}
-	prompt, err := loadPrompt(*f.promptTemplate)
+	prompt, err := loadPrompt(f.spec.PromptTemplate)
 	if err != nil {
 		return nil, flagCausef("prompt-template", "%v", err)
 	}
 	p := &runPlan{acts: acts, progressEvery: *f.progressEvery, cacheFailures: f.cacheFailures, opts: runner.Options{
-		Cases: chosen, Configs: configs, Actors: acts, Rounds: *f.rounds, Concurrency: *f.concurrency,
-		MaxAttempts: *f.maxAttempts, PassThreshold: *f.threshold, Tokenizer: *f.tok, Shard: sh,
-		MaxTokensTotal: *f.maxTokensTotal, MaxAnswerBytes: *f.maxAnswer, Prompt: prompt,
+		Cases: chosen, Configs: configs, Actors: acts, Rounds: f.spec.Rounds, Concurrency: *f.concurrency,
+		MaxAttempts: f.spec.MaxAttempts, PassThreshold: f.spec.PassThreshold, Tokenizer: f.spec.Tokenizer, Shard: sh,
+		MaxTokensTotal: f.spec.MaxTokensTotal, MaxAnswerBytes: f.spec.MaxAnswerBytes, Prompt: prompt,
 	}}
 	for _, a := range acts {
-		if _, driven := a.(actors.Driver); driven && *f.protocol != runner.ProtocolTools {
+		if _, driven := a.(actors.Driver); driven && f.spec.Protocol != runner.ProtocolTools {
 			why := "an MCP agent works through the tools; add --protocol tools (protocol: tools in a plan)"
 			return nil, valueErr("actor", a.Name(), fmt.Sprintf("--actor %s: %s", a.Name(), why), a.Name()+": "+why)
 		}
 	}
-	if *f.protocol == runner.ProtocolTools {
+	if f.spec.Protocol == runner.ProtocolTools {
 		for _, a := range acts {
 			if !actors.SpeaksTools(a) {
 				return nil, flagf("protocol", "tools: actor %s speaks only the json protocol", a.Name())
 			}
 		}
 		p.opts.Protocol, p.opts.Prompt = runner.ProtocolTools, runner.ToolsPrompt
-		p.opts.Tools = runner.ToolOptions{Disclosure: *f.disclosure, MaxTurns: *f.maxTurns, MaxToolCalls: *f.maxToolCalls, MaxStepBytes: *f.maxStepBytes}
+		p.opts.Tools = runner.ToolOptions{Disclosure: f.spec.Disclosure, MaxTurns: f.spec.MaxTurns, MaxToolCalls: f.spec.MaxToolCalls, MaxStepBytes: f.spec.MaxStepBytes}
 	}
 	p.manifest = f.manifest(params, p.opts)
 	p.dir = *f.out
@@ -86,7 +86,7 @@ func loadPrompt(path string) (*runner.Prompt, error) {
 // buildActors makes the actors of the --actor specs (actors.Build); with
 // checkOnly, only to check them (actors.BuildOptions.CheckOnly).
 func (f *runFlags) buildActors(params actors.Params, checkOnly bool) ([]actors.Actor, error) {
-	acts, err := actors.Build(f.actorSpecs, actors.BuildOptions{Params: params, RPS: *f.rps, NoCache: *f.noCache,
+	acts, err := actors.Build(f.spec.ActorSpecs, actors.BuildOptions{Params: params, RPS: f.spec.RPS, NoCache: *f.noCache,
 		CacheDir: *f.cacheDir, DefaultCacheDir: defaultCacheDir, OnCacheWriteError: f.cacheFailures.add, CheckOnly: checkOnly})
 	var dupErr *actors.DuplicateSpecError
 	var cacheErr *actors.CacheDirError
@@ -117,25 +117,25 @@ func defaultCacheDir() (string, error) {
 // selectConfigs loads the configurations and keeps those --config names,
 // in their own order.
 func (f *runFlags) selectConfigs() ([]*bench.Config, error) {
-	configs, err := loadConfigs(*f.configsDir)
+	configs, err := loadConfigs(f.spec.ConfigsDir)
 	if err != nil {
 		return nil, flagCausef("configs", "%v", err)
 	}
-	if len(f.configNames) == 0 {
+	if len(f.spec.OnlyConfigs) == 0 {
 		return configs, nil
 	}
 	var names []string
 	for _, c := range configs {
 		names = append(names, c.Name)
 	}
-	for _, n := range f.configNames {
+	for _, n := range f.spec.OnlyConfigs {
 		if !slices.Contains(names, n) {
 			return nil, flagCausef("config", "no configuration %q (names: %s)", n, strings.Join(names, ", "))
 		}
 	}
 	var keep []*bench.Config
 	for _, c := range configs {
-		if slices.Contains(f.configNames, c.Name) {
+		if slices.Contains(f.spec.OnlyConfigs, c.Name) {
 			keep = append(keep, c)
 		}
 	}
@@ -146,11 +146,11 @@ func (f *runFlags) selectConfigs() ([]*bench.Config, error) {
 // every role of theirs must have an actor in each role map, and case ids
 // must be unique.
 func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.Case, error) {
-	cases, err := loadAllCases(*f.casesDir)
+	cases, err := loadAllCases(f.spec.CasesDir)
 	if err != nil {
 		return nil, flagCausef("cases", "%v", err)
 	}
-	ds, domains, wanted := bench.DomainsOf(cases), splitList(*f.domain), splitList(*f.caseID)
+	ds, domains, wanted := bench.DomainsOf(cases), f.spec.OnlyDomains, f.spec.OnlyCases
 	for _, d := range domains {
 		if !slices.Contains(ds, d) {
 			return nil, flagCausef("domain", "unknown domain %q (the case set's domains: %s)", d, strings.Join(ds, ", "))
@@ -174,8 +174,8 @@ func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.
 		}
 	}
 	if len(chosen) == 0 {
-		return nil, &usageErr{msg: fmt.Sprintf("no case matches --case %q --domain %q", *f.caseID, *f.domain), flag: "domain",
-			why: fmt.Sprintf("no case of the domains %q has an id of %q", *f.domain, *f.caseID)}
+		return nil, &usageErr{msg: fmt.Sprintf("no case matches --case %q --domain %q", strings.Join(f.spec.OnlyCases, ","), strings.Join(f.spec.OnlyDomains, ",")), flag: "domain",
+			why: fmt.Sprintf("no case of the domains %q has an id of %q", strings.Join(f.spec.OnlyDomains, ","), strings.Join(f.spec.OnlyCases, ","))}
 	}
 	for _, a := range acts {
 		if m, ok := a.(*actors.RoleMap); ok {
@@ -221,23 +221,15 @@ func caseRoles(cases []*bench.Case) []string {
 // the build, the start time and the runs the settings call for.
 func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manifest {
 	m := rundir.Manifest{
-		Module: "github.com/patchbench/patchbench", CaseSet: displayDir(*f.casesDir), CaseDigest: rundir.CaseDigest(o.Cases),
-		Cases: len(o.Cases), Rounds: o.Rounds, Seed: *f.seed, MaxAttempts: o.MaxAttempts, PassThreshold: o.PassThreshold,
-		Tokenizer: o.Tokenizer, PromptVersion: o.Prompt.Version, PromptTemplate: *f.promptTemplate, Shard: shardString(*f.shard, o.Shard),
-		Started:         time.Now().UTC().Format(time.RFC3339),
-		ConfigDetails:   o.Configs,
-		Temperature:     params.Temperature,
-		MaxOutputTokens: params.MaxOutputTokens,
-		Structured:      params.Structured,
-		Plan:            *f.planFile,
-		PlanDigest:      f.planDigest,
+		Module: "github.com/patchbench/patchbench", CaseSet: displayDir(f.spec.CasesDir), CaseDigest: rundir.CaseDigest(o.Cases),
+		Cases: len(o.Cases), PromptVersion: o.Prompt.Version, Shard: shardString(*f.shard, o.Shard),
+		Started:       time.Now().UTC().Format(time.RFC3339),
+		ConfigDetails: o.Configs,
+		Spec:          f.spec.Recorded(),
+		Plan:          *f.planFile,
 	}
-	if o.Protocol == runner.ProtocolTools {
-		m.Protocol, m.Disclosure = o.Protocol, o.Tools.Disclosure
-		m.MaxTurns, m.MaxToolCalls, m.MaxStepBytes = o.Tools.MaxTurns, o.Tools.MaxToolCalls, o.Tools.MaxStepBytes
-	}
-	if o.MaxAnswerBytes != actors.DefaultMaxAnswerBytes {
-		m.MaxAnswerBytes = o.MaxAnswerBytes // the default is left out, as before it could be set
+	if f.planSrc != nil {
+		m.PlanDigest = f.planSrc.Digest()
 	}
 	for _, c := range o.Configs {
 		m.Configs = append(m.Configs, c.Name)

@@ -166,14 +166,14 @@ func planShards(t *testing.T, args [][]string, envs []map[string]string) ([]shar
 		t.Fatal(err)
 	}
 	var acts []actors.Actor
-	for _, spec := range f.actorSpecs {
+	for _, spec := range f.spec.ActorSpecs {
 		acts = append(acts, namedActor(spec))
 	}
 	cases, err := f.selectCases(fs.stderr, acts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: *f.rounds}
+	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: f.spec.Rounds}
 	all := o.Jobs()
 	for i := range shards {
 		o.Shard = shards[i].shard
