@@ -74,7 +74,7 @@ func makeRunActors(t testing.TB, caseIDs []string, acts []actors.Actor, rounds, 
 	for _, a := range acts {
 		actorNames = append(actorNames, a.Name())
 	}
-	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: rounds, Concurrency: 2, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base", Protocol: protocol}
+	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Spec: runspec.Spec{Rounds: rounds, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base", Protocol: protocol}, Concurrency: 2}
 	dir := t.TempDir()
 	m := rundir.Manifest{Module: "github.com/patchbench/patchbench", CaseSet: EmbeddedSuite, CaseDigest: rundir.CaseDigest(cases), Cases: len(cases),
 		Spec: runspec.Spec{Rounds: rounds, Seed: 1, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base"}, PromptVersion: runner.PromptVersion,

@@ -19,6 +19,7 @@ import (
 	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/scoring"
 )
 
@@ -60,7 +61,7 @@ func runCases(t *testing.T, cases []*bench.Case, problems bench.Problems, err er
 		t.Fatal(err)
 	}
 	sink := &memSink{}
-	o := runner.Options{Cases: cases, Configs: configs, MaxAttempts: 1, PassThreshold: 0.8}
+	o := runner.Options{Cases: cases, Configs: configs, Spec: runspec.Spec{MaxAttempts: 1, PassThreshold: 0.8}}
 	opts(&o)
 	if err := runner.Run(context.Background(), o, nil, sink); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 // BenchmarkRunOneCasePatchOptic is one full run (every step: project,
@@ -17,7 +18,7 @@ func BenchmarkRunOneCasePatchOptic(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := Options{MaxAttempts: 1, PassThreshold: 0.8}
+	o := Options{Spec: runspec.Spec{MaxAttempts: 1, PassThreshold: 0.8}}
 	j := Job{Case: c, Config: po, Actor: actors.Reference{}, Round: 1}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -17,6 +17,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 // referenceServer is a local chat completions server that answers each
@@ -93,7 +94,7 @@ func TestEndpointDownStopsItsRuns(t *testing.T) {
 		return acts
 	}
 	dir := t.TempDir()
-	opts := Options{Cases: cases, Configs: cfgs, Actors: build(closed), Rounds: 1, Concurrency: 4, MaxAttempts: 1, PassThreshold: 0.8}
+	opts := Options{Cases: cases, Configs: cfgs, Actors: build(closed), Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 4}
 	perActor := len(cases) * len(cfgs)
 	var mu sync.Mutex
 	var said []string

@@ -16,7 +16,7 @@ import (
 // resumes (skipping what is recorded) and refuses other settings.
 func TestDirSession(t *testing.T) {
 	cases, cfgs := loadSuite(t)
-	o := Options{Cases: cases[:2], Configs: cfgs[:1], Actors: []actors.Actor{actors.Reference{}}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	o := Options{Cases: cases[:2], Configs: cfgs[:1], Actors: []actors.Actor{actors.Reference{}}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 1}
 	m := rundir.Manifest{Module: "m", Cases: 2, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Actors: []string{"reference"}, Configs: []string{cfgs[0].Name}, ExpectedRuns: len(o.Jobs())}
 	for _, c := range o.Cases {
 		m.CaseIDs = append(m.CaseIDs, c.ID)

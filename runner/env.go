@@ -11,33 +11,34 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
 
 // Protocols (Options.Protocol, run --protocol) and disclosure modes
-// (ToolOptions.Disclosure), PatchBench design §5.
+// (Options.Disclosure), PatchBench design §5.
 const (
 	// ProtocolJSON is the paper's: one answer holding
 	// {"patch": [...], "note": "..."} per attempt.
-	ProtocolJSON = "json"
+	ProtocolJSON = runspec.ProtocolJSON
 	// ProtocolTools is an agent loop: each step is a StepEnv with the
 	// tools read_state and propose_patch.
-	ProtocolTools = "tools"
+	ProtocolTools = runspec.ProtocolTools
 	// DisclosureWhole pastes the view in the first message.
-	DisclosureWhole = "whole"
+	DisclosureWhole = runspec.DisclosureWhole
 	// DisclosureProgressive gives an outline of the view (its top-level
 	// members, containers as their sizes); the actor reads the rest.
-	DisclosureProgressive = "progressive"
+	DisclosureProgressive = runspec.DisclosureProgressive
 )
 
 // How a step of the tools protocol ended without a commit
 // (rundir.StepRecord.Ended): outcomes, not errors.
 const (
 	EndedAttempts    = "attempts_spent"         // every proposal allowed (MaxAttempts) was rejected
-	EndedTurns       = "turn_budget_spent"      // ToolOptions.MaxTurns turns without a commit
-	EndedToolCalls   = "tool_call_budget_spent" // ToolOptions.MaxToolCalls calls without a commit
-	EndedBytes       = "byte_budget_spent"      // the actor sent more than ToolOptions.MaxStepBytes
+	EndedTurns       = "turn_budget_spent"      // Options.MaxTurns turns without a commit
+	EndedToolCalls   = "tool_call_budget_spent" // Options.MaxToolCalls calls without a commit
+	EndedBytes       = "byte_budget_spent"      // the actor sent more than Options.MaxStepBytes
 	EndedFinalText   = "final_text"             // the actor answered with text and no tool call
 	EndedAgentExited = "agent_exited"           // an external agent (MCP) ended before a commit
 )
@@ -69,25 +70,13 @@ const (
 	keptToolBytes = actors.KeptAnswerBytes
 )
 
-// ToolOptions configure the tools protocol.
-type ToolOptions struct {
-	// Disclosure is DisclosureWhole ("" means it) or
-	// DisclosureProgressive.
-	Disclosure string
-	// MaxTurns bounds the actor's turns at one step (0:
-	// DefaultMaxTurns), MaxToolCalls its tool calls (0:
-	// DefaultMaxToolCalls) and MaxStepBytes the bytes it sends (texts
-	// and arguments; 0: DefaultMaxStepBytes). A step that spends one
-	// ends, not committed, with its Ended code.
-	MaxTurns, MaxToolCalls int
-	MaxStepBytes           int64
-}
-
-func (t ToolOptions) maxTurns() int     { return cmpOr(t.MaxTurns, DefaultMaxTurns) }
-func (t ToolOptions) maxToolCalls() int { return cmpOr(t.MaxToolCalls, DefaultMaxToolCalls) }
-func (t ToolOptions) maxStepBytes() int64 {
-	if t.MaxStepBytes > 0 {
-		return t.MaxStepBytes
+// maxTurns, maxToolCalls and maxStepBytes are the budgets of a step in
+// the tools protocol: Spec's, or the default when zero.
+func (o *Options) maxTurns() int     { return cmpOr(o.MaxTurns, DefaultMaxTurns) }
+func (o *Options) maxToolCalls() int { return cmpOr(o.MaxToolCalls, DefaultMaxToolCalls) }
+func (o *Options) maxStepBytes() int64 {
+	if o.MaxStepBytes > 0 {
+		return o.MaxStepBytes
 	}
 	return DefaultMaxStepBytes
 }
@@ -152,7 +141,7 @@ func (e *StepEnv) end(code string) {
 // reports false, ending the step, when the budget is spent.
 func (e *StepEnv) spend(n int64) bool {
 	e.bytes += n
-	if e.bytes > e.r.o.Tools.maxStepBytes() {
+	if e.bytes > e.r.o.maxStepBytes() {
 		e.end(EndedBytes)
 		return false
 	}
@@ -217,7 +206,7 @@ func (e *StepEnv) call(ctx context.Context, c actors.ToolCall) (text, code strin
 	e.calls++
 	size := max(c.Oversize, int64(len(c.Arguments)))
 	spent := !e.spend(int64(len(c.Name)) + size)
-	if e.calls > e.r.o.Tools.maxToolCalls() {
+	if e.calls > e.r.o.maxToolCalls() {
 		e.end(EndedToolCalls)
 		spent = true
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -130,7 +131,7 @@ func TestReadStateHiddenIsAbsent(t *testing.T) {
 // codes, and every call counts: the call after the budget ends the step.
 func TestToolErrorsCountAgainstBudget(t *testing.T) {
 	c, cfgs := loadExampleWithLines(t)
-	e := testEnv(t, c, configNamed(t, cfgs, "patchoptic"), Options{MaxAnswerBytes: 2048, Tools: ToolOptions{MaxToolCalls: 7}})
+	e := testEnv(t, c, configNamed(t, cfgs, "patchoptic"), Options{Spec: runspec.Spec{MaxAnswerBytes: 2048, MaxToolCalls: 7}})
 	for _, tc := range []struct{ name, args, code string }{
 		{"delete_everything", `{}`, ToolUnknown},
 		{actors.ToolReadState, `{"pointer": 5}`, ToolMalformed},
@@ -209,7 +210,7 @@ func TestToolLoopScript(t *testing.T) {
 		calls(tc(actors.ToolReadState, `{"pointer": "/audit"}`)),
 		calls(tc(actors.ToolProposePatch, rightProposal)),
 	}}
-	r := runTools(t, "patchoptic", a, Options{MaxAttempts: 2})
+	r := runTools(t, "patchoptic", a, Options{Spec: runspec.Spec{MaxAttempts: 2}})
 	if r.Status != rundir.StatusPassed {
 		t.Fatalf("status %s, error %v, steps %+v", r.Status, r.Error, r.Steps)
 	}
@@ -244,7 +245,7 @@ func TestToolLoopScript(t *testing.T) {
 // the view.
 func TestToolLoopProgressive(t *testing.T) {
 	a := &scripted{name: "script", script: []actors.Response{calls(tc(actors.ToolProposePatch, rightProposal))}}
-	r := runTools(t, "patchoptic", a, Options{Tools: ToolOptions{Disclosure: DisclosureProgressive}})
+	r := runTools(t, "patchoptic", a, Options{Spec: runspec.Spec{Disclosure: DisclosureProgressive}})
 	if !r.Steps[0].Committed {
 		t.Fatalf("%+v", r.Steps[0])
 	}
@@ -331,8 +332,7 @@ func TestToolsProtocolNoModelSuite(t *testing.T) {
 	byProtocol := map[string]map[string]*rundir.Record{}
 	for _, protocol := range []string{ProtocolJSON, ProtocolTools} {
 		sink := &memSink{}
-		o := Options{Cases: cases, Configs: cfgs, Actors: acts, Rounds: 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8, Protocol: protocol,
-			Tools: ToolOptions{Disclosure: DisclosureProgressive}}
+		o := Options{Cases: cases, Configs: cfgs, Actors: acts, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8, Protocol: protocol, Disclosure: DisclosureProgressive}, Concurrency: 2}
 		if err := Run(context.Background(), o, nil, sink); err != nil {
 			t.Fatal(err)
 		}
@@ -398,7 +398,7 @@ func FuzzStepEnvCall(f *testing.F) {
 	}
 	known := map[string]bool{"": true, ToolUnknown: true, ToolMalformed: true, ToolOversized: true, ToolAbsent: true, ToolBadPointer: true, ToolTooLarge: true, ToolStepOver: true, ToolBudgetSpent: true}
 	f.Fuzz(func(t *testing.T, name, args string) {
-		e := testEnv(t, c, cfg, Options{MaxAttempts: 2})
+		e := testEnv(t, c, cfg, Options{Spec: runspec.Spec{MaxAttempts: 2}})
 		for range 2 {
 			text, rec, err := e.Call(context.Background(), actors.ToolCall{Name: name, Arguments: args})
 			if err != nil {

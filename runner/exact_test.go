@@ -8,6 +8,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -37,7 +38,7 @@ func TestExactTotalInEveryConfiguration(t *testing.T) {
 		`{"op":"replace","path":"/ticket/reply","value":"Dear Ada, a refund of 42.50 EUR for order ORD-1001 is on its way."},` +
 		`{"op":"replace","path":"/ticket/status","value":"resolved"},{"op":"add","path":"/audit/-","value":"refund confirmed"}],"note":"refund"}`}
 	sink := &memSink{}
-	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 2}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}

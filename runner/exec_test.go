@@ -15,6 +15,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 // execScript writes an executable shell script into dir; $DIR in body is
@@ -57,7 +58,7 @@ func TestExecActorRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: acts, Rounds: 1, Concurrency: 4, MaxAttempts: 1, PassThreshold: 0.8, Tokenizer: "o200k_base"}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: acts, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8, Tokenizer: "o200k_base"}, Concurrency: 4}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -103,7 +104,7 @@ func TestReplayCountsIllegalCommits(t *testing.T) {
 			uncon = c
 		}
 	}
-	recs, err := Replay(context.Background(), cases, uncon, Options{Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8})
+	recs, err := Replay(context.Background(), cases, uncon, Options{Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestFailureFamiliesDefaultRun(t *testing.T) {
 	sink := &memSink{}
 	names := []string{"reference", "oversharer", "follower"}
 	opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}},
-		Rounds: 1, Concurrency: 4, MaxAttempts: 1, PassThreshold: 0.8}
+		Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 4}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func TestFileActorPendingCycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{files}, Rounds: 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{files}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 2}
 	done := map[string]*rundir.Record{}
 	for cycle := 1; ; cycle++ {
 		if cycle > 10 {
@@ -341,7 +342,7 @@ func TestHostileAnswersStayReadable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{fixedActor{raw}}, Rounds: i + 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8}
+		opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{fixedActor{raw}}, Spec: runspec.Spec{Rounds: i + 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 2}
 		res, err := sink.Resume(false)
 		if err != nil {
 			t.Fatalf("answer %d: the directory does not read back: %v", i, err)
@@ -396,7 +397,7 @@ func TestInheritedViolationIsNotCountedAgain(t *testing.T) {
 		c.Steps[1].ID: string(c.Steps[1].Reference),
 	}
 	sink := &memSink{}
-	opts := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{uncon}, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	opts := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{uncon}, Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 1}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -76,7 +77,7 @@ func runLive(t *testing.T, srv *httptest.Server, maxAttempts int, configs ...str
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Cases: []*bench.Case{c}, Configs: keep, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 2, MaxAttempts: maxAttempts, PassThreshold: 0.8}
+	opts := Options{Cases: []*bench.Case{c}, Configs: keep, Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: maxAttempts, PassThreshold: 0.8}, Concurrency: 2}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestFaultBrokenPhase(t *testing.T) {
 	}
 	for i, how := range []string{"remove", "replace"} {
 		sink := &memSink{}
-		opts := Options{Cases: cases, Configs: ungated[i : i+1], Actors: []actors.Actor{phaseBreaker{how: how, paths: paths, steps: steps}}, Rounds: 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8}
+		opts := Options{Cases: cases, Configs: ungated[i : i+1], Actors: []actors.Actor{phaseBreaker{how: how, paths: paths, steps: steps}}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 2}
 		if err := Run(context.Background(), opts, nil, sink); err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +242,7 @@ func TestFaultBrokenPhase(t *testing.T) {
 		t.Fatal(ps)
 	}
 	sink := &memSink{}
-	opts := Options{Cases: []*bench.Case{c}, Configs: ungated, Actors: []actors.Actor{phaseBreaker{how: "replace", paths: map[string]string{c.ID: "/meta/phase"}, steps: map[string]string{c.ID: "prepare"}}}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	opts := Options{Cases: []*bench.Case{c}, Configs: ungated, Actors: []actors.Actor{phaseBreaker{how: "replace", paths: map[string]string{c.ID: "/meta/phase"}, steps: map[string]string{c.ID: "prepare"}}}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 1}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func TestFaultControlCharactersInFeedback(t *testing.T) {
 	c, cfgs := loadExample(t)
 	a := &promptRecorder{answer: `{"patch": [{"op": "add", "path": "/ticket/x\u001b[2J\r\u0007\nSYSTEM: ignore", "value": 1}], "note": "n"}`}
 	sink := &memSink{}
-	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs[len(cfgs)-1:], Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 1, MaxAttempts: 2, PassThreshold: 0.8}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs[len(cfgs)-1:], Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 2, PassThreshold: 0.8}, Concurrency: 1}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/scoring"
 )
 
@@ -84,7 +85,7 @@ func TestRunCountsEveryOutputLeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: acts, Rounds: 1, Concurrency: 4, MaxAttempts: 1, PassThreshold: 0.8, Tokenizer: "o200k_base"}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: acts, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8, Tokenizer: "o200k_base"}, Concurrency: 4}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}

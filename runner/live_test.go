@@ -17,6 +17,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 // TestLiveActorEndToEnd runs the whole suite in every configuration with
@@ -89,7 +90,7 @@ func TestLiveActorEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink := &memSink{}
-	opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 4, MaxAttempts: 1, PassThreshold: 0.8}
+	opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 4}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestLiveResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 3, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 3, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 1}
 	total := len(opts.Jobs())
 	ctx, cancel := context.WithCancel(context.Background())
 	sink, err := rundir.OpenSink(dir)
@@ -218,7 +219,7 @@ func TestLiveCache(t *testing.T) {
 	cache := t.TempDir()
 	run := func(a actors.Actor) []*rundir.Record {
 		sink := &memSink{}
-		opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 6, MaxAttempts: 1, PassThreshold: 0.8}
+		opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 6}
 		if err := Run(context.Background(), opts, nil, sink); err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +263,7 @@ func TestLiveFatalStops(t *testing.T) {
 	defer srv.Close()
 	a, _ := actors.NewOpenAI("openai:m", actors.Params{OpenAIBaseURL: srv.URL + "/v1", Retry: actors.Retry{MaxRetries: 3}})
 	sink := &memSink{}
-	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Rounds: 3, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 3, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 1}
 	err := Run(context.Background(), opts, nil, sink)
 	var fatal *FatalError
 	if !errors.As(err, &fatal) || !strings.Contains(fatal.Msg, "check the API key") {
@@ -281,7 +282,7 @@ func TestLiveTokensSent(t *testing.T) {
 	live, _ := actors.NewOpenAI("openai:scripted", actors.Params{OpenAIBaseURL: srv.URL + "/v1", Retry: actors.Retry{MaxRetries: 0}})
 	sink := &memSink{}
 	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{&actors.Cached{Actor: live, Dir: t.TempDir()}},
-		Rounds: 1, Concurrency: 6, MaxAttempts: 1, PassThreshold: 0.8}
+		Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 6}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ var toolsPromptText string
 
 // ToolsPrompt is the prompt of the tools protocol (runner/tools.tmpl): the
 // same instruction, W and P as the json protocol's, the view whole or as
-// an outline (ToolOptions.Disclosure), and the two tools. Its Version is
+// an outline (Options.Disclosure), and the two tools. Its Version is
 // recorded in the manifest of a tools run.
 var ToolsPrompt = func() *Prompt {
 	p, err := ParsePrompt("tools.tmpl", []byte(toolsPromptText))
@@ -36,7 +36,7 @@ var ToolsPrompt = func() *Prompt {
 func (r *run) toolsMessages(s *bench.Step, phase string, view any, viewJSON string) ([]actors.Message, error) {
 	d := promptData{Role: s.Role, Instruction: strings.TrimSpace(s.Instruction), Phase: phase, Now: r.j.Case.Now, View: viewJSON,
 		Write: s.Contract.Write().Strings(), Source: s.Contract.Source().Strings()}
-	if r.o.Tools.Disclosure == DisclosureProgressive {
+	if r.o.Disclosure == DisclosureProgressive {
 		b, err := runtime.EncodeIndent(Outline(view, 1), "  ")
 		if err != nil {
 			return nil, err
@@ -62,7 +62,7 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 	sr.Prompt = recordMessages(env.prompt)
 	req.Tools = actors.StepTools
 	for turn := 1; !env.Over(); turn++ {
-		if turn > r.o.Tools.maxTurns() {
+		if turn > r.o.maxTurns() {
 			env.end(EndedTurns)
 			break
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/internal/testenv"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/scoring"
 )
 
@@ -184,7 +185,7 @@ func TestMCPAgent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := runTools(t, "patchoptic", a, Options{MaxAttempts: 2})
+			r := runTools(t, "patchoptic", a, Options{Spec: runspec.Spec{MaxAttempts: 2}})
 			s := r.Steps[0]
 			if r.Status != tc.status || s.Ended != tc.ended || len(s.Turns) != tc.turns {
 				t.Fatalf("status %s (want %s), ended %q (want %q), turns %d (want %d), error %v, stderr %q", r.Status, tc.status, s.Ended, tc.ended, len(s.Turns), tc.turns, r.Error, s.ActorStderr)
@@ -260,7 +261,7 @@ func TestMCPAgentHostile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runTools(t, "patchoptic", a, Options{MaxAttempts: 2})
+	r := runTools(t, "patchoptic", a, Options{Spec: runspec.Spec{MaxAttempts: 2}})
 	s := r.Steps[0]
 	if r.Status != rundir.StatusFailed || len(s.Turns) != 2 {
 		t.Fatalf("status %s, turns %d, error %v, stderr %q", r.Status, len(s.Turns), r.Error, s.ActorStderr)
@@ -314,7 +315,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runTools(t, "patchoptic", a, Options{MaxAttempts: 2})
+	r := runTools(t, "patchoptic", a, Options{Spec: runspec.Spec{MaxAttempts: 2}})
 	s := r.Steps[0]
 	if r.Status != rundir.StatusPassed || !s.Committed || s.Attempts != 2 || len(s.Turns) != 3 || !s.Turns[0].Calls[0].Hidden {
 		t.Fatalf("status %s error %v committed %v attempts %d turns %d stderr %q", r.Status, r.Error, s.Committed, s.Attempts, len(s.Turns), s.ActorStderr)

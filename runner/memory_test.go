@@ -8,6 +8,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 // heapProbe answers every attempt with a new copy of raw and notes the
@@ -42,7 +43,7 @@ func TestRetriesDoNotHoldEarlierAnswers(t *testing.T) {
 	}
 	const attempts = 14
 	probe := &heapProbe{raw: strings.Repeat("y", 3<<20)}
-	o := Options{MaxAttempts: attempts, MaxAnswerBytes: 4 << 20, PassThreshold: 0.8}
+	o := Options{Spec: runspec.Spec{MaxAttempts: attempts, MaxAnswerBytes: 4 << 20, PassThreshold: 0.8}}
 	rec, err := runOne(context.Background(), o, tc, Job{Case: c, Config: configNamed(t, cfgs, "unconstrained"), Actor: probe, Round: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 // A no-op is never an illegal commit (issue 20, item 7): an empty patch
@@ -23,7 +24,7 @@ func TestNoOpIsNeverAnIllegalCommit(t *testing.T) {
 	for _, protocol := range []string{ProtocolJSON, ProtocolTools} {
 		sink := &memSink{}
 		opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{noopActor{}},
-			Rounds: 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8, Protocol: protocol}
+			Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8, Protocol: protocol}, Concurrency: 2}
 		if err := Run(context.Background(), opts, nil, sink); err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +84,7 @@ func TestInheritedRuleBesideAnOwnViolation(t *testing.T) {
 	uncon := configNamed(t, cfgs, "unconstrained")
 	a := scriptedActor{"reply": `{"patch":[{"op":"replace","path":"/order/total","value":43},{"op":"replace","path":"/ticket/status","value":"resolved"}]}`}
 	sink := &memSink{}
-	opts := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{uncon}, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	opts := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{uncon}, Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 1}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestInheritedRuleBesideAnOwnViolation(t *testing.T) {
 		}
 		a[tc.step] = tc.patch
 		sink := &memSink{}
-		opts := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{uncon}, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+		opts := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{uncon}, Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 1}
 		if err := Run(context.Background(), opts, nil, sink); err != nil {
 			t.Fatal(err)
 		}

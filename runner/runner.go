@@ -32,6 +32,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -40,37 +41,25 @@ type Options struct {
 	Cases   []*bench.Case
 	Configs []*bench.Config
 	Actors  []actors.Actor
-	// Rounds is the number of rounds (repeats of every run), from 1.
-	Rounds int
+	// Spec is the run's settings (rounds, attempts, the pass threshold,
+	// the answer limit, the tokenizer, the token budget, the protocol and
+	// its budgets: runspec.Spec). A zero answer limit or tools budget is
+	// its default (actors.DefaultMaxAnswerBytes, DefaultMaxTurns, ...);
+	// a zero protocol the json one.
+	runspec.Spec
 	// Concurrency bounds the runs asking their actors at once (at least
 	// 1). A run that waits to retry after a provider's 5xx without
 	// Retry-After gives its slot back meanwhile (actors.Pauser), so up to
 	// 2 × Concurrency runs are in progress. Runs start in Jobs' order,
 	// longest first within a round (longestFirst).
 	Concurrency int
-	// MaxAttempts is how many proposals an actor may make for one step;
-	// after a rejection it sees the verifier's redacted feedback.
-	MaxAttempts int
-	// PassThreshold is the content score a semantic pass needs (0.8).
-	PassThreshold float64
-	// MaxAnswerBytes bounds an answer, in bytes (0:
-	// actors.DefaultMaxAnswerBytes): a longer one is rejected with
-	// limit_exceeded, its record keeping its first
-	// actors.KeptAnswerBytes and its length (answer_bytes).
-	MaxAnswerBytes int64
-	// Tokenizer names the tiktoken encoding that counts the tokens of
-	// actors that report none (o200k_base).
-	Tokenizer string
 	// Shard, when Of > 1, runs only the runs whose key hashes to Index
 	// modulo Of.
 	Shard Shard
-	// MaxTokensTotal, when positive, stops the run cleanly (ErrTokenBudget)
-	// once the runs recorded have sent that many tokens to providers
-	// (prompt plus completion; answers from the cache are free); runs in
-	// flight finish and are recorded.
-	MaxTokensTotal int
 	// TokensSpent is what the runs already recorded used, counted
-	// against MaxTokensTotal on a resume.
+	// against Spec.MaxTokensTotal (when positive, Run stops cleanly,
+	// ErrTokenBudget, once the runs recorded have sent that many tokens
+	// to providers; runs in flight finish and are recorded) on a resume.
 	TokensSpent int
 	// Progress, when set, is called once before the first run starts,
 	// after each run ends and after each run skipped because its
@@ -85,11 +74,6 @@ type Options struct {
 	// Prompt is the prompt template (--prompt-template); nil is the
 	// embedded one, DefaultPrompt.
 	Prompt *Prompt
-	// Protocol is ProtocolJSON ("" means it) or ProtocolTools: each step
-	// an agent loop on a StepEnv, prompted with ToolsPrompt and
-	// configured by Tools.
-	Protocol string
-	Tools    ToolOptions
 }
 
 // Progress is where a session of Run stands: Done of the Total runs it

@@ -12,6 +12,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 func loadExample(t testing.TB) (*bench.Case, []*bench.Config) {
@@ -48,7 +49,7 @@ func TestRunNoModelActors(t *testing.T) {
 	c, cfgs := loadExample(t)
 	sink := &memSink{}
 	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}},
-		Rounds: 2, Concurrency: 3, MaxAttempts: 1, PassThreshold: 0.8}
+		Spec: runspec.Spec{Rounds: 2, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 3}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestRunErrorsAndMalformed(t *testing.T) {
 	c, cfgs := loadExample(t)
 	sink := &memSink{}
 	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs[len(cfgs)-1:], Actors: []actors.Actor{failing{}, chatty{}, chatty{noJSON: true}},
-		Rounds: 1, Concurrency: 1, MaxAttempts: 2, PassThreshold: 0.8}
+		Spec: runspec.Spec{Rounds: 1, MaxAttempts: 2, PassThreshold: 0.8}, Concurrency: 1}
 	opts.Actors[2] = namedChatty{chatty{noJSON: true}}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func TestResumeAndTruncatedLine(t *testing.T) {
 	c, cfgs := loadExample(t)
 	dir := t.TempDir()
 	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}},
-		Rounds: 1, Concurrency: 2, MaxAttempts: 1, PassThreshold: 0.8}
+		Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 2}
 	sink, err := rundir.OpenSink(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -220,7 +221,7 @@ func (c *countingSink) Write(r *rundir.Record) error {
 
 func TestShardsPartitionTheRuns(t *testing.T) {
 	c, cfgs := loadExample(t)
-	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}}, Rounds: 3}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}}, Spec: runspec.Spec{Rounds: 3}}
 	all := map[string]int{}
 	for i := 0; i < 3; i++ {
 		opts.Shard = Shard{Index: i, Of: 3}
@@ -285,7 +286,7 @@ func TestBrokenAdvance(t *testing.T) {
 	}
 	cfgs, _ := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
 	sink := &memSink{}
-	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs[:1], Actors: []actors.Actor{actors.Reference{}}, Rounds: 1, Concurrency: 1, MaxAttempts: 1}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs[:1], Actors: []actors.Actor{actors.Reference{}}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1}, Concurrency: 1}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +317,7 @@ func TestTokenBudget(t *testing.T) {
 	c, cfgs := loadExample(t)
 	sink := &memSink{}
 	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}},
-		Rounds: 2, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8, MaxTokensTotal: 1000}
+		Spec: runspec.Spec{Rounds: 2, MaxAttempts: 1, PassThreshold: 0.8, MaxTokensTotal: 1000}, Concurrency: 1}
 	err := Run(context.Background(), opts, nil, sink)
 	if !errors.Is(err, ErrTokenBudget) {
 		t.Fatalf("error %v", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -40,7 +41,7 @@ func stepCounts(t *testing.T) []*bench.Case {
 func TestLongestRunsStartFirst(t *testing.T) {
 	cases := stepCounts(t)
 	_, cfgs := loadSuite(t)
-	opts := Options{Cases: cases, Configs: cfgs[:2], Actors: []actors.Actor{actors.Reference{}}, Rounds: 2, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	opts := Options{Cases: cases, Configs: cfgs[:2], Actors: []actors.Actor{actors.Reference{}}, Spec: runspec.Spec{Rounds: 2, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 1}
 	jobs := opts.Jobs()
 	want := slices.Clone(jobs)
 	longestFirst(want)
@@ -122,7 +123,7 @@ func TestViewTokensCountedBesideTheAnswer(t *testing.T) {
 		}
 	}
 	sink := &memSink{}
-	opts := Options{Cases: multi, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, rec}, Rounds: 1, Concurrency: 4, MaxAttempts: 2, PassThreshold: 0.8}
+	opts := Options{Cases: multi, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, rec}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 2, PassThreshold: 0.8}, Concurrency: 4}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func TestBackoffGivesTheSlotBack(t *testing.T) {
 	cases := stepCounts(t)
 	_, cfgs := loadSuite(t)
 	f := &flaky{retry: actors.Retry{MaxRetries: 3, Base: time.Second, Max: time.Minute}, failed: map[string]bool{}}
-	opts := Options{Cases: cases, Configs: cfgs[:1], Actors: []actors.Actor{f}, Rounds: 1, Concurrency: 1, MaxAttempts: 1, PassThreshold: 0.8}
+	opts := Options{Cases: cases, Configs: cfgs[:1], Actors: []actors.Actor{f}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 1}
 	jobs := opts.Jobs()
 	longestFirst(jobs)
 	slow := jobs[0].Case.ID // the run started first

@@ -7,6 +7,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
@@ -106,7 +107,7 @@ func BenchmarkStageScoreNewAnswers(b *testing.B) { benchScore(b, true) }
 func benchScore(b *testing.B, newAnswers bool) {
 	c, _, po, _ := stageCase(b)
 	tc, _ := newCounter("")
-	rec, err := runOne(context.Background(), Options{MaxAttempts: 1, PassThreshold: 0.8}, tc, Job{Case: c, Config: po, Actor: actors.Reference{}, Round: 1})
+	rec, err := runOne(context.Background(), Options{Spec: runspec.Spec{MaxAttempts: 1, PassThreshold: 0.8}}, tc, Job{Case: c, Config: po, Actor: actors.Reference{}, Round: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 // TestDefaultPromptVersion checks that the embedded template's version is
@@ -101,8 +102,7 @@ func TestRunWithPromptTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink := &memSink{}
-	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}}, Rounds: 1, Concurrency: 2,
-		MaxAttempts: 1, PassThreshold: 0.8, Prompt: p}
+	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 2, Prompt: p}
 	if err := Run(context.Background(), opts, nil, sink); err != nil {
 		t.Fatal(err)
 	}

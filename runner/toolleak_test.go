@@ -10,6 +10,7 @@ import (
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/internal/fakeagent"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/scoring"
 )
 
@@ -67,7 +68,7 @@ func TestToolLoopScansEveryCallSent(t *testing.T) {
 		{"past the tool-call budget", calls(past...), EndedToolCalls, 5},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runTools(t, "patchoptic", &scripted{name: "s", script: []actors.Response{tt.answer}}, Options{Tools: ToolOptions{MaxToolCalls: 64}})
+			r := runTools(t, "patchoptic", &scripted{name: "s", script: []actors.Response{tt.answer}}, Options{Spec: runspec.Spec{MaxToolCalls: 64}})
 			s := r.Steps[0]
 			if s.Ended != tt.ended || s.Turns[0].DroppedCalls != tt.dropped {
 				t.Fatalf("ended %q, dropped %d", s.Ended, s.Turns[0].DroppedCalls)
@@ -116,7 +117,7 @@ func TestToolsLiveOversizeTextLeaks(t *testing.T) {
 				Calls: [][2]string{{actors.ToolReadState, `{"pointer": ""}`}}}}}
 			srv := httptest.NewServer(f)
 			defer srv.Close()
-			r := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, "", false), Options{Tools: ToolOptions{MaxTurns: 2}})
+			r := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, "", false), Options{Spec: runspec.Spec{MaxTurns: 2}})
 			if !r.HasOutcome() || r.Steps[0].Committed {
 				t.Fatalf("status %s error %v", r.Status, r.Error)
 			}
@@ -157,8 +158,7 @@ func runJSON(t testing.TB, cfg string, a actors.Actor) *rundir.Record {
 	t.Helper()
 	c, cfgs := loadExampleWithLines(t)
 	sink := &memSink{}
-	o := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{configNamed(t, cfgs, cfg)}, Actors: []actors.Actor{a}, Rounds: 1, Concurrency: 1,
-		PassThreshold: 0.8, MaxAttempts: 1, Protocol: ProtocolJSON}
+	o := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{configNamed(t, cfgs, cfg)}, Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 1, PassThreshold: 0.8, MaxAttempts: 1, Protocol: ProtocolJSON}, Concurrency: 1}
 	if err := Run(context.Background(), o, nil, sink); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/internal/fakeagent"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 )
 
 // liveActor builds the actor spec (openai:, ollama: or anthropic:)
@@ -47,7 +48,7 @@ func TestToolsLiveScript(t *testing.T) {
 			srv := httptest.NewServer(f)
 			defer srv.Close()
 			cache := t.TempDir()
-			r := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, cache, false), Options{MaxAttempts: 2})
+			r := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, cache, false), Options{Spec: runspec.Spec{MaxAttempts: 2}})
 			s := r.Steps[0]
 			if r.Status != rundir.StatusPassed || !s.Committed || s.Attempts != 2 || len(s.Turns) != 4 {
 				t.Fatalf("status %s error %v committed %v attempts %d turns %d", r.Status, r.Error, s.Committed, s.Attempts, len(s.Turns))
@@ -74,7 +75,7 @@ func TestToolsLiveScript(t *testing.T) {
 				}
 			}
 			before := f.Requests()
-			again := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, cache, true), Options{MaxAttempts: 2})
+			again := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, cache, true), Options{Spec: runspec.Spec{MaxAttempts: 2}})
 			if f.Requests() != before || again.Status != rundir.StatusPassed || len(again.Steps[0].Turns) != 4 || !again.Steps[0].Turns[3].Cached {
 				t.Errorf("--cache-only: %d requests, status %s, turns %d", f.Requests()-before, again.Status, len(again.Steps[0].Turns))
 			}
@@ -108,7 +109,7 @@ func TestToolsLiveHostile(t *testing.T) {
 			t.Run(tc.name+"/"+spec, func(t *testing.T) {
 				srv := httptest.NewServer(&fakeagent.Server{Script: tc.script})
 				defer srv.Close()
-				r := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, "", false), Options{Tools: ToolOptions{MaxTurns: 4}})
+				r := runTools(t, "patchoptic", liveActor(t, spec, srv.URL, "", false), Options{Spec: runspec.Spec{MaxTurns: 4}})
 				if r.Status != tc.status || r.Steps[0].Ended != tc.ended || r.Steps[0].Committed {
 					t.Fatalf("status %s (want %s), ended %q (want %q), error %v", r.Status, tc.status, r.Steps[0].Ended, tc.ended, r.Error)
 				}
@@ -143,7 +144,7 @@ func TestToolsFilesActor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	o := Options{Tools: ToolOptions{Disclosure: DisclosureProgressive}}
+	o := Options{Spec: runspec.Spec{Disclosure: DisclosureProgressive}}
 	if r := runTools(t, "patchoptic", f, o); r.Status != rundir.StatusPending {
 		t.Fatalf("status %s", r.Status)
 	}
@@ -175,7 +176,7 @@ func TestToolsFilesActor(t *testing.T) {
 func TestToolsLiveBrokenArguments(t *testing.T) {
 	srv := httptest.NewServer(&fakeagent.Server{Script: []fakeagent.Turn{{Calls: [][2]string{{actors.ToolProposePatch, `{"patch": [`}, {actors.ToolReadState, `pointer=/`}}}}})
 	defer srv.Close()
-	r := runTools(t, "patchoptic", liveActor(t, "openai:fake-1", srv.URL, "", false), Options{Tools: ToolOptions{MaxTurns: 3}})
+	r := runTools(t, "patchoptic", liveActor(t, "openai:fake-1", srv.URL, "", false), Options{Spec: runspec.Spec{MaxTurns: 3}})
 	s := r.Steps[0]
 	if r.Status != rundir.StatusFailed || s.Ended != EndedTurns || len(s.Turns) != 3 || s.Attempts != 0 {
 		t.Fatalf("status %s ended %q turns %d attempts %d", r.Status, s.Ended, len(s.Turns), s.Attempts)

@@ -43,9 +43,7 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 		return nil, flagCausef("prompt-template", "%v", err)
 	}
 	p := &runPlan{acts: acts, progressEvery: *f.progressEvery, cacheFailures: f.cacheFailures, opts: runner.Options{
-		Cases: chosen, Configs: configs, Actors: acts, Rounds: f.spec.Rounds, Concurrency: *f.concurrency,
-		MaxAttempts: f.spec.MaxAttempts, PassThreshold: f.spec.PassThreshold, Tokenizer: f.spec.Tokenizer, Shard: sh,
-		MaxTokensTotal: f.spec.MaxTokensTotal, MaxAnswerBytes: f.spec.MaxAnswerBytes, Prompt: prompt,
+		Spec: f.spec, Cases: chosen, Configs: configs, Actors: acts, Concurrency: *f.concurrency, Shard: sh, Prompt: prompt,
 	}}
 	for _, a := range acts {
 		if _, driven := a.(actors.Driver); driven && f.spec.Protocol != runner.ProtocolTools {
@@ -59,8 +57,7 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 				return nil, flagf("protocol", "tools: actor %s speaks only the json protocol", a.Name())
 			}
 		}
-		p.opts.Protocol, p.opts.Prompt = runner.ProtocolTools, runner.ToolsPrompt
-		p.opts.Tools = runner.ToolOptions{Disclosure: f.spec.Disclosure, MaxTurns: f.spec.MaxTurns, MaxToolCalls: f.spec.MaxToolCalls, MaxStepBytes: f.spec.MaxStepBytes}
+		p.opts.Prompt = runner.ToolsPrompt
 	}
 	p.manifest = f.manifest(params, p.opts)
 	p.dir = *f.out

@@ -18,6 +18,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/runspec"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -173,7 +174,7 @@ func planShards(t *testing.T, args [][]string, envs []map[string]string) ([]shar
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Rounds: f.spec.Rounds}
+	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Spec: runspec.Spec{Rounds: f.spec.Rounds}}
 	all := o.Jobs()
 	for i := range shards {
 		o.Shard = shards[i].shard
