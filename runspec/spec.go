@@ -68,7 +68,7 @@ type Spec struct {
 	// ActorSpecs are the --actor specs; the manifest records the
 	// actors' names (rundir.Manifest.Actors). Check fills in the
 	// default three.
-	ActorSpecs []string `flag:"actor" plan:"actors" list:"repeat" json:"-"`
+	ActorSpecs []string `flag:"actor" plan:"actors" list:"repeat" json:"-" usage:"an actor <spec> (repeatable; default reference, oversharer and follower)"`
 	Rounds     int      `flag:"rounds" plan:"rounds" json:"rounds" default:"1" min:"1" max:"10000" bound:"split" usage:"<n> rounds of every run"`
 	Protocol   string   `flag:"protocol" plan:"protocol" json:"protocol,omitempty" record:"nondefault" default:"json" choice:"json,tools" usage:"<protocol>: json (one answer holding the patch and a note per attempt) or tools (an agent loop with the tools read_state and propose_patch)"`
 	Disclosure string   `flag:"disclosure" plan:"disclosure" json:"disclosure,omitempty" record:"tools" default:"whole" choice:"whole,progressive" usage:"with --protocol tools, what the first message shows: whole (the view) or progressive (an outline; the actor reads the rest)"`
@@ -138,22 +138,13 @@ func FieldByKey(key string) (f Field, ok bool) {
 	return Fields()[i], true
 }
 
-// FieldByFlag is the setting of a run flag; ok is false for none.
-func FieldByFlag(name string) (f Field, ok bool) {
-	i := slices.IndexFunc(Fields(), func(f Field) bool { return f.Flag == name })
-	if i < 0 {
-		return Field{}, false
-	}
-	return Fields()[i], true
-}
-
 // Default is the settings of a run given no flag and no plan key: each
 // field's default tag (its zero value without one).
 func Default() Spec {
 	var s Spec
 	for _, f := range Fields() {
 		if d, ok := f.Tag.Lookup("default"); ok {
-			if err := SetString(f.Value(&s), d); err != nil {
+			if err := setString(f.Value(&s), d); err != nil {
 				panic(fmt.Sprintf("runspec: the default of %s: %v", f.Name, err)) // a mistake in the tags above
 			}
 		}
@@ -172,9 +163,6 @@ func Bind(fs *flag.FlagSet, s *Spec) {
 			continue
 		}
 		usage := valueName.ReplaceAllString(f.Tag.Get("usage"), "`$1`")
-		if f.Name == "ActorSpecs" {
-			usage = actorUsage
-		}
 		switch p := f.Value(s).Addr().Interface().(type) {
 		case *string:
 			fs.StringVar(p, f.Flag, *p, usage)
@@ -197,16 +185,6 @@ func Bind(fs *flag.FlagSet, s *Spec) {
 			panic("runspec: no flag for the type of " + f.Name) // a mistake in Spec
 		}
 	}
-}
-
-// actorUsage is --actor's help, which names the known actors (set by
-// SetActorUsage: actors is not imported here).
-var actorUsage = "an actor `spec` (repeatable; default reference, oversharer and follower)"
-
-// SetActorUsage sets --actor's help (Bind): known lists the actor kinds.
-func SetActorUsage(known []string) {
-	actorUsage = "an actor `spec` (repeatable; default reference, oversharer and follower): " + strings.Join(known, ", ") +
-		"; a role map role=spec,role=spec gives each role of multi-agent cases its own"
 }
 
 // optFloat is the flag of an optional number (*float64): unset is nil,
@@ -265,9 +243,9 @@ func (l *listValue) Set(v string) error {
 	return nil
 }
 
-// SetString sets the field v (of a Spec) from its flag syntax: a number,
+// setString sets the field v (of a Spec) from its flag syntax: a number,
 // true or false, a Go duration, a string, or a comma list.
-func SetString(v reflect.Value, s string) error {
+func setString(v reflect.Value, s string) error {
 	switch p := v.Addr().Interface().(type) {
 	case *string:
 		*p = s

@@ -15,7 +15,7 @@ import (
 func TestFieldsTagged(t *testing.T) {
 	flags, keys := map[string]bool{}, map[string]bool{}
 	for _, f := range Fields() {
-		if f.Flag == "" || f.Key == "" || (f.Tag.Get("usage") == "" && f.Name != "ActorSpecs") {
+		if f.Flag == "" || f.Key == "" || f.Tag.Get("usage") == "" {
 			t.Errorf("%s: flag %q, plan key %q, usage %q", f.Name, f.Flag, f.Key, f.Tag.Get("usage"))
 		}
 		if flags[f.Flag] || keys[f.Key] {

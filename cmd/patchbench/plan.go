@@ -135,11 +135,12 @@ func (f *runFlags) applyPlan(fs *flagSet) error {
 		if given[fd.Flag] {
 			return usagef("--%s is set by the plan %s; change it there, or leave the plan out", fd.Flag, *f.planFile)
 		}
-		v := fd.Value(&p.Spec)
+		v := fd.Value(&p.Spec) // the plan's own, which its digest is over
+		fd.Value(&f.spec).Set(v)
 		if fd.Tag.Get("path") == "plan" && !filepath.IsAbs(v.String()) {
+			v = fd.Value(&f.spec)
 			v.SetString(filepath.Join(filepath.Dir(*f.planFile), v.String()))
 		}
-		fd.Value(&f.spec).Set(v)
 		switch x := v.Interface().(type) {
 		case []string:
 			if fd.Tag.Get("list") == "repeat" { // one flag per item: the actors

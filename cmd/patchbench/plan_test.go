@@ -263,3 +263,36 @@ func TestSpecDefaults(t *testing.T) {
 		t.Errorf("runspec.Default() = %+v", d)
 	}
 }
+
+// TestPlanRelativePaths: a plan's relative cases.dir is read from the
+// plan file's directory, while the plan as printed and its digest in the
+// manifest keep the path as the file writes it.
+func TestPlanRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	rel, err := filepath.Rel(dir, mustAbs(t, exampleCases))
+	if err != nil {
+		t.Skip(err)
+	}
+	plan := filepath.Join(dir, "p.yaml")
+	text := "version: 1\ncases:\n  dir: " + filepath.ToSlash(rel) + "\nactors: [reference]\n"
+	os.WriteFile(plan, []byte(text), 0o644)
+	p, err := runner.ParsePlan(plan, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--plan", plan, "--out", out}}); code != 0 {
+		t.Fatalf("run --plan: exit %d: %s", code, stderr)
+	}
+	m, err := rundir.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.PlanDigest != p.Digest() || m.Cases != 1 {
+		t.Errorf("manifest: plan digest %s (want %s), %d cases", m.PlanDigest, p.Digest(), m.Cases)
+	}
+	printed, _, code := runCLI(t, cliCase{args: []string{"plan", plan}})
+	if code != 0 || !strings.Contains(printed, "dir: "+filepath.ToSlash(rel)+"\n") {
+		t.Errorf("plan %s: exit %d:\n%s", plan, code, printed)
+	}
+}
