@@ -45,10 +45,13 @@ type Plan struct {
 
 	// set holds the keys the plan gives; file is the plan file's name
 	// and lines the line of each key read from it (Where); a plan not
-	// read from a file has none.
-	set   map[string]bool
-	file  string
-	lines map[string]int
+	// read from a file has none. durations holds a duration key's text
+	// as the file writes it (90s), which YAML writes back, so that the
+	// digest is the file's.
+	set       map[string]bool
+	file      string
+	lines     map[string]int
+	durations map[string]string
 }
 
 // NewPlan is the plan of the settings s: every key, but those of an empty
@@ -121,7 +124,7 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 	if err := dec.Decode(&extra); err != io.EOF {
 		return nil, &bench.FileError{File: name, Line: extra.Line, Err: errors.New("more than one YAML document; a plan file holds one")}
 	}
-	p := &Plan{set: map[string]bool{}, file: name, lines: map[string]int{}}
+	p := &Plan{set: map[string]bool{}, file: name, lines: map[string]int{}, durations: map[string]string{}}
 	top := resolve(root.Content[0])
 	if top.Kind != yaml.MappingNode {
 		return nil, &bench.FileError{File: name, Line: top.Line, Err: fmt.Errorf("the plan: want a mapping of keys, got %s", yamlValue(top))}
@@ -259,6 +262,7 @@ func (p *Plan) readValue(name string, n *yaml.Node, f runspec.Field) error {
 			return bad(fmt.Errorf("must be a positive Go duration (90s, 2m), not %q", n.Value))
 		}
 		v.SetInt(int64(d))
+		p.durations[f.Key] = n.Value
 	case t.Kind() == reflect.Slice:
 		var items []string
 		for i, item := range n.Content {
@@ -358,7 +362,11 @@ func (p *Plan) YAML() []byte {
 		var n *yaml.Node
 		switch x := v.Interface().(type) {
 		case time.Duration:
-			n = scalar(x.String())
+			text, ok := p.durations[f.Key]
+			if !ok {
+				text = x.String()
+			}
+			n = scalar(text)
 		case []string:
 			n = scalar(x)
 			n.Style = yaml.FlowStyle

@@ -3,6 +3,7 @@ package runner
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestParsePlanTypes: an integer key takes only an integer (YAML's 2.5
@@ -30,5 +31,21 @@ func TestParsePlanTypes(t *testing.T) {
 	}
 	if !strings.Contains(string(p.YAML()), "max_attempts: 2") {
 		t.Errorf("YAML:\n%s", p.YAML())
+	}
+}
+
+// TestPlanYAMLAsWritten: a plan's YAML, and so its digest, keeps a
+// duration as the file writes it and leaves out the keys it does not
+// give.
+func TestPlanYAMLAsWritten(t *testing.T) {
+	p, err := ParsePlan("p.yaml", []byte("version: 1\nsettings: {timeout: 90s, temperature: 1}\nlimits: {max_turns: null}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(p.YAML()), "version: 1\nsettings:\n  temperature: 1\n  timeout: 90s\n"; got != want {
+		t.Errorf("YAML:\n%s\nwant\n%s", got, want)
+	}
+	if p.Spec.Timeout != 90*time.Second || !p.Has("settings.timeout") || p.Has("limits.max_turns") {
+		t.Errorf("plan: %+v", p.Spec)
 	}
 }
