@@ -9,7 +9,8 @@
 // writes a Spec as a plan file by the plan tags.
 //
 // A new setting is a field here (with its tags), the code that uses it,
-// and its documentation (docs/run.md and docs/commands.md).
+// and its documentation (docs/run.md: the synopsis, the flag, the plan
+// key); docs/development.md walks through one.
 //
 // The tags, on a field of Spec:
 //
@@ -107,9 +108,6 @@ type Field struct {
 	Tag                     reflect.StructTag
 	index                   int
 }
-
-// Type is the field's Go type.
-func (f Field) Type() reflect.Type { return reflect.TypeOf(Spec{}).Field(f.index).Type }
 
 // Value is the field of s, addressable.
 func (f Field) Value(s *Spec) reflect.Value { return reflect.ValueOf(s).Elem().Field(f.index) }
@@ -407,6 +405,10 @@ func Unkeyed() []string {
 	}
 	return out
 }
+
+// Set sets f in s from text in its flag's syntax: a number, true or
+// false, a Go duration, a string, or a comma list (blank items dropped).
+func (f Field) Set(s *Spec, text string) error { return setString(f.Value(s), text) }
 
 // Check is why the value of f in s is out of f's range, "" when it is
 // not (Spec.Check checks every field).

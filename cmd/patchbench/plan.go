@@ -137,6 +137,9 @@ func (f *runFlags) applyPlan(fs *flagSet) error {
 		}
 		v := fd.Value(&p.Spec) // the plan's own, which its digest is over
 		fd.Value(&f.spec).Set(v)
+		if items, ok := v.Interface().([]string); ok && strings.Contains(fd.Tag.Get("list"), "comma") {
+			fd.Set(&f.spec, strings.Join(items, ",")) // as the flag splits it: "a, b" is two
+		}
 		if fd.Tag.Get("path") == "plan" && !filepath.IsAbs(v.String()) {
 			v = fd.Value(&f.spec)
 			v.SetString(filepath.Join(filepath.Dir(*f.planFile), v.String()))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -294,5 +295,22 @@ func TestPlanRelativePaths(t *testing.T) {
 	printed, _, code := runCLI(t, cliCase{args: []string{"plan", plan}})
 	if code != 0 || !strings.Contains(printed, "dir: "+filepath.ToSlash(rel)+"\n") {
 		t.Errorf("plan %s: exit %d:\n%s", plan, code, printed)
+	}
+}
+
+// TestPlanCommaLists: a plan's ids, domains and configuration names are
+// read as their flags read them: an item "a, b" is two, blanks trimmed.
+func TestPlanCommaLists(t *testing.T) {
+	plan := writePlan(t, "version: 1\ncases:\n  dir: "+mustAbs(t, exampleCases)+"\n  ids: [\" sup-example-refund \"]\nconfigs:\n  names: [\"patchoptic, unconstrained\"]\nactors: [reference]\n")
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--plan", plan, "--out", out}}); code != 0 {
+		t.Fatalf("run --plan: exit %d: %s", code, stderr)
+	}
+	m, err := rundir.ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.CaseIDs, []string{"sup-example-refund"}) || len(m.Configs) != 2 {
+		t.Errorf("case ids %q, configs %q", m.CaseIDs, m.Configs)
 	}
 }
