@@ -83,6 +83,15 @@ func TestPlanExamples(t *testing.T) {
 	}
 }
 
+// TestPlanPrintNamesPlan: a run flag refused by plan --print names the
+// command given, plan, and its -h.
+func TestPlanPrintNamesPlan(t *testing.T) {
+	_, stderr, code := runCLI(t, cliCase{args: []string{"plan", "--print", "--rounds", "0"}})
+	if code != exitUsage || !strings.HasPrefix(stderr, "patchbench plan: --rounds") || !strings.Contains(stderr, `Run "patchbench plan -h"`) || strings.Contains(stderr, "patchbench run") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
 // TestPlanPrint: the plan a command line amounts to, read back as a plan,
 // amounts to the same plan (and so to the same settings).
 func TestPlanPrint(t *testing.T) {
