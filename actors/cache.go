@@ -183,7 +183,8 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 			return Response{}, &CutError{Actor: c.Actor.Name(), Step: req.StepID, Entry: path,
 				Limit: stale.Limit, Bytes: stale.Bytes, RunLimit: limit}
 		}
-		return Response{}, fmt.Errorf("%s: %w", c.Actor.Name(), ErrCacheMiss)
+		return Response{}, fmt.Errorf("%s: %w; the key was made with %s (the base URL is part of the key: answers recorded from another server, or under another OPENAI_BASE_URL or OLLAMA_HOST, do not match)",
+			c.Actor.Name(), ErrCacheMiss, keyMadeWith(k.CacheKey()))
 	}
 	afterMiss()
 	sent := false
@@ -274,6 +275,23 @@ func normalURL(u string) string {
 		u = p.String()
 	}
 	return strings.TrimRight(strings.ToLower(u), "/")
+}
+
+// keyMadeWith says which server and model a cache key km (Keyer.CacheKey)
+// names: "base URL http://127.0.0.1:8000/v1, model gpt-5-mini" (Ollama's
+// host for a base URL; the URL without a password, as the key holds it).
+func keyMadeWith(km map[string]any) string {
+	what, url := "base URL", ""
+	if u, ok := km["base_url"].(string); ok {
+		url = u
+	} else if h, ok := km["host"].(string); ok {
+		what, url = "host", h
+	}
+	if url == "" {
+		url = "unset (the provider's default)"
+	}
+	model, _ := km["model"].(string)
+	return fmt.Sprintf("%s %s, model %s", what, url, model)
 }
 
 // writeAtomic writes v as JSON to path through a temporary file renamed

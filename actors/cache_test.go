@@ -50,8 +50,14 @@ func TestCachedAnswersOnce(t *testing.T) {
 		t.Fatal(r, err)
 	}
 	req.Round = 3
-	if _, err := only.Propose(context.Background(), req); !errors.Is(err, ErrCacheMiss) {
+	_, err = only.Propose(context.Background(), req)
+	if !errors.Is(err, ErrCacheMiss) {
 		t.Fatalf("miss: %v", err)
+	}
+	// The miss names what its key was made with: the base URL is part
+	// of it, so a replay under another one misses every request.
+	if want := "the key was made with base URL " + strings.ToLower(s.URL) + "/v1, model test-model"; !strings.Contains(err.Error(), want) {
+		t.Errorf("miss: %v, want %q", err, want)
 	}
 	if s.calls.Load() != 2 {
 		t.Errorf("cache-only sent a request")

@@ -129,7 +129,11 @@ const MaxPlanBytes = 1 << 20
 // integer or a float, a boolean key true or false, a string key a string
 // (quote a number: "42"), a list key a list of strings, and a section
 // (cases, settings, ...) a mapping; null is a key left out. A wrong type
-// is refused as "FILE:LINE: key: want an integer, got 2.5".
+// is refused as "FILE:LINE: key: want an integer, got 2.5". A value that
+// would read as the key left out is refused too, as its flag refuses it
+// or because a key left out says it better: rounds: 0, an empty list
+// ("actors: an empty list; leave the key out for the default actors")
+// and an empty string.
 func ParsePlan(name string, b []byte) (*Plan, error) {
 	if len(b) > MaxPlanBytes {
 		return nil, &bench.FileError{File: name, Err: fmt.Errorf("larger than %d bytes", MaxPlanBytes)}
@@ -154,6 +158,9 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
 		return nil, &bench.FileError{File: name, Line: extra.Line, Err: errors.New("more than one YAML document; a plan file holds one")}
+	}
+	if _, ok := lines["version"]; !ok || p.Version == 0 && isNull(keyNode(&root, "version")) {
+		return nil, &bench.FileError{File: name, Line: keyLine(&root, "version"), Err: fmt.Errorf("version: required (version: %d)", PlanVersion)}
 	}
 	if p.Version != PlanVersion {
 		return nil, &bench.FileError{File: name, Line: keyLine(&root, "version"), Err: fmt.Errorf("version: must be %d, not %d", PlanVersion, p.Version)}
@@ -224,7 +231,14 @@ func checkTypes(name string, n *yaml.Node, t reflect.Type, key string, lines map
 				return err
 			}
 		}
+	case reflect.String:
+		if n.Value == "" {
+			return &bench.FileError{File: name, Line: n.Line, Err: fmt.Errorf("%s: an empty string; leave the key out for the default", key)}
+		}
 	case reflect.Slice:
+		if len(n.Content) == 0 {
+			return &bench.FileError{File: name, Line: n.Line, Err: fmt.Errorf("%s: an empty list; leave the key out for %s", key, emptyListDefault[key])}
+		}
 		for i, item := range n.Content {
 			for item.Kind == yaml.AliasNode && item.Alias != nil {
 				item = item.Alias
@@ -236,6 +250,50 @@ func checkTypes(name string, n *yaml.Node, t reflect.Type, key string, lines map
 		}
 	}
 	return nil
+}
+
+// emptyListDefault is what each list key of a plan left out stands for,
+// said when the list is empty.
+var emptyListDefault = map[string]string{
+	"actors": "the default actors", "cases.ids": "every case", "cases.domains": "every domain",
+	"configs.names": "every configuration",
+}
+
+// isNull reports whether n is absent (nil) or YAML's null.
+func isNull(n *yaml.Node) bool {
+	return n == nil || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// keyNode is the value of the key at path (nested mapping keys) in the
+// plan's YAML, aliases followed, or nil when a key on the way is not
+// there.
+func keyNode(root *yaml.Node, path ...string) *yaml.Node {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, key := range path {
+		for n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		n = next
+	}
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
 }
 
 // yamlValue describes a YAML node in an error: a scalar as written
@@ -259,7 +317,7 @@ func yamlValue(n *yaml.Node) string {
 }
 
 // checkRanges refuses a value outside its run flag's range, naming the
-// key and its line: rounds (0 or left out: the default) and the step
+// key and its line: rounds (left out: the default) and the step
 // limits at least 1, counts at
 // least 0, temperature in [0, 2], a positive timeout, the pass threshold
 // in [0, 1].
@@ -281,7 +339,7 @@ func (p *Plan) checkRanges(name string, root *yaml.Node) error {
 		return &x
 	}
 	l, st := p.Limits, p.Settings
-	if p.Rounds < 0 {
+	if p.Rounds < 0 || p.Rounds == 0 && !isNull(keyNode(root, "rounds")) {
 		return bad(fmt.Sprintf("must be at least 1, not %d", p.Rounds), "rounds")
 	}
 	for _, err := range []error{
@@ -328,7 +386,10 @@ func planKeys(err error) error {
 			if strings.HasSuffix(msg, "not found in type runner."+typ.Name()) {
 				var keys []string
 				for k := range typ.NumField() {
-					keys = append(keys, strings.Split(typ.Field(k).Tag.Get("yaml"), ",")[0])
+					// Fields without a key (the plan's file and lines) are not keys.
+					if key := strings.Split(typ.Field(k).Tag.Get("yaml"), ",")[0]; key != "" && key != "-" {
+						keys = append(keys, key)
+					}
 				}
 				sort.Strings(keys)
 				te.Errors[i] = msg + " (known keys: " + strings.Join(keys, ", ") + ")"

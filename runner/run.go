@@ -93,10 +93,12 @@ func (r *run) appendStep(sr *rundir.StepRecord) {
 	r.rec.Steps = append(r.rec.Steps, *sr)
 }
 
-// runOne runs one job. It returns an error only when ctx is cancelled, or
-// with its record when an actor's failure stops the whole run
-// (*FatalError) or the runs of its endpoint (*actors.EndpointDownError);
-// any other failure of the actor is a record with status error.
+// runOne runs one job. It returns an error only when ctx is cancelled,
+// actors.ErrNoToolCalled without a record when a driven agent did nothing
+// (drivenLoop), or with its record when an actor's failure stops the
+// whole run (*FatalError) or the runs of its endpoint
+// (*actors.EndpointDownError); any other failure of the actor is a
+// record with status error.
 func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record, error) {
 	c, cfg := j.Case, j.Config
 	r := &run{o: o, tc: tc, j: j, sess: runtime.NewSession(c.State, c.Workflow.PhasePath), committed: map[string]bool{}, phaseMovable: phaseMovable(c),

@@ -103,6 +103,14 @@ func (s *LeakScan) Add(out Output) {
 	s.join(out.Step, joinAll, out.Text)
 }
 
+// Leaked reports whether the outputs added so far hold a leak (what
+// the Streams started have not yet read to their end is not counted).
+func (s *LeakScan) Leaked() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.leaks) > 0
+}
+
 // found records leak l of step and field, once per secret, step and
 // field. s.mu is held.
 func (s *LeakScan) found(l Leak, step, field string) {
