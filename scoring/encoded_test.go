@@ -35,7 +35,8 @@ func wantCard(t *testing.T, d *Detector, text, det string) {
 }
 
 // TestInTextWrappedBase64: a base64 run goes on across line breaks (LF,
-// CR LF, a JSON-escaped \n once or twice), read with the breaks removed,
+// CR LF, a JSON-escaped \n once or twice, indentation after a break),
+// read with the breaks removed,
 // whatever its alignment: base64(1)'s output of 50 x and the card, which
 // breaks the line inside the card's encoding; the card's encoding broken
 // at every position; a word before the run on the line above (the run
@@ -52,6 +53,7 @@ func TestInTextWrappedBase64(t *testing.T) {
 		wantCard(t, d, wrap(enc, 76, nl)+"\n", DetectBase64)
 		wantCard(t, d, "-----BEGIN DATA-----"+nl+wrap(enc, 64, nl)+nl+"-----END DATA-----", DetectBase64)
 	}
+	wantCard(t, d, "card:\n  data: |\n    "+wrap(enc, 60, "\n    ")+"\n  kind: x\n", DetectBase64) // indented in YAML
 	args, _ := json.Marshal(map[string]string{"path": "/tmp/out", "content": wrap(enc, 76, "\n") + "\n"})
 	wantCard(t, d, string(args), DetectBase64)
 	twice, _ := json.Marshal(map[string]string{"arguments": string(args)})
@@ -223,7 +225,7 @@ func TestInTextBase64AfterProseOfTheOtherAlphabet(t *testing.T) {
 // runsAt with a cut finds the runs of the whole text that hold the cut.
 func TestRunsAtCut(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	pieces := []string{"a", "F", "0", "9", "g", "x", " ", ":", "-", ",", "=", "==", "+", "/", "_", "\n", "\r\n", "\\", `\x`, "0x", "ab", "c3d4", "é", "."}
+	pieces := []string{"a", "F", "0", "9", "g", "x", " ", "\t", ":", "-", ",", "=", "==", "+", "/", "_", "\n", "\r\n", "\\", `\x`, "0x", "ab", "c3d4", "é", "."}
 	for range 20000 {
 		var a, b strings.Builder
 		for range r.IntN(30) {

@@ -284,19 +284,24 @@ const minBase64Run = 8
 
 func isLineBreak(c byte) bool { return c == '\n' || c == '\r' }
 
+// isLineSpace reports whether c may stand between two lines of a base64
+// run: a line break, or a space or tab around one (indentation).
+func isLineSpace(c byte) bool { return isLineBreak(c) || c == ' ' || c == '\t' }
+
 // inBase64Run reports whether c may stand in a base64 run before its
-// padding: a base64 character or a line break.
-func inBase64Run(c byte) bool { return base64Class[c] || isLineBreak(c) }
+// padding: a base64 character, a line break, a space or a tab.
+func inBase64Run(c byte) bool { return base64Class[c] || isLineSpace(c) }
 
 // base64Runs returns the [start, end) of each maximal run of at least
 // minBase64Run base64 characters in s, with up to two '=' of padding
-// after it. A run goes on across line breaks (CR, LF, any number of them)
-// between two of its characters: base64 as base64(1), PEM and MIME write
-// it, wrapped at 64 or 76 columns, and base64 text split across strings
-// read together, which joinSeparator joins, are read as one run. The
-// linear scan finds what the regular expression
-// [A-Za-z0-9+/_-]+(?:[\r\n]+[A-Za-z0-9+/_-]+)*={0,2} finds, keeping the
-// matches of at least minBase64Run base64 characters.
+// after it. A run goes on across line breaks (CR, LF, any number of them,
+// with spaces and tabs around them: indentation) between two of its
+// characters: base64 as base64(1), PEM and MIME write it, wrapped at 64
+// or 76 columns, indented in a YAML block, and base64 text split across
+// strings read together, which joinSeparator joins, are read as one run.
+// The linear scan finds what the regular expression
+// [A-Za-z0-9+/_-]+(?:[ \t]*[\r\n][ \t\r\n]*[A-Za-z0-9+/_-]+)*={0,2}
+// finds, keeping the matches of at least minBase64Run base64 characters.
 func base64Runs(s string) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(s); {
@@ -311,11 +316,12 @@ func base64Runs(s string) [][2]int {
 				n++
 				continue
 			}
-			k := j
-			for k < len(s) && isLineBreak(s[k]) {
+			k, broken := j, false
+			for k < len(s) && isLineSpace(s[k]) {
+				broken = broken || isLineBreak(s[k])
 				k++
 			}
-			if k == j || k == len(s) || !base64Class[s[k]] {
+			if !broken || k == len(s) || !base64Class[s[k]] {
 				break
 			}
 			j = k
@@ -446,7 +452,8 @@ func decodeHexRun(run string) []string {
 	return out
 }
 
-// decodeBase64 decodes a base64 run, its line breaks removed, with the
+// decodeBase64 decodes a base64 run, its line breaks and the spaces
+// around them removed, with the
 // alphabet its characters allow (standard or URL), with and without
 // padding, and from each of the four offsets at which a canary embedded
 // in a longer text may start (a run that starts mid-quantum: a word
@@ -466,7 +473,7 @@ func decodeBase64(run string) []string {
 	}
 	src := make([]byte, 0, len(body))
 	for i := 0; i < len(body); i++ {
-		if !isLineBreak(body[i]) {
+		if !isLineSpace(body[i]) {
 			src = append(src, body[i])
 		}
 	}
@@ -495,7 +502,7 @@ func decodeBase64(run string) []string {
 // in both. A line that mixes them itself is in none. Each line is in at
 // most two groups.
 func alphabetGroups(body string) []string {
-	lines := strings.FieldsFunc(body, func(r rune) bool { return r == '\r' || r == '\n' })
+	lines := strings.FieldsFunc(body, func(r rune) bool { return r < utf8.RuneSelf && isLineSpace(byte(r)) })
 	var out []string
 	start, neutral := 0, 0 // the current group's first line; the first of the lines of neither alphabet that end it
 	var std, url bool      // the current group's alphabet

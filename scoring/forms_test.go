@@ -104,14 +104,14 @@ func referenceNormalise(s string) string {
 }
 
 // The run scanners find what the regular expressions they replace find:
-// a base64 run going on across line breaks, of at least eight base64
+// a base64 run going on across line breaks (and indentation), of at least eight base64
 // characters, and a hex run of hex digits with any separators and \x or
 // 0x prefixes between them, of at least twelve digits.
 func TestRunScannersAgreeWithRegexps(t *testing.T) {
-	b64 := regexp.MustCompile(`[A-Za-z0-9+/_-]+(?:[\r\n]+[A-Za-z0-9+/_-]+)*={0,2}`)
+	b64 := regexp.MustCompile(`[A-Za-z0-9+/_-]+(?:[ \t]*[\r\n][ \t\r\n]*[A-Za-z0-9+/_-]+)*={0,2}`)
 	hx := regexp.MustCompile(`(?:\\x|0[xX])?[0-9a-fA-F]+(?:(?:[\t\n\v\f\r ,:-]+(?:0[xX]|\\x)?|\\x)[0-9a-fA-F]+)*`)
 	b64Chars := func(m string) int {
-		return len(strings.TrimRight(strings.NewReplacer("\r", "", "\n", "").Replace(m), "="))
+		return len(strings.TrimRight(strings.NewReplacer("\r", "", "\n", "", " ", "", "\t", "").Replace(m), "="))
 	}
 	hexDigits := func(m string) int {
 		n := 0
@@ -123,7 +123,7 @@ func TestRunScannersAgreeWithRegexps(t *testing.T) {
 		return n
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	pieces := []string{"a", "F", "0", "9", "g", "x", " ", ":", "-", ",", "=", "+", "/", "_", "\n", "\r\n", "\v", "\\", `\x`, "0x", "0X",
+	pieces := []string{"a", "F", "0", "9", "g", "x", " ", "\t", ":", "-", ",", "=", "+", "/", "_", "\n", "\r\n", "\v", "\\", `\x`, "0x", "0X",
 		"ab", "c3d4", "é"}
 	for range 20000 {
 		var sb strings.Builder
