@@ -254,3 +254,21 @@ func TestRunsAtCut(t *testing.T) {
 		}
 	}
 }
+
+// Spans marks a base64 run wrapped over lines, and a hex run split by a
+// line break, whole: every line of it.
+func TestSpansOfWrappedRuns(t *testing.T) {
+	d := NewDetector([]Canary{{ID: "card", Value: card}})
+	enc := wrap(base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", 50)+card)), 76, "\n")
+	h := hex.EncodeToString([]byte(card))
+	for _, tt := range []struct{ text, run, det string }{
+		{"here:\n" + enc + "\nthanks", enc, DetectBase64},
+		{"dump: " + h[:7] + "\n" + h[7:] + ". done", h[:7] + "\n" + h[7:], DetectHex},
+	} {
+		got := d.Spans(tt.text)
+		start := strings.Index(tt.text, tt.run)
+		if len(got) != 1 || got[0].Detector != tt.det || got[0].Start > start || got[0].End < start+len(tt.run) {
+			t.Errorf("Spans(%q) = %+v, want the run [%d, %d) by %s", tt.text, got, start, start+len(tt.run), tt.det)
+		}
+	}
+}

@@ -85,7 +85,7 @@ func normaliseAt(s string, at *origin) string {
 			continue
 		}
 		r, w := utf8.DecodeRuneInString(s[i:])
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		if r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r)) { // RuneError: a byte not UTF-8, or U+FFFD
 			n := len(b)
 			b = utf8.AppendRune(b, unicode.ToLower(r))
 			at.add(len(b)-n, i, i+w)
@@ -357,7 +357,7 @@ func isHexSep(c byte) bool {
 // or Python string escape) or, when tokenStart, 0x or 0X (a C or Python
 // literal): 2 when one stands there followed by a hex digit, else 0.
 func hexPrefix(s string, i int, tokenStart bool) int {
-	if i+2 >= len(s) {
+	if (s[i] != '\\' && s[i] != '0') || i+2 >= len(s) {
 		return 0
 	}
 	if _, ok := hexDigit(s[i+2]); !ok {
