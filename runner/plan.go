@@ -145,6 +145,9 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &bench.FileError{File: name, Err: errors.New("empty plan (it needs at least version: 1)")}
 	}
+	if err := checkWrittenOut(name, root.Content[0]); err != nil {
+		return nil, err
+	}
 	lines := map[string]int{}
 	if err := checkTypes(name, root.Content[0], reflect.TypeOf(Plan{}), "", lines); err != nil {
 		return nil, err
@@ -170,6 +173,61 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 	}
 	p.file, p.lines = name, lines
 	return &p, nil
+}
+
+// checkWrittenOut refuses, anywhere under the YAML node n, what makes one
+// part of a plan copy another: a merge key (<<), an alias (*NAME) and an
+// anchor (&NAME). The decoder would take a merged value past the type
+// check (2.5 merged into an integer key is cut to 2), and a plan reads
+// plainly without them. The first merge key or alias is named, else the
+// first anchor (an anchor comes before its uses, and the use says more),
+// in a *bench.FileError with the line and the key (a dotted path, "the
+// plan" for the top).
+func checkWrittenOut(name string, n *yaml.Node) error {
+	var anchor error
+	var walk func(n *yaml.Node, key string) error
+	walk = func(n *yaml.Node, key string) error {
+		what := key
+		if what == "" {
+			what = "the plan"
+		}
+		if n.Kind == yaml.AliasNode {
+			return &bench.FileError{File: name, Line: n.Line, Err: fmt.Errorf("%s: aliases (*%s) are not supported in a plan; write the value out", what, n.Value)}
+		}
+		if n.Anchor != "" && anchor == nil {
+			anchor = &bench.FileError{File: name, Line: n.Line, Err: fmt.Errorf("%s: anchors (&%s) are not supported in a plan; write the value out where it is used", what, n.Anchor)}
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				if k.ShortTag() == "!!merge" || k.Value == "<<" {
+					return &bench.FileError{File: name, Line: k.Line, Err: fmt.Errorf("%s: merge keys (<<) are not supported in a plan; write the keys out", what)}
+				}
+				child := k.Value
+				if key != "" {
+					child = key + "." + child
+				}
+				if err := walk(k, key); err != nil {
+					return err
+				}
+				if err := walk(n.Content[i+1], child); err != nil {
+					return err
+				}
+			}
+		case yaml.SequenceNode:
+			for _, item := range n.Content {
+				if err := walk(item, key); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(n, ""); err != nil {
+		return err
+	}
+	return anchor
 }
 
 // checkTypes checks that the YAML node n has the type of t (a Plan

@@ -29,9 +29,11 @@ const (
 // letter or a digit, so a canary is found across it only by the
 // normalised comparisons (those of canaries of at least minNormalised
 // letters and digits, which a boundary between unrelated strings does not
-// make by chance), and, as in any text, a hex run may go on across it;
-// an exact reading, a base64 run or a JSON escape does not. A canary too
-// short for the normalised comparisons is never found across strings.
+// make by chance) and, as in any text, by a base64 or hex run going on
+// across it (a base64 or hex text split across two strings); an exact
+// reading or a JSON escape does not. A canary too short for the
+// normalised comparisons is found across strings only in a base64 or hex
+// run.
 const joinSeparator = "\n"
 
 // joinAll is the key of the stream of every string of a step, whatever
@@ -74,7 +76,7 @@ func (s *LeakScan) join(step, key, text string) {
 // neither tail nor head holds alone. s.mu is held.
 func (s *LeakScan) joint(step, window, tail, head string) {
 	t := prepare(window)
-	t.noBase64 = true
+	t.cut = len(tail)
 	if found := s.det.inText(t); len(found) > 0 {
 		alone := map[string]bool{}
 		for _, part := range []string{tail, head} {
