@@ -522,3 +522,17 @@ func TestExcerpt(t *testing.T) {
 		t.Errorf("%q", y.String())
 	}
 }
+
+// TestExecErrorKeepsStdout: a program whose output is not one answer
+// fails, and the error carries the output (for the leak scan).
+func TestExecErrorKeepsStdout(t *testing.T) {
+	a, err := NewExec("exec:"+script(t, `cat >/dev/null; printf '{"text": "x"}\nsecret-line\n'`), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Propose(context.Background(), execReq())
+	var ee *ExecError
+	if !errors.As(err, &ee) || ee.ActorStdout() != "{\"text\": \"x\"}\nsecret-line\n" {
+		t.Fatalf("%v", err)
+	}
+}
