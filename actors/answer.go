@@ -516,12 +516,19 @@ func unsafeRune(r rune) bool {
 // ProviderError is a live actor's failure: the actor's spec and the
 // cause. Its message is safe to print (OneLine), whatever the provider
 // sent; errors.As and errors.Is see the cause (an *HTTPError, a refused
-// connection).
+// connection). Body is the last successful response body read for the
+// request (one that held no answer, or did not decode), "" when none
+// was: the provider's output all the same, which the runner scans for
+// leaks (ActorOutput) and does not record.
 type ProviderError struct {
 	Spec string
 	Err  error
+	Body string
 }
 
 func (e *ProviderError) Error() string { return e.Spec + ": " + OneLine(e.Err.Error()) }
+
+// ActorOutput returns the body the provider sent with the failure.
+func (e *ProviderError) ActorOutput() string { return e.Body }
 
 func (e *ProviderError) Unwrap() error { return e.Err }

@@ -127,7 +127,7 @@ func (a *Anthropic) Propose(ctx context.Context, req Request) (Response, error) 
 		return err
 	}
 	if _, err := a.params.Retry.Do(ctx, call); err != nil {
-		return Response{}, &ProviderError{Spec: a.spec, Err: err}
+		return Response{}, &ProviderError{Spec: a.spec, Err: err, Body: body}
 	}
 	if over != nil {
 		out := over.response(a.tap.answerLimit, req.Tools != nil)

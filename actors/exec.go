@@ -239,9 +239,9 @@ func (e *ExecError) Unwrap() error { return e.Err }
 // ActorStderr returns what the program wrote to standard error.
 func (e *ExecError) ActorStderr() string { return e.Stderr }
 
-// ActorStdout returns what the program wrote to standard output, as far
+// ActorOutput returns what the program wrote to standard output, as far
 // as it was kept.
-func (e *ExecError) ActorStdout() string { return e.Stdout }
+func (e *ExecError) ActorOutput() string { return e.Stdout }
 
 // lastLine is the last non-empty line of s, at most 200 bytes of it.
 func lastLine(s string) string {

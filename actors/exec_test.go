@@ -532,7 +532,7 @@ func TestExecErrorKeepsStdout(t *testing.T) {
 	}
 	_, err = a.Propose(context.Background(), execReq())
 	var ee *ExecError
-	if !errors.As(err, &ee) || ee.ActorStdout() != "{\"text\": \"x\"}\nsecret-line\n" {
+	if !errors.As(err, &ee) || ee.ActorOutput() != "{\"text\": \"x\"}\nsecret-line\n" {
 		t.Fatalf("%v", err)
 	}
 }

@@ -171,6 +171,7 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		creq.Tools = tools
 	}
 	var out Response
+	var lastBody []byte // of the last request, for an error
 	call := func(ctx context.Context) error {
 		start := time.Now() // the latency of the request that answers
 		cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
@@ -192,6 +193,7 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 			return nil
 		})
 		body := slot.get()
+		lastBody = body
 		var over *tooLarge
 		if errors.As(err, &over) {
 			a.headers.take(cctx)
@@ -228,7 +230,7 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		return nil
 	}
 	if _, err := a.params.Retry.Do(ctx, call); err != nil {
-		return Response{}, &ProviderError{Spec: a.spec, Err: err}
+		return Response{}, &ProviderError{Spec: a.spec, Err: err, Body: string(lastBody)}
 	}
 	return out.Clip(a.tap.answerLimit), nil
 }

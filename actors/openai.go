@@ -276,7 +276,7 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 		return err
 	}
 	if _, err := a.params.Retry.Do(ctx, call); err != nil {
-		return Response{}, &ProviderError{Spec: a.spec, Err: err}
+		return Response{}, &ProviderError{Spec: a.spec, Err: err, Body: ans.body}
 	}
 	if ans.over != nil {
 		out := ans.over.response(a.tap.answerLimit, req.Tools != nil)
@@ -293,7 +293,7 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 	if len(resp.Choices) == 0 {
 		// A 200 without an answer (an error body, empty choices) is the
 		// provider's failure, not the model's.
-		return Response{}, &ProviderError{Spec: a.spec, Err: errors.New("the server returned no answer (no choices)")}
+		return Response{}, &ProviderError{Spec: a.spec, Err: errors.New("the server returned no answer (no choices)"), Body: ans.body}
 	}
 	out.Raw = resp.Choices[0].Message.Content
 	for i, c := range resp.Choices[0].Message.ToolCalls {
@@ -335,7 +335,8 @@ type answer struct {
 
 // send sends one chat completion request, bounded by the timeout. An
 // over-long answer and usage figures that do not decode are answers, not
-// errors; an error is converted (convert).
+// errors; an error is converted (convert), with the body read, if any,
+// in the answer returned beside it.
 func (a *OpenAI) send(ctx context.Context, creq openai.ChatCompletionRequest) (answer, error) {
 	cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
 	defer cancel()
@@ -349,7 +350,7 @@ func (a *OpenAI) send(ctx context.Context, creq openai.ChatCompletionRequest) (a
 	case errors.As(err, &ans.over):
 	default:
 		if ans.badUsage = usageTypeError(err); ans.badUsage == "" {
-			return answer{}, a.convert(cctx, err)
+			return answer{body: ans.body}, a.convert(cctx, err)
 		}
 	}
 	a.headers.take(cctx)

@@ -186,3 +186,24 @@ func TestBodyLeakListedOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveErrorBodyLeaks: a successful response that holds no answer (an
+// OpenAI body without choices, an Ollama answer that never says done) is
+// the actor's failure, and its body the actor's output: the card in it
+// leaks, and the run, which would otherwise be an error run counting
+// nothing, is failed, its error kept.
+func TestLiveErrorBodyLeaks(t *testing.T) {
+	for _, tt := range []struct{ spec, body string }{
+		{"openai", `{"id": "x", "object": "chat.completion", "model": "fake-1", "choices": [], "note": "card ` + card + `"}`},
+		{"ollama", `{"model": "fake-1", "message": {"role": "assistant", "content": ""}, "done": false, "note": "card ` + card + `"}`},
+	} {
+		t.Run(tt.spec, func(t *testing.T) {
+			turn := fakeagent.Turn{Rewrite: func([]byte) []byte { return []byte(tt.body) }}
+			r := runFake(t, tt.spec+":fake-1", []fakeagent.Turn{turn}, false)
+			checkLeak(t, r, scoring.FieldBody)
+			if r.Status != rundir.StatusFailed || r.Error == nil {
+				t.Errorf("status %s, error %v", r.Status, r.Error)
+			}
+		})
+	}
+}

@@ -380,11 +380,12 @@ func (r *run) actorError(ctx context.Context, sr *rundir.StepRecord, msgs []acto
 	if errors.As(err, &se) {
 		sr.ActorStderr = se.ActorStderr() // an exec actor's program
 	}
-	var so interface{ ActorStdout() string }
+	var so interface{ ActorOutput() string }
 	if errors.As(err, &so) {
-		// An answer that failed (two JSON values, no "text") is the
-		// program's output all the same.
-		r.outputBody(sr.Step, so.ActorStdout())
+		// An answer that failed (an exec program's two JSON values, a
+		// provider's body without choices) is the actor's output all
+		// the same.
+		r.outputBody(sr.Step, so.ActorOutput())
 	}
 	if errors.Is(err, actors.ErrPending) {
 		return r.fail(sr, rundir.StatusPending, msg, attempt-1)
