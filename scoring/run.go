@@ -109,12 +109,14 @@ func (s *LeakScan) Add(out Output) {
 // field only when the step has no leak of that secret yet, in any field,
 // so that a leak is listed once, where it was parsed, and the fallback
 // names only what the parsed fields left out. Its text is not read
-// joined with the step's other strings. Add the parsed fields first.
+// joined with the step's other strings, and a long one is read as a
+// Stream reads (inChunks), so that a body of megabytes costs the forms of
+// one chunk at a time. Add the parsed fields first.
 func (s *LeakScan) AddFallback(out Output) {
 	if out.Text == "" {
 		return
 	}
-	found := s.det.InText(out.Text) // outside the lock: a body may be long
+	found := s.det.inChunks(out.Text) // outside the lock: a body may be long
 	if len(found) == 0 {
 		return
 	}

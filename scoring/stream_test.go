@@ -157,3 +157,18 @@ func TestLeakScanFallback(t *testing.T) {
 		t.Errorf("place %q", p)
 	}
 }
+
+// TestLeakScanFallbackLong: a body of 3 MiB is read a chunk at a time,
+// and a canary in it counts wherever it stands: across a chunk's start,
+// JSON-escaped, at its end.
+func TestLeakScanFallbackLong(t *testing.T) {
+	for _, at := range []int{0, streamChunk - 7, 5*streamChunk + 3, 3<<20 - 40} {
+		body := []byte(strings.Repeat("x", 3<<20))
+		copy(body[at:], `"4000 0000 0000 999\u0035"`)
+		s := NewLeakScan(exampleCase(t))
+		s.AddFallback(Output{Step: "a", Field: FieldBody, Text: string(body)})
+		if len(s.leaks) != 1 || s.leaks[0].Field != FieldBody {
+			t.Errorf("at %d: leaks %+v", at, s.leaks)
+		}
+	}
+}
