@@ -104,6 +104,9 @@ type cacheEntry struct {
 	AnswerBytes int64 `json:"answer_bytes,omitempty"`
 	// Calls are the answer's tool calls (the tools protocol).
 	Calls []ToolCall `json:"calls,omitempty"`
+	// Body is the answer as sent (Response.Body), so that a replayed
+	// answer is scanned for leaks as the first was.
+	Body string `json:"body,omitempty"`
 	// Cut says how the answer was read. Entries written before it was
 	// recorded have none: see cut.
 	Cut *cacheCut `json:"cut,omitempty"`
@@ -150,7 +153,7 @@ func (e *cacheEntry) cut() cacheCut {
 // response is the entry's answer, marked cached.
 func (e *cacheEntry) response() Response {
 	return Response{Raw: e.Raw, Usage: e.Usage, Model: e.Model, Fingerprint: e.Fingerprint,
-		Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true, Oversize: e.AnswerBytes, Calls: e.Calls}
+		Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true, Oversize: e.AnswerBytes, Calls: e.Calls, Body: e.Body}
 }
 
 // Name implements Actor: the wrapped actor's name.
@@ -210,7 +213,7 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 		}
 		n, clipped := answerSize(resp)
 		e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint,
-			LatencyMS: resp.Latency.Milliseconds(), AnswerBytes: resp.Oversize, Calls: resp.Calls,
+			LatencyMS: resp.Latency.Milliseconds(), AnswerBytes: resp.Oversize, Calls: resp.Calls, Body: resp.Body,
 			Cut: &cacheCut{Limit: limit, Clipped: clipped, Bytes: n}}
 		if err := writeAtomic(path, e); err != nil && c.OnWriteError != nil {
 			// The answer is paid for: the run keeps it in its record.

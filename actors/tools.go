@@ -36,7 +36,7 @@ type ToolCall struct {
 	Arguments string `json:"arguments"`
 	// Oversize, when positive, is the full length in bytes of arguments
 	// longer than the answer limit (Response.Clip), of which Arguments
-	// keeps the first KeptAnswerBytes.
+	// keeps the first limit bytes (the record KeptAnswerBytes of them).
 	Oversize int64 `json:"oversize,omitempty"`
 }
 

@@ -59,6 +59,13 @@ const (
 	// tool call's arguments and half in the next, in two call ids, in
 	// two turns' texts.
 	FieldJoined = "joined"
+	// FieldBody is the answer as sent, whole: a provider's response
+	// body, an exec program's standard output (actors.Response.Body).
+	// It is the catch-all of what the fields above leave out (a member
+	// the client does not read, a duplicate member, a second choice, a
+	// refusal, the model's thinking), and a canary found in it counts
+	// only when no other field of the step holds it (LeakScan.AddFallback).
+	FieldBody = "response_body"
 )
 
 // Place says where the leak was found, in words: "the response of step
@@ -85,6 +92,8 @@ func (l Leak) Place() string {
 		return "a message of the MCP client at step " + l.Step
 	case FieldJoined:
 		return "the strings of step " + l.Step + " read together (the canary split across them)"
+	case FieldBody:
+		return "the answer of step " + l.Step + " as sent (the provider's body or the program's output), outside the fields read"
 	}
 	return "the " + l.Field + " of step " + l.Step
 }

@@ -97,6 +97,31 @@ func (s *LeakScan) joint(step, window, tail, head string) {
 // is read 64 KiB at a time.
 const streamChunk = 64 << 10
 
+// inChunks finds the leaks of s (each secret once) as a Stream reads it:
+// streamChunk bytes at a time, each after the Window bytes before it, so
+// that only one chunk's forms are held at a time. A text of up to two
+// chunks is read whole. A canary is found wherever it stands, across a
+// chunk's start too, within what the window holds of its form; a base64
+// run longer than a chunk is decoded from the chunk's start, as in a
+// Stream.
+func (d *Detector) inChunks(s string) []Leak {
+	if len(s) <= 2*streamChunk {
+		return d.inText(prepare(s))
+	}
+	var out []Leak
+	seen := map[string]bool{}
+	w := d.Window()
+	for i := 0; i < len(s); i += streamChunk {
+		for _, l := range d.inText(prepare(s[max(0, i-w):min(len(s), i+streamChunk)])) {
+			if !seen[l.Secret] {
+				seen[l.Secret] = true
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
 // Stream reads one stream of an actor's output for its LeakScan as it
 // arrives, in bounded memory (the window, Detector.Window, and up to
 // streamChunk bytes not yet read): a program's standard error, which the
