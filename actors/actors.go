@@ -129,7 +129,8 @@ type Response struct {
 	Cached  bool
 	// Oversize, when positive, says the answer was longer than the
 	// actor's limit (Params.MaxAnswerBytes; see Clip): it is the answer's
-	// full length in bytes, and Raw holds only its first KeptAnswerBytes.
+	// full length in bytes, and Raw holds only its first limit bytes
+	// (Clip; the record keeps KeptAnswerBytes of them, Kept).
 	// The runner rejects such an answer with limit_exceeded.
 	Oversize int64
 	// Stderr is what an exec actor's program wrote to standard error
@@ -139,6 +140,16 @@ type Response struct {
 	// Calls are the tool calls of the answer, in the tools protocol
 	// (Request.Tools set); Raw is then the text beside them, maybe "".
 	Calls []ToolCall
+	// Body is the answer as sent, whole: a live actor's response body
+	// (its first twice the answer limit plus 64 KiB when longer) or an
+	// exec program's standard output (as far as it is kept). Every byte
+	// of it is the actor's output, parsed into the fields above or not
+	// (a member the client does not read, a duplicate member, a second
+	// choice, a refusal, the model's thinking): the runner scans it for
+	// leaks as a catch-all (scoring.FieldBody), and does not record it.
+	// It is "" for the actors that send no body (the no-model and file
+	// actors).
+	Body string
 }
 
 // Actor proposes patches. Propose must be safe for concurrent use. An

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -20,8 +21,9 @@ import (
 // limit_exceeded.
 const DefaultMaxAnswerBytes = 1 << 20
 
-// KeptAnswerBytes is how much of an over-long answer is kept (64 KiB):
-// Response.Raw holds its start, Response.Oversize its full length.
+// KeptAnswerBytes is how much of an over-long answer a record keeps
+// (64 KiB; Response.Kept): its start, with its full length
+// (Response.Oversize). The runner scans it up to the answer limit first.
 const KeptAnswerBytes = 64 << 10
 
 // maxDrainBytes bounds what is read of one response body to measure an
@@ -38,27 +40,48 @@ const ollamaBodyBytes = 7 << 20
 
 // Clip returns r with an answer longer than limit bytes (at most
 // DefaultMaxAnswerBytes when limit is not positive) cut to its first
-// KeptAnswerBytes, at a UTF-8 boundary, and Oversize set to its full
-// length; an answer within the limit is returned as it is. The arguments
-// of each tool call are clipped the same way (ToolCall.Oversize).
+// limit bytes, at a UTF-8 boundary, and Oversize set to its full length;
+// an answer within the limit is returned as it is. The arguments of each
+// tool call are clipped the same way (ToolCall.Oversize). What is kept is
+// what the runner scans for leaks: a canary anywhere in the first limit
+// bytes of an answer counts. Kept cuts it further for the record.
 func (r Response) Clip(limit int64) Response {
 	if limit <= 0 {
 		limit = DefaultMaxAnswerBytes
 	}
+	n := int(min(limit, int64(math.MaxInt)))
 	cloned := false
 	for i, c := range r.Calls {
-		if n := max(c.Oversize, int64(len(c.Arguments))); n > limit {
+		if size := max(c.Oversize, int64(len(c.Arguments))); size > limit {
 			if !cloned {
 				r.Calls, cloned = slices.Clone(r.Calls), true // the caller's slice is not changed
 			}
-			r.Calls[i].Oversize, r.Calls[i].Arguments = n, cutUTF8(c.Arguments, KeptAnswerBytes)
+			r.Calls[i].Oversize, r.Calls[i].Arguments = size, cutUTF8(c.Arguments, n)
 		}
 	}
-	n := max(r.Oversize, int64(len(r.Raw)))
-	if n <= limit {
-		return r
+	if size := max(r.Oversize, int64(len(r.Raw))); size > limit {
+		r.Oversize, r.Raw = size, cutUTF8(r.Raw, n)
 	}
-	r.Oversize, r.Raw = n, cutUTF8(r.Raw, KeptAnswerBytes)
+	return r
+}
+
+// Kept returns r as a record keeps it: the text of an over-long answer
+// (Oversize set) and the arguments of each over-long tool call cut to
+// their first KeptAnswerBytes, at a UTF-8 boundary; the rest as it is.
+// The runner scans an answer (Clip) before it cuts it so.
+func (r Response) Kept() Response {
+	cloned := false
+	for i, c := range r.Calls {
+		if c.Oversize > 0 && len(c.Arguments) > KeptAnswerBytes {
+			if !cloned {
+				r.Calls, cloned = slices.Clone(r.Calls), true
+			}
+			r.Calls[i].Arguments = cutUTF8(c.Arguments, KeptAnswerBytes)
+		}
+	}
+	if r.Oversize > 0 {
+		r.Raw = cutUTF8(r.Raw, KeptAnswerBytes)
+	}
 	return r
 }
 
@@ -86,25 +109,21 @@ func cutUTF8(s string, n int) string {
 // finds the answer at path, and the round trip fails with a *tooLarge
 // holding the answer's first bytes and its length, which the actor turns
 // into an over-long answer (Response.Oversize). An error response over
-// the bound is handed on cut short. The last successful body of each
-// request whose URL path ends with keep (when keep is not "") is kept for
-// the actor (take), keyed by the request's context.
+// the bound is handed on cut short. The body of each successful response
+// (its first bound bytes when it is longer) goes to the bodySlot of the
+// request's context, when it has one (withBodySlot): the actor hands it
+// on as Response.Body.
 type bodyTap struct {
 	next        http.RoundTripper
 	limit       int64 // body bytes handed on
 	answerLimit int64
 	path        []string
-	keep        string
-
-	mu     sync.Mutex
-	bodies map[context.Context][]byte
 }
 
 // newBodyTap bounds bodies for answers of at most answerLimit bytes
 // (DefaultMaxAnswerBytes when not positive) found at path, and for bodies
-// of at most maxBody bytes when maxBody is positive; it keeps the bodies
-// of the requests whose URL path ends with keep.
-func newBodyTap(next http.RoundTripper, answerLimit, maxBody int64, keep string, path ...string) *bodyTap {
+// of at most maxBody bytes when maxBody is positive.
+func newBodyTap(next http.RoundTripper, answerLimit, maxBody int64, path ...string) *bodyTap {
 	if answerLimit <= 0 {
 		answerLimit = DefaultMaxAnswerBytes
 	}
@@ -112,8 +131,43 @@ func newBodyTap(next http.RoundTripper, answerLimit, maxBody int64, keep string,
 	if maxBody > 0 {
 		limit = min(limit, maxBody)
 	}
-	return &bodyTap{next: next, limit: limit, answerLimit: answerLimit, path: path, keep: keep}
+	return &bodyTap{next: next, limit: limit, answerLimit: answerLimit, path: path}
 }
+
+// bodySlot receives the body of the last successful response of the
+// requests made with a context that carries it (withBodySlot). It is
+// safe for concurrent use.
+type bodySlot struct {
+	mu   sync.Mutex
+	body []byte
+}
+
+// bodySlotKey is the context key of a bodySlot.
+type bodySlotKey struct{}
+
+// withBodySlot returns ctx carrying a new bodySlot, which the bodyTap of
+// the requests made with it (or a context derived from it) fills.
+func withBodySlot(ctx context.Context) (context.Context, *bodySlot) {
+	s := &bodySlot{}
+	return context.WithValue(ctx, bodySlotKey{}, s), s
+}
+
+// put keeps b, the body of the last successful response.
+func (s *bodySlot) put(b []byte) {
+	s.mu.Lock()
+	s.body = b
+	s.mu.Unlock()
+}
+
+// get returns the body kept (nil when none was).
+func (s *bodySlot) get() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.body
+}
+
+// text returns the body kept, as text ("" when none was).
+func (s *bodySlot) text() string { return string(s.get()) }
 
 // tooLarge is a successful response whose body is over the tap's bound:
 // Answer is the first bytes of the answer found in it (Found) and
@@ -132,21 +186,24 @@ func (e *tooLarge) Error() string {
 // response is the over-long answer e stands for, for an answer limit of
 // limit bytes: the answer itself when it is within the limit after all
 // (its JSON was only long-winded; the usage figures are lost), else its
-// start and length, or, when no answer could be found, the body's length.
-// In the tools protocol (tools set) the answer is the tool calls as much
-// as the text, so its length is the body's, whatever text was found; the
-// text's start is kept all the same, as in the json protocol, so that
-// what the actor sent is scanned for leaks the same way in both.
+// first limit bytes (what the runner scans for leaks) and its length,
+// or, when no answer could be found, the body's length. In the tools
+// protocol (tools set) the answer is the tool calls as much as the text,
+// so its length is the body's, whatever text was found; the text's start
+// is kept all the same, as in the json protocol, so that what the actor
+// sent is scanned for leaks the same way in both. The tool calls are
+// not decoded: the body's start, Response.Body, is scanned for them.
 func (e *tooLarge) response(limit int64, tools bool) Response {
+	n := int(min(limit, int64(math.MaxInt)))
 	switch {
 	case tools && e.Found:
-		return Response{Raw: cutUTF8(string(e.Answer), KeptAnswerBytes), Oversize: max(e.BodyBytes, e.AnswerBytes)}
+		return Response{Raw: cutUTF8(string(e.Answer), n), Oversize: max(e.BodyBytes, e.AnswerBytes)}
 	case tools:
 		return Response{Oversize: e.BodyBytes}
 	case e.Found && e.AnswerBytes <= limit:
 		return Response{Raw: string(e.Answer)}
 	case e.Found:
-		return Response{Raw: cutUTF8(string(e.Answer), KeptAnswerBytes), Oversize: e.AnswerBytes}
+		return Response{Raw: cutUTF8(string(e.Answer), n), Oversize: e.AnswerBytes}
 	}
 	return Response{Oversize: e.BodyBytes}
 }
@@ -165,15 +222,11 @@ func (t *bodyTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	slot, _ := req.Context().Value(bodySlotKey{}).(*bodySlot)
 	if int64(buf.Len()) <= t.limit {
 		b := buf.Bytes()
-		if ok && t.keep != "" && strings.HasSuffix(req.URL.Path, t.keep) {
-			t.mu.Lock()
-			if t.bodies == nil {
-				t.bodies = map[context.Context][]byte{}
-			}
-			t.bodies[req.Context()] = b
-			t.mu.Unlock()
+		if ok && slot != nil {
+			slot.put(b) // never written to: the client only reads its copy
 		}
 		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 		return resp, nil
@@ -187,21 +240,15 @@ func (t *bodyTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	sc := &answerScanner{path: t.path, keep: int(t.answerLimit)}
 	sc.Write(buf.Bytes())
 	size := int64(buf.Len())
+	if slot != nil {
+		slot.put(buf.Bytes()[:t.limit])
+	}
 	buf = bytes.Buffer{}
 	n, err := io.Copy(sc, io.LimitReader(resp.Body, maxDrainBytes-size))
 	if err != nil {
 		return nil, err
 	}
 	return nil, &tooLarge{Answer: sc.text, AnswerBytes: sc.n, Found: sc.found, BodyBytes: size + n}
-}
-
-// take returns and forgets the body kept for ctx (nil when none was).
-func (t *bodyTap) take(ctx context.Context) []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.bodies[ctx]
-	delete(t.bodies, ctx)
-	return b
 }
 
 // answerScanner reads JSON text piecewise (Write) and decodes the string
@@ -469,12 +516,19 @@ func unsafeRune(r rune) bool {
 // ProviderError is a live actor's failure: the actor's spec and the
 // cause. Its message is safe to print (OneLine), whatever the provider
 // sent; errors.As and errors.Is see the cause (an *HTTPError, a refused
-// connection).
+// connection). Body is the last successful response body read for the
+// request (one that held no answer, or did not decode), "" when none
+// was: the provider's output all the same, which the runner scans for
+// leaks (ActorOutput) and does not record.
 type ProviderError struct {
 	Spec string
 	Err  error
+	Body string
 }
 
 func (e *ProviderError) Error() string { return e.Spec + ": " + OneLine(e.Err.Error()) }
+
+// ActorOutput returns the body the provider sent with the failure.
+func (e *ProviderError) ActorOutput() string { return e.Body }
 
 func (e *ProviderError) Unwrap() error { return e.Err }

@@ -32,8 +32,8 @@ func writeHugeCompletion(w http.ResponseWriter, prefix, filler string, n int) {
 	io.WriteString(w, `"}, "finish_reason": "length"}], "usage": {"prompt_tokens": 10, "completion_tokens": 9000000, "total_tokens": 9000010}}`)
 }
 
-// An answer over the limit is an answer, not an error: its start and its
-// exact length come back, whether its body is within the tap's bound (the
+// An answer over the limit is an answer, not an error: its first limit
+// bytes (what the runner scans for leaks) and its exact length come back, whether its body is within the tap's bound (the
 // client decodes it) or far beyond (the rest is read through the
 // scanner), and it is asked once.
 func TestOpenAIOverlongAnswer(t *testing.T) {
@@ -54,7 +54,7 @@ func TestOpenAIOverlongAnswer(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The prefix's five escapes decode to one byte each fewer.
-			if want := int64(tt.n - 5); r.Oversize != want || len(r.Raw) != KeptAnswerBytes || !strings.HasPrefix(r.Raw, `{"patch": [], "note": "xxx`) {
+			if want := int64(tt.n - 5); r.Oversize != want || len(r.Raw) != DefaultMaxAnswerBytes || !strings.HasPrefix(r.Raw, `{"patch": [], "note": "xxx`) {
 				t.Errorf("oversize %d (want %d), kept %d bytes: %.40q", r.Oversize, want, len(r.Raw), r.Raw)
 			}
 			if s.calls.Load() != 1 {
@@ -114,7 +114,7 @@ func TestOllamaOverlongAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := a.Propose(context.Background(), testReq)
-	if err != nil || r.Oversize != 30<<20 || len(r.Raw) != KeptAnswerBytes {
+	if err != nil || r.Oversize != 30<<20 || len(r.Raw) != DefaultMaxAnswerBytes {
 		t.Fatalf("%v: oversize %d, kept %d", err, r.Oversize, len(r.Raw))
 	}
 }
@@ -132,16 +132,30 @@ func TestFilesOverlongAnswer(t *testing.T) {
 	answer := filepath.Join(dir, FilesAnswers, RequestKey(req)+".txt")
 	os.WriteFile(answer, []byte(strings.Repeat("é", 1500)), 0o644)
 	r, err := a.Propose(context.Background(), req)
-	if err != nil || r.Oversize != 3000 || !utf8.ValidString(r.Raw) || len(r.Raw) > KeptAnswerBytes {
+	if err != nil || r.Oversize != 3000 || !utf8.ValidString(r.Raw) || len(r.Raw) > 1000 || len(r.Raw) < 999 {
 		t.Fatalf("%v: oversize %d, %q", err, r.Oversize, r.Raw)
 	}
 }
 
+// TestClip: an answer over the limit keeps its first limit bytes (what
+// the runner scans), at a UTF-8 boundary; Kept cuts it to
+// KeptAnswerBytes for the record, text and arguments alike.
 func TestClip(t *testing.T) {
 	long := strings.Repeat("€", KeptAnswerBytes) // 3 bytes each
-	r := Response{Raw: long}.Clip(1000)
-	if r.Oversize != int64(len(long)) || len(r.Raw) > KeptAnswerBytes || !utf8.ValidString(r.Raw) || len(r.Raw) < KeptAnswerBytes-3 {
+	r := Response{Raw: long, Calls: []ToolCall{{ID: "c", Arguments: long}, {ID: "d", Arguments: "{}"}}}.Clip(100000)
+	if r.Oversize != int64(len(long)) || len(r.Raw) > 100000 || !utf8.ValidString(r.Raw) || len(r.Raw) < 100000-3 {
 		t.Errorf("oversize %d, kept %d", r.Oversize, len(r.Raw))
+	}
+	if c := r.Calls[0]; c.Oversize != int64(len(long)) || c.Arguments != r.Raw || r.Calls[1].Oversize != 0 {
+		t.Errorf("arguments: oversize %d, kept %d", c.Oversize, len(c.Arguments))
+	}
+	k := r.Kept()
+	if k.Oversize != r.Oversize || len(k.Raw) > KeptAnswerBytes || len(k.Raw) < KeptAnswerBytes-3 || !utf8.ValidString(k.Raw) ||
+		len(k.Calls[0].Arguments) != len(k.Raw) || k.Calls[1].Arguments != "{}" || len(r.Calls[0].Arguments) < 100000-3 {
+		t.Errorf("kept: %d bytes, arguments %d bytes (the clipped response's %d)", len(k.Raw), len(k.Calls[0].Arguments), len(r.Calls[0].Arguments))
+	}
+	if k := (Response{Raw: long}).Kept(); k.Raw != long {
+		t.Errorf("an answer within the limit is kept whole by Kept: %d bytes", len(k.Raw))
 	}
 	if r := (Response{Raw: "short"}).Clip(10); r.Oversize != 0 || r.Raw != "short" {
 		t.Errorf("%+v", r)

@@ -53,7 +53,7 @@ func NewAnthropic(spec string, p Params) (*Anthropic, error) {
 	if err := checkEndpoint(spec, base, "ANTHROPIC_API_KEY", p.AnthropicKey, p.CacheOnly); err != nil {
 		return nil, err
 	}
-	tap := newBodyTap(http.DefaultTransport, p.MaxAnswerBytes, 0, "", "content", "0", "text")
+	tap := newBodyTap(http.DefaultTransport, p.MaxAnswerBytes, 0, "content", "0", "text")
 	rec := &headerRecorder{next: tap}
 	opts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithBaseURL(strings.TrimSuffix(base, "/") + "/"),
 		option.WithHTTPClient(&http.Client{Transport: rec, CheckRedirect: refuseRedirects}), option.WithMaxRetries(0)}
@@ -100,12 +100,15 @@ func (a *Anthropic) Propose(ctx context.Context, req Request) (Response, error) 
 	var msg *anthropic.Message
 	var over *tooLarge
 	var latency time.Duration
+	var body string
 	call := func(ctx context.Context) error {
 		start := time.Now()
 		defer func() { latency = time.Since(start) }()
 		cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
 		defer cancel()
+		cctx, slot := withBodySlot(cctx)
 		m, err := a.client.Messages.New(cctx, mreq, extra...)
+		body = slot.text()
 		retryAfter := parseRetryAfter(a.headers.take(cctx), time.Now())
 		switch {
 		case err == nil:
@@ -124,15 +127,15 @@ func (a *Anthropic) Propose(ctx context.Context, req Request) (Response, error) 
 		return err
 	}
 	if _, err := a.params.Retry.Do(ctx, call); err != nil {
-		return Response{}, &ProviderError{Spec: a.spec, Err: err}
+		return Response{}, &ProviderError{Spec: a.spec, Err: err, Body: body}
 	}
 	if over != nil {
 		out := over.response(a.tap.answerLimit, req.Tools != nil)
-		out.Latency = latency
+		out.Latency, out.Body = latency, body
 		return out, nil
 	}
 	u := msg.Usage
-	out := Response{Model: string(msg.Model), Latency: latency, Usage: &Usage{
+	out := Response{Model: string(msg.Model), Latency: latency, Body: body, Usage: &Usage{
 		Prompt: int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens), Completion: int(u.OutputTokens), Source: "provider"}}
 	if *out.Usage == (Usage{Source: "provider"}) {
 		out.Usage = nil // none reported: the runner counts with its tokenizer

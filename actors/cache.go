@@ -104,6 +104,9 @@ type cacheEntry struct {
 	AnswerBytes int64 `json:"answer_bytes,omitempty"`
 	// Calls are the answer's tool calls (the tools protocol).
 	Calls []ToolCall `json:"calls,omitempty"`
+	// Body is the answer as sent (Response.Body), so that a replayed
+	// answer is scanned for leaks as the first was.
+	Body string `json:"body,omitempty"`
 	// Cut says how the answer was read. Entries written before it was
 	// recorded have none: see cut.
 	Cut *cacheCut `json:"cut,omitempty"`
@@ -150,7 +153,7 @@ func (e *cacheEntry) cut() cacheCut {
 // response is the entry's answer, marked cached.
 func (e *cacheEntry) response() Response {
 	return Response{Raw: e.Raw, Usage: e.Usage, Model: e.Model, Fingerprint: e.Fingerprint,
-		Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true, Oversize: e.AnswerBytes, Calls: e.Calls}
+		Latency: time.Duration(e.LatencyMS) * time.Millisecond, Cached: true, Oversize: e.AnswerBytes, Calls: e.Calls, Body: e.Body}
 }
 
 // Name implements Actor: the wrapped actor's name.
@@ -183,7 +186,8 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 			return Response{}, &CutError{Actor: c.Actor.Name(), Step: req.StepID, Entry: path,
 				Limit: stale.Limit, Bytes: stale.Bytes, RunLimit: limit}
 		}
-		return Response{}, fmt.Errorf("%s: %w", c.Actor.Name(), ErrCacheMiss)
+		return Response{}, fmt.Errorf("%s: %w; the key was made with %s (the base URL is part of the key: answers recorded from another server, or under another OPENAI_BASE_URL or OLLAMA_HOST, do not match)",
+			c.Actor.Name(), ErrCacheMiss, keyMadeWith(k.CacheKey()))
 	}
 	afterMiss()
 	sent := false
@@ -209,7 +213,7 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 		}
 		n, clipped := answerSize(resp)
 		e := cacheEntry{Key: key, Raw: resp.Raw, Usage: resp.Usage, Model: resp.Model, Fingerprint: resp.Fingerprint,
-			LatencyMS: resp.Latency.Milliseconds(), AnswerBytes: resp.Oversize, Calls: resp.Calls,
+			LatencyMS: resp.Latency.Milliseconds(), AnswerBytes: resp.Oversize, Calls: resp.Calls, Body: resp.Body,
 			Cut: &cacheCut{Limit: limit, Clipped: clipped, Bytes: n}}
 		if err := writeAtomic(path, e); err != nil && c.OnWriteError != nil {
 			// The answer is paid for: the run keeps it in its record.
@@ -274,6 +278,23 @@ func normalURL(u string) string {
 		u = p.String()
 	}
 	return strings.TrimRight(strings.ToLower(u), "/")
+}
+
+// keyMadeWith says which server and model a cache key km (Keyer.CacheKey)
+// names: "base URL http://127.0.0.1:8000/v1, model gpt-5-mini" (Ollama's
+// host for a base URL; the URL without a password, as the key holds it).
+func keyMadeWith(km map[string]any) string {
+	what, url := "base URL", ""
+	if u, ok := km["base_url"].(string); ok {
+		url = u
+	} else if h, ok := km["host"].(string); ok {
+		what, url = "host", h
+	}
+	if url == "" {
+		url = "unset (the provider's default)"
+	}
+	model, _ := km["model"].(string)
+	return fmt.Sprintf("%s %s, model %s", what, url, model)
 }
 
 // writeAtomic writes v as JSON to path through a temporary file renamed

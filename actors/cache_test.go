@@ -50,8 +50,14 @@ func TestCachedAnswersOnce(t *testing.T) {
 		t.Fatal(r, err)
 	}
 	req.Round = 3
-	if _, err := only.Propose(context.Background(), req); !errors.Is(err, ErrCacheMiss) {
+	_, err = only.Propose(context.Background(), req)
+	if !errors.Is(err, ErrCacheMiss) {
 		t.Fatalf("miss: %v", err)
+	}
+	// The miss names what its key was made with: the base URL is part
+	// of it, so a replay under another one misses every request.
+	if want := "the key was made with base URL " + strings.ToLower(s.URL) + "/v1, model test-model"; !strings.Contains(err.Error(), want) {
+		t.Errorf("miss: %v, want %q", err, want)
 	}
 	if s.calls.Load() != 2 {
 		t.Errorf("cache-only sent a request")
@@ -231,7 +237,7 @@ func TestCacheAnswerLimit(t *testing.T) {
 		}
 	}
 	r, err = cachedAt(t, s.URL, dir, small, true).Propose(ctx, req)
-	if err != nil || !r.Cached || r.Oversize != size || len(r.Raw) != KeptAnswerBytes {
+	if err != nil || !r.Cached || r.Oversize != size || int64(len(r.Raw)) != small {
 		t.Fatalf("1 MiB run after the whole answer: oversize %d, %d bytes kept, %v", r.Oversize, len(r.Raw), err)
 	}
 }

@@ -38,7 +38,7 @@ func ParseRoleMap(spec string, newActor func(string) (Actor, error)) (*RoleMap, 
 		}
 		if role == "" {
 			if m.fallback != nil {
-				return nil, fmt.Errorf("actor %q: two actors for the other roles", spec)
+				return nil, fmt.Errorf("actor %q: two actors for the other roles (a comma list is a role map, role=spec,role=spec); to run several actors, give --actor once per actor (in a plan, one item of actors each)", spec)
 			}
 			m.fallback = a
 			continue

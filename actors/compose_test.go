@@ -35,6 +35,12 @@ func TestRoleMap(t *testing.T) {
 	if err != nil || len(m.Missing([]string{"lead"})) != 0 || m.fallback.Name() != "openai:m?temperature=0" {
 		t.Fatalf("%v %v", m, err)
 	}
+	// Two specs without roles are most likely two actors meant to run
+	// side by side: the refusal says how to give them.
+	if _, err := ParseRoleMap("reference,oversharer", mk); err == nil || !strings.Contains(err.Error(), "two actors for the other roles") ||
+		!strings.Contains(err.Error(), "to run several actors, give --actor once per actor") {
+		t.Errorf("two actors without roles: %v", err)
+	}
 	for _, bad := range []string{"a=reference,a=oversharer", "reference,oversharer", "a=nobody"} {
 		if _, err := ParseRoleMap(bad, mk); err == nil {
 			t.Errorf("%s: accepted", bad)

@@ -149,7 +149,7 @@ type ExecAnswer struct {
 // for the JSON around the text) is kept; past that, the rest is read
 // without being kept, only to find the "text" string and measure it, so
 // an answer of any length costs about that much memory: an answer over the
-// limit comes back with its first KeptAnswerBytes and its length
+// limit comes back with its first answer-limit bytes and its length
 // (Response.Oversize), and its usage and model are not read.
 type Exec struct {
 	spec    string
@@ -216,10 +216,14 @@ func (e *Exec) Name() string { return e.spec }
 
 // ExecError is an exec actor's failure: what went wrong and what the
 // program wrote to standard error (its last 64 KiB), which the runner
-// keeps in the step's record.
+// keeps in the step's record, and to standard output (as far as it is
+// kept: its first twice the answer limit plus 64 KiB), which the runner
+// scans for leaks (a failed answer is an output all the same) and does
+// not record.
 type ExecError struct {
 	Err    error
 	Stderr string
+	Stdout string
 }
 
 func (e *ExecError) Error() string {
@@ -234,6 +238,10 @@ func (e *ExecError) Unwrap() error { return e.Err }
 
 // ActorStderr returns what the program wrote to standard error.
 func (e *ExecError) ActorStderr() string { return e.Stderr }
+
+// ActorOutput returns what the program wrote to standard output, as far
+// as it was kept.
+func (e *ExecError) ActorOutput() string { return e.Stdout }
 
 // lastLine is the last non-empty line of s, at most 200 bytes of it.
 func lastLine(s string) string {
@@ -331,7 +339,7 @@ func (e *Exec) Propose(ctx context.Context, req Request) (Response, error) {
 		exited = true
 	}
 	fail := func(err error) (Response, error) {
-		return Response{Stderr: stderr.String()}, fmt.Errorf("%s: %w", e.spec, &ExecError{Err: err, Stderr: stderr.String()})
+		return Response{Stderr: stderr.String()}, fmt.Errorf("%s: %w", e.spec, &ExecError{Err: err, Stderr: stderr.String(), Stdout: stdout.head.String()})
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -349,14 +357,14 @@ func (e *Exec) Propose(ctx context.Context, req Request) (Response, error) {
 			return fail(fmt.Errorf(`standard output (%d bytes) holds no "text" string; want one JSON object {"text": "..."}`, stdout.n))
 		}
 		r := (&tooLarge{Answer: sc.text, AnswerBytes: sc.n, Found: true}).response(stdout.answerLimit, false)
-		r.Latency, r.Stderr = latency, stderr.String()
+		r.Latency, r.Stderr, r.Body = latency, stderr.String(), stdout.head.String()
 		return r, nil
 	}
-	a, err := parseExecAnswer(stdout.buf.Bytes())
+	a, err := parseExecAnswer(stdout.head.Bytes())
 	if err != nil {
 		return fail(err)
 	}
-	return Response{Raw: *a.Text, Usage: a.usage, Model: a.Model, Latency: latency, Stderr: stderr.String()}, nil
+	return Response{Raw: *a.Text, Usage: a.usage, Model: a.Model, Latency: latency, Stderr: stderr.String(), Body: stdout.head.String()}, nil
 }
 
 // execAnswer is a decoded ExecAnswer with its usage checked.
@@ -404,15 +412,15 @@ func parseExecAnswer(b []byte) (*execAnswer, error) {
 }
 
 // execOutput takes an exec program's standard output: it keeps the first
-// keep bytes (twice the answer limit, plus envelopeBytes); past them, it
-// hands what it kept and everything after to an answerScanner that finds
-// the "text" string and counts its decoded length, keeping only its first
-// answerLimit bytes (the answer is used after all when it is within the
-// limit). Past maxExecOutput bytes in all it calls over (which kills the
-// program) and fails. (It has no ReadFrom, so that io.Copy goes through
-// Write.)
+// keep bytes (twice the answer limit, plus envelopeBytes) in head; past
+// them, it hands what it kept and everything after to an answerScanner
+// that finds the "text" string and counts its decoded length, keeping
+// only its first answerLimit bytes (the answer is used after all when it
+// is within the limit). Past maxExecOutput bytes in all it calls over
+// (which kills the program) and fails. (It has no ReadFrom, so that
+// io.Copy goes through Write.)
 type execOutput struct {
-	buf         bytes.Buffer
+	head        bytes.Buffer
 	keep        int
 	answerLimit int64
 	scan        *answerScanner // set once more than keep bytes came
@@ -443,13 +451,16 @@ func (c *execOutput) Write(p []byte) (int, error) {
 		return 0, errTooLarge
 	}
 	c.n += int64(len(p))
-	if c.scan == nil && c.buf.Len()+len(p) <= c.keep {
-		return c.buf.Write(p)
+	if c.scan == nil && c.head.Len()+len(p) <= c.keep {
+		return c.head.Write(p)
 	}
 	if c.scan == nil {
 		c.scan = &answerScanner{path: []string{"text"}, keep: int(c.answerLimit)}
-		c.scan.Write(c.buf.Bytes())
-		c.buf = bytes.Buffer{}
+		c.scan.Write(c.head.Bytes())
+		k := c.keep - c.head.Len()
+		c.head.Write(p[:k]) // the head stays, for the leak scan (Response.Body)
+		c.scan.Write(p)
+		return len(p), nil
 	}
 	return c.scan.Write(p)
 }

@@ -61,7 +61,8 @@ printf '{"text": "{\\"patch\\": [], \\"note\\": \\"ok\\"}", "usage": {"prompt": 
 		t.Fatal(err)
 	}
 	want := Response{Raw: `{"patch": [], "note": "ok"}`, Usage: &Usage{Prompt: 120, Completion: 30, Reasoning: 10, Source: "exec"},
-		Model: "agent-7", Stderr: "thinking about step s1\n"}
+		Model: "agent-7", Stderr: "thinking about step s1\n",
+		Body: `{"text": "{\"patch\": [], \"note\": \"ok\"}", "usage": {"prompt": 120, "completion": 30, "reasoning": 10}, "model": "agent-7", "extra": 1}` + "\n"}
 	resp.Latency = 0
 	if diff := cmp.Diff(want, resp); diff != "" {
 		t.Errorf("response mismatch (-want +got):\n%s", diff)
@@ -370,7 +371,7 @@ printf '{"text": "{\\"patch\\": []}"}\n'`,
 }
 
 // TestExecActorReadsTheAnswerUpToItsLimit checks that an answer over the
-// answer limit comes back as its first KeptAnswerBytes and its length,
+// answer limit comes back as its first limit bytes and its length,
 // without the program's whole output being kept (a 31 MiB answer cost 438
 // MB at concurrency 1, issue 23: scripts/hostile-files.sh measures it),
 // and that an answer within the limit but written long-windedly (escaped)
@@ -385,7 +386,7 @@ printf '"}'`), time.Minute)
 	}
 	a.maxAnswer = 1 << 20
 	resp, err := a.Propose(context.Background(), execReq())
-	if err != nil || resp.Oversize != 5000000 || len(resp.Raw) != KeptAnswerBytes || strings.Trim(resp.Raw, "x") != "" {
+	if err != nil || resp.Oversize != 5000000 || len(resp.Raw) != 1<<20 || strings.Trim(resp.Raw, "x") != "" {
 		t.Fatalf("oversize %d, %d bytes kept, error %v", resp.Oversize, len(resp.Raw), err)
 	}
 	// 600 KB of "\u0041": 3.6 MB of output, 600 KB of answer.
@@ -519,5 +520,19 @@ func TestExcerpt(t *testing.T) {
 	y.Write([]byte("0123456789"))
 	if y.String() != "0123…6789" {
 		t.Errorf("%q", y.String())
+	}
+}
+
+// TestExecErrorKeepsStdout: a program whose output is not one answer
+// fails, and the error carries the output (for the leak scan).
+func TestExecErrorKeepsStdout(t *testing.T) {
+	a, err := NewExec("exec:"+script(t, `cat >/dev/null; printf '{"text": "x"}\nsecret-line\n'`), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Propose(context.Background(), execReq())
+	var ee *ExecError
+	if !errors.As(err, &ee) || ee.ActorOutput() != "{\"text\": \"x\"}\nsecret-line\n" {
+		t.Fatalf("%v", err)
 	}
 }

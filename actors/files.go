@@ -183,8 +183,8 @@ func fileToolAnswer(resp Response, turn int) Response {
 // readAnswer reads an answer file: fs.ErrNotExist when there is none or it
 // is empty (still being written), an error when it is not a regular file.
 // An answer longer than limit bytes (DefaultMaxAnswerBytes when limit is
-// not positive) is read only for its first KeptAnswerBytes, with its
-// length in Oversize.
+// not positive) is read only for its first limit bytes (what the runner
+// scans for leaks), with its length in Oversize.
 func readAnswer(path string, limit int64) (Response, error) {
 	if limit <= 0 {
 		limit = DefaultMaxAnswerBytes
@@ -209,7 +209,7 @@ func readAnswer(path string, limit int64) (Response, error) {
 		return Response{Raw: string(b)}, nil
 	}
 	// Over the limit: the bytes read may end inside a character.
-	return Response{Raw: cutUTF8(string(b), min(len(b)-1, KeptAnswerBytes)), Oversize: max(fi.Size(), int64(len(b)))}, nil
+	return Response{Raw: cutUTF8(string(b), len(b)-1), Oversize: max(fi.Size(), int64(len(b)))}, nil
 }
 
 // writePending writes the request's JSON and text forms into dir, each

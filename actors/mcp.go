@@ -264,7 +264,9 @@ func randomHex(n int) string {
 // envelope) and handed to the run before it is acted on; a line that is
 // not a JSON-RPC message is answered with a JSON-RPC error and the
 // session goes on (stdioGate). Why the session ended goes to Log, when
-// set.
+// set. A session that ends without a tools/call (a client that only
+// initialised and listed the tools) makes Drive return ErrNoToolCalled,
+// so that the run is not recorded and stays to do (NoToolCalled).
 type MCPStdio struct {
 	In           io.ReadCloser
 	Out          io.WriteCloser
@@ -273,6 +275,7 @@ type MCPStdio struct {
 	MaxAnswer    int64
 	Log          io.Writer
 	sessionEnded chan struct{}
+	noCall       bool
 }
 
 // Name implements Actor: "mcp:stdio".
@@ -327,6 +330,10 @@ func (a *MCPStdio) Drive(ctx context.Context, env AgentEnv) error {
 	}()
 	select {
 	case <-a.sessionEnded:
+		if calls.n.Load() == 0 {
+			a.noCall = true
+			return ErrNoToolCalled // the client only looked: the run stays to do
+		}
 	case <-env.Over():
 	case <-ctx.Done():
 	}
@@ -345,6 +352,11 @@ func sessionError(err error) string {
 // Served reports whether Drive ran: false when the run directory held the
 // run already, so that nothing was served.
 func (a *MCPStdio) Served() bool { return a.sessionEnded != nil }
+
+// NoToolCalled reports whether Drive ran and the client ended the
+// session without calling a tool (Drive returned ErrNoToolCalled). It is
+// read once Drive has returned.
+func (a *MCPStdio) NoToolCalled() bool { return a.noCall }
 
 // Wait waits for the client to end the session (when Drive ran).
 func (a *MCPStdio) Wait() {

@@ -76,7 +76,7 @@ func NewOllama(spec, host string, p Params) (*Ollama, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("actor %q: OLLAMA_HOST %q is not a host", spec, host)
 	}
-	tap := newBodyTap(http.DefaultTransport, p.MaxAnswerBytes, ollamaBodyBytes, "/api/chat", "message", "content")
+	tap := newBodyTap(http.DefaultTransport, p.MaxAnswerBytes, ollamaBodyBytes, "message", "content")
 	rec := &headerRecorder{next: tap}
 	a := &Ollama{headers: rec, tap: tap, spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: rec, CheckRedirect: refuseRedirects})}
 	if p.Breakers != nil {
@@ -171,10 +171,12 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		creq.Tools = tools
 	}
 	var out Response
+	var lastBody []byte // of the last request, for an error
 	call := func(ctx context.Context) error {
 		start := time.Now() // the latency of the request that answers
 		cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
 		defer cancel()
+		cctx, slot := withBodySlot(cctx)
 		var content strings.Builder
 		var last api.ChatResponse
 		var calls []ToolCall
@@ -190,11 +192,13 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 			last = r
 			return nil
 		})
-		body := a.tap.take(cctx)
+		body := slot.get()
+		lastBody = body
 		var over *tooLarge
 		if errors.As(err, &over) {
 			a.headers.take(cctx)
 			out = over.response(a.tap.answerLimit, req.Tools != nil)
+			out.Body = string(body)
 			return nil // an over-long answer, the actor's, not an error
 		}
 		usage := Usage{Prompt: last.PromptEvalCount, Completion: last.EvalCount, Source: "provider"}
@@ -203,7 +207,7 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 			// A figure of the wrong type fails the client's decoding of
 			// the whole answer: read it from the body.
 			if d, ok := decodeOllama(body); ok {
-				err, last, usage = nil, api.ChatResponse{Model: d.model, Done: d.done}, d.usage
+				err, last, usage, calls = nil, api.ChatResponse{Model: d.model, Done: d.done}, d.usage, d.calls
 				content.Reset()
 				content.WriteString(d.content)
 			}
@@ -221,11 +225,12 @@ func (a *Ollama) Propose(ctx context.Context, req Request) (Response, error) {
 		digest := a.digest
 		a.mu.Unlock()
 		// The figures go on as sent; the runner judges them (Implausible).
-		out = Response{Raw: content.String(), Model: last.Model, Fingerprint: digest, Usage: &usage, Latency: time.Since(start), Calls: calls}
+		out = Response{Raw: content.String(), Model: last.Model, Fingerprint: digest, Usage: &usage, Latency: time.Since(start), Calls: calls,
+			Body: string(body)}
 		return nil
 	}
 	if _, err := a.params.Retry.Do(ctx, call); err != nil {
-		return Response{}, &ProviderError{Spec: a.spec, Err: err}
+		return Response{}, &ProviderError{Spec: a.spec, Err: err, Body: string(lastBody)}
 	}
 	return out.Clip(a.tap.answerLimit), nil
 }
@@ -273,12 +278,14 @@ type lenientAnswer struct {
 	content, model string
 	done           bool
 	usage          Usage
+	calls          []ToolCall
 }
 
 // decodeOllama reads a chat answer from its body (one JSON object, or
-// NDJSON when streamed), taking the token counts as they come: a count
-// that is not an integer of 64 bits is quoted in Usage.Invalid. ok is
-// false when the body is not such an answer.
+// NDJSON when streamed), its text and its tool calls (each call's
+// arguments as sent, "{}" when none), taking the token counts as they
+// come: a count that is not an integer of 64 bits is quoted in
+// Usage.Invalid. ok is false when the body is not such an answer.
 func decodeOllama(body []byte) (lenientAnswer, bool) {
 	var out lenientAnswer
 	out.usage.Source = "provider"
@@ -287,7 +294,14 @@ func decodeOllama(body []byte) (lenientAnswer, bool) {
 		var part struct {
 			Model   string `json:"model"`
 			Message struct {
-				Content string `json:"content"`
+				Content   string `json:"content"`
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Function struct {
+						Name      string          `json:"name"`
+						Arguments json.RawMessage `json:"arguments"`
+					} `json:"function"`
+				} `json:"tool_calls"`
 			} `json:"message"`
 			Done            bool            `json:"done"`
 			PromptEvalCount json.RawMessage `json:"prompt_eval_count"`
@@ -297,6 +311,13 @@ func decodeOllama(body []byte) (lenientAnswer, bool) {
 			return lenientAnswer{}, false
 		}
 		out.content += part.Message.Content
+		for _, c := range part.Message.ToolCalls {
+			args := string(c.Function.Arguments)
+			if args == "" || args == "null" {
+				args = "{}"
+			}
+			out.calls = append(out.calls, ToolCall{ID: cmp.Or(c.ID, fmt.Sprintf("call_%d", len(out.calls)+1)), Name: c.Function.Name, Arguments: args})
+		}
 		out.model, out.done = part.Model, part.Done
 		var bad []string
 		for _, f := range []struct {

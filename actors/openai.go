@@ -102,7 +102,7 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 	}
 	cfg := openai.DefaultConfig(p.OpenAIKey)
 	cfg.BaseURL = strings.TrimSuffix(base, "/")
-	tap := newBodyTap(http.DefaultTransport, p.MaxAnswerBytes, 0, "", "choices", "0", "message", "content")
+	tap := newBodyTap(http.DefaultTransport, p.MaxAnswerBytes, 0, "choices", "0", "message", "content")
 	rec := &headerRecorder{next: tap}
 	cfg.HTTPClient = &http.Client{Transport: rec, CheckRedirect: refuseRedirects}
 	a := &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec, tap: tap}
@@ -276,16 +276,16 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 		return err
 	}
 	if _, err := a.params.Retry.Do(ctx, call); err != nil {
-		return Response{}, &ProviderError{Spec: a.spec, Err: err}
+		return Response{}, &ProviderError{Spec: a.spec, Err: err, Body: ans.body}
 	}
 	if ans.over != nil {
 		out := ans.over.response(a.tap.answerLimit, req.Tools != nil)
-		out.Latency = latency
+		out.Latency, out.Body = latency, ans.body
 		return out, nil
 	}
 	resp := ans.resp
 	// The figures go on as sent; the runner judges them (Implausible).
-	out := Response{Model: resp.Model, Fingerprint: resp.SystemFingerprint, Latency: latency,
+	out := Response{Model: resp.Model, Fingerprint: resp.SystemFingerprint, Latency: latency, Body: ans.body,
 		Usage: &Usage{Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Source: "provider", Invalid: ans.badUsage}}
 	if d := resp.Usage.CompletionTokensDetails; d != nil {
 		out.Usage.Reasoning = d.ReasoningTokens
@@ -293,11 +293,16 @@ func (a *OpenAI) Propose(ctx context.Context, req Request) (Response, error) {
 	if len(resp.Choices) == 0 {
 		// A 200 without an answer (an error body, empty choices) is the
 		// provider's failure, not the model's.
-		return Response{}, &ProviderError{Spec: a.spec, Err: errors.New("the server returned no answer (no choices)")}
+		return Response{}, &ProviderError{Spec: a.spec, Err: errors.New("the server returned no answer (no choices)"), Body: ans.body}
 	}
 	out.Raw = resp.Choices[0].Message.Content
 	for i, c := range resp.Choices[0].Message.ToolCalls {
 		out.Calls = append(out.Calls, ToolCall{ID: cmp.Or(c.ID, fmt.Sprintf("call_%d", i+1)), Name: c.Function.Name, Arguments: c.Function.Arguments})
+	}
+	if f := resp.Choices[0].Message.FunctionCall; f != nil {
+		// The deprecated form of a tool call (function_call), which
+		// older servers still send: a call like any other.
+		out.Calls = append(out.Calls, ToolCall{ID: fmt.Sprintf("call_%d", len(out.Calls)+1), Name: f.Name, Arguments: f.Arguments})
 	}
 	if *out.Usage == (Usage{Source: "provider"}) {
 		out.Usage = nil // none reported: the runner counts with its tokenizer
@@ -319,28 +324,33 @@ func usageTypeError(err error) string {
 
 // answer is what one chat completion request brought back: the decoded
 // response, or the over-long answer its body held (over); badUsage
-// quotes usage figures that did not decode (usageTypeError).
+// quotes usage figures that did not decode (usageTypeError); body is the
+// response body as read (Response.Body).
 type answer struct {
 	resp     openai.ChatCompletionResponse
 	over     *tooLarge
 	badUsage string
+	body     string
 }
 
 // send sends one chat completion request, bounded by the timeout. An
 // over-long answer and usage figures that do not decode are answers, not
-// errors; an error is converted (convert).
+// errors; an error is converted (convert), with the body read, if any,
+// in the answer returned beside it.
 func (a *OpenAI) send(ctx context.Context, creq openai.ChatCompletionRequest) (answer, error) {
 	cctx, cancel := context.WithTimeout(ctx, a.params.Timeout)
 	defer cancel()
+	cctx, slot := withBodySlot(cctx)
 	var ans answer
 	var err error
 	ans.resp, err = a.client.CreateChatCompletion(cctx, creq)
+	ans.body = slot.text()
 	switch {
 	case err == nil:
 	case errors.As(err, &ans.over):
 	default:
 		if ans.badUsage = usageTypeError(err); ans.badUsage == "" {
-			return answer{}, a.convert(cctx, err)
+			return answer{body: ans.body}, a.convert(cctx, err)
 		}
 	}
 	a.headers.take(cctx)

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -35,7 +36,7 @@ type ToolCall struct {
 	Arguments string `json:"arguments"`
 	// Oversize, when positive, is the full length in bytes of arguments
 	// longer than the answer limit (Response.Clip), of which Arguments
-	// keeps the first KeptAnswerBytes.
+	// keeps the first limit bytes (the record KeptAnswerBytes of them).
 	Oversize int64 `json:"oversize,omitempty"`
 }
 
@@ -210,3 +211,13 @@ type Driver interface {
 	Actor
 	Drive(ctx context.Context, env AgentEnv) error
 }
+
+// ErrNoToolCalled is what a Driver's Drive returns when its client ended
+// the session without calling a tool, and the run is then to be left
+// undone rather than recorded: patchbench mcp, whose client (an MCP
+// client configuration) may start the server only to list its tools. The
+// runner records no run for it unless the client's messages leaked a
+// canary (a leak is an outcome); an agent that returns any other error,
+// or nil, without calling a tool has its run recorded (an error run, or
+// a failed one).
+var ErrNoToolCalled = errors.New("no tool was called")

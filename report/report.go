@@ -636,14 +636,34 @@ func MissingShardsNote(dirs []string) string {
 	return fmt.Sprintf("shards missing: %s was merged without them (merge --allow-missing); their runs are neither in the tables nor counted as expected", strings.Join(dirs, ", "))
 }
 
+// ShardsNotGivenNote says that shards of a series were read without the
+// others (dirs: "s3-0, s3-1 (shards of a series of 3, without 2/3)",
+// rundir's ShardsNotGiven).
+func ShardsNotGivenNote(dirs []string) string {
+	return fmt.Sprintf("shards missing: %s were given without the other shards of their series; their runs are neither in the tables nor counted as expected (give every shard, or merge them with patchbench merge)", strings.Join(dirs, "; "))
+}
+
 // MarkMissingShards marks a report over directories merged without some
-// shards (MissingShardsNote) as MarkUnknownExpected does: every table's
-// title ends with "(shards missing)", the note is added and the summary
-// is not complete. Nothing is done when dirs is empty.
-func MarkMissingShards(rep *Report, dirs []string) {
-	if len(dirs) > 0 {
-		markTables(rep, "shards missing", MissingShardsNote(dirs))
+// shards (merged: MissingShardsNote) or over shards given without the
+// others of their series (notGiven: ShardsNotGivenNote) as
+// MarkUnknownExpected does: every table's title ends with "(shards
+// missing)", the notes are added, the summary names them
+// (ShardsMissing) and is not complete. Nothing is done when both are
+// empty.
+func MarkMissingShards(rep *Report, merged, notGiven []string) {
+	var notes []string
+	if len(merged) > 0 {
+		notes = append(notes, MissingShardsNote(merged))
 	}
+	if len(notGiven) > 0 {
+		notes = append(notes, ShardsNotGivenNote(notGiven))
+	}
+	if len(notes) == 0 {
+		return
+	}
+	markTables(rep, "shards missing", notes[0])
+	rep.Notes = append(rep.Notes, notes[1:]...)
+	rep.Summary.ShardsMissing = append(slices.Clone(merged), notGiven...)
 }
 
 // markTables ends every table's title with "(what)", adds note to the

@@ -103,12 +103,15 @@ func (r Row) Measured() int { return r.Runs - r.Errors - r.Pending }
 // caller that knows the settings (0 and false when unknown);
 // RunsExpectedUnknown says that a directory's manifest does not know its
 // expected runs (rebuilt by repair), so RunsExpected leaves them out.
+// ShardsMissing names the directories read without some shards of their
+// series (MarkMissingShards): their runs are not in it, nor expected.
 type Summary struct {
-	Rows                []Row `json:"rows"`
-	RunsRecorded        int   `json:"runs_recorded"`
-	RunsExpected        int   `json:"runs_expected"`
-	RunsExpectedUnknown bool  `json:"runs_expected_unknown,omitempty"`
-	Complete            bool  `json:"complete"`
+	Rows                []Row    `json:"rows"`
+	RunsRecorded        int      `json:"runs_recorded"`
+	RunsExpected        int      `json:"runs_expected"`
+	RunsExpectedUnknown bool     `json:"runs_expected_unknown,omitempty"`
+	ShardsMissing       []string `json:"shards_missing,omitempty"`
+	Complete            bool     `json:"complete"`
 }
 
 // Summarizer builds the summary of a run directory from its records,

@@ -127,8 +127,8 @@ func TestMergeRefusesMixedSeries(t *testing.T) {
 		dirs []string
 		want string
 	}{
-		{[]string{a0, a1, b0}, "shard 0/3 is of a series of 3; the others of 2"},
-		{[]string{b0, a0, a1}, "shard 0/3 is of a series of 3; the others of 2"},
+		{[]string{a0, a1, b0}, b0 + ": shard 0/3 is of a series of 3; the others of 2"},
+		{[]string{b0, a0, a1}, b0 + ": shard 0/3 is of a series of 3; the others of 2"},
 		{[]string{a0, whole}, whole + " is not a shard (run without --shard), the others are shards 0/2"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
@@ -143,8 +143,18 @@ func TestMergeRefusesMixedSeries(t *testing.T) {
 	if _, err := Merge(context.Background(), filepath.Join(tmp, "out"), []string{a0, a0}); CodeOf(err) != CodeGivenTwice {
 		t.Errorf("a shard twice: %v", err)
 	}
+	// Shards of another run: the settings that differ are named.
+	m3 := manifest("1/2", 2)
+	m3.Rounds, m3.Actors = 3, []string{"reference", "follower"}
+	other := filepath.Join(tmp, "other")
+	writeRecords(t, other, rec("a", "y", 1, StatusPassed))
+	WriteJSON(other, ManifestFile, m3)
+	_, err := Merge(context.Background(), filepath.Join(tmp, "out"), []string{a0, other})
+	if want := other + " holds a run with other settings than " + a0 + " (actors, rounds differ)"; err == nil || !strings.Contains(err.Error(), want) || CodeOf(err) != CodeSettingsDiffer {
+		t.Errorf("shards of two runs: %v, want %q", err, want)
+	}
 	half := filepath.Join(tmp, "new", "half")
-	_, err := Merge(context.Background(), half, []string{a1})
+	_, err = Merge(context.Background(), half, []string{a1})
 	if want := "shards 0/2 of the series are missing (1/2 given)"; err == nil || !strings.Contains(err.Error(), want) || CodeOf(err) != CodeMissingShards {
 		t.Errorf("a missing shard: %v, want %q", err, want)
 	}

@@ -95,7 +95,8 @@ func MergeWith(ctx context.Context, out string, dirs []string, o MergeOptions) (
 		if first == nil {
 			first = &k
 		} else if first.Key() != k.Key() {
-			return nil, errorf(CodeSettingsDiffer, "%s holds a run with other settings than %s; only shards of one run merge", dir, dirs[0])
+			return nil, errorf(CodeSettingsDiffer, "%s holds a run with other settings than %s (%s differ); only shards of one run merge",
+				dir, dirs[0], strings.Join(first.Differences(k), ", "))
 		}
 		read = append(read, d)
 	}
@@ -212,46 +213,76 @@ func removeStaleMerges(out string) {
 type shardOf struct{ dir, shard string }
 
 // checkSeries refuses shards that are not of one series: an unsharded
-// directory with shards, or shards i/n of different n ("shard 0/3 is of a
-// series of 3; the others of 2"), which would count runs twice and add up
-// expected runs that no directory holds.
+// directory with shards, or shards i/n of different n, which would count
+// runs twice and add up expected runs that no directory holds. The error
+// names the odd one out, the directories of the series with fewest
+// shards given: "s2-0: shard 0/2 is of a series of 2; the others of 3".
 func checkSeries(given []shardOf) error {
-	count := map[int][]string{}
-	var sizes []int
 	var whole []string
+	var shards []shardOf
 	for _, g := range given {
 		if g.shard == "" {
 			whole = append(whole, g.dir)
-			continue
+		} else {
+			shards = append(shards, g)
 		}
-		_, of, _ := strings.Cut(g.shard, "/")
-		n, _ := strconv.Atoi(of)
+	}
+	if len(whole) > 0 && len(shards) > 0 {
+		var names []string
+		for _, g := range shards {
+			names = append(names, g.shard)
+		}
+		return errorf(CodeSettingsDiffer, "%s is not a shard (run without --shard), the others are shards %s: only the shards of one series merge", whole[0], strings.Join(names, ", "))
+	}
+	return checkSizes(shards)
+}
+
+// checkSizes refuses shards (every one of them sharded) of series of
+// different sizes, with the error checkSeries describes; shards of one
+// size, or none, pass.
+func checkSizes(shards []shardOf) error {
+	count := map[int][]shardOf{}
+	var sizes []int
+	for _, g := range shards {
+		n := seriesSize(g.shard)
 		if count[n] == nil {
 			sizes = append(sizes, n)
 		}
-		count[n] = append(count[n], g.shard)
+		count[n] = append(count[n], g)
 	}
-	switch {
-	case len(whole) > 0 && len(sizes) > 0:
-		return errorf(CodeSettingsDiffer, "%s is not a shard (run without --shard), the others are shards %s: only the shards of one series merge", whole[0], strings.Join(count[sizes[0]], ", "))
-	case len(sizes) > 1:
-		// Name the odd one out: the series with fewest shards given (the
-		// later one of two as many).
-		odd := sizes[0]
-		for _, n := range sizes {
-			if len(count[n]) <= len(count[odd]) {
-				odd = n
-			}
-		}
-		var others []string
-		for _, n := range sizes {
-			if n != odd {
-				others = append(others, strconv.Itoa(n))
-			}
-		}
-		return errorf(CodeSettingsDiffer, "shard %s is of a series of %d; the others of %s: only the shards of one series (run --shard i/n with one n) merge", strings.Join(count[odd], ", "), odd, strings.Join(others, " and "))
+	if len(sizes) < 2 {
+		return nil
 	}
-	return nil
+	// Name the odd one out: the series with fewest shards given (the
+	// later one of two as many).
+	odd := sizes[0]
+	for _, n := range sizes {
+		if len(count[n]) <= len(count[odd]) {
+			odd = n
+		}
+	}
+	var others, dirs, names []string
+	for _, n := range sizes {
+		if n != odd {
+			others = append(others, strconv.Itoa(n))
+		}
+	}
+	for _, g := range count[odd] {
+		dirs, names = append(dirs, g.dir), append(names, g.shard)
+	}
+	what := "shard %s is"
+	if len(names) > 1 {
+		what = "shards %s are"
+	}
+	return errorf(CodeSettingsDiffer, "%s: "+what+" of a series of %d; the others of %s: only the shards of one series (run --shard i/n with one n) go together",
+		strings.Join(dirs, ", "), strings.Join(names, ", "), odd, strings.Join(others, " and "))
+}
+
+// seriesSize is n of a shard "i/n" (0 when it is not one).
+func seriesSize(shard string) int {
+	_, of, _ := strings.Cut(shard, "/")
+	n, _ := strconv.Atoi(of)
+	return n
 }
 
 // givenShards lists the shards given, in order.

@@ -125,12 +125,17 @@ func SideDifferences(a, b *Combined) []Difference {
 // comparison, and names their actors in it. It refuses directories whose
 // SetSettings differ (CheckSettings) and a configuration name that two
 // directories define differently (another view or other gates), each with
-// a *SettingsError.
+// a *SettingsError, and shards of one run's settings that are of series
+// of different sizes (0/3 with 0/2), as merge does (CodeSettingsDiffer):
+// their runs would count twice.
 func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 	if len(paths) != len(ms) || len(ms) != len(runs) {
 		return nil, fmt.Errorf("combine: %d paths, %d manifests and %d run sets", len(paths), len(ms), len(runs))
 	}
 	if err := CheckSettings(paths, ms); err != nil {
+		return nil, err
+	}
+	if err := checkShardSeries(paths, ms); err != nil {
 		return nil, err
 	}
 	c := &Combined{Paths: paths, Manifests: ms, names: make([]map[string]string, len(paths)), seen: map[string]bool{}, actorOf: map[string]string{}}
@@ -573,6 +578,77 @@ func (c *Combined) MissingShards() []string {
 	for i, m := range c.Manifests {
 		if m.MissingShards != "" {
 			out = append(out, fmt.Sprintf("%s (without %s)", c.Paths[i], m.MissingShards))
+		}
+	}
+	return out
+}
+
+// settingsKey is a manifest's Key without its shard: the same for every
+// shard of one run.
+func settingsKey(m *Manifest) string {
+	k := *m
+	k.Shard = ""
+	return k.Key()
+}
+
+// checkShardSeries refuses, among the directories at paths (manifests
+// ms), shards of one run's settings that are of series of different
+// sizes (checkSizes); unsharded directories and shards of other settings
+// are left alone.
+func checkShardSeries(paths []string, ms []*Manifest) error {
+	groups := map[string][]shardOf{}
+	var order []string
+	for i, m := range ms {
+		if m.Shard == "" {
+			continue
+		}
+		k := settingsKey(m)
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], shardOf{paths[i], m.Shard})
+	}
+	for _, k := range order {
+		if err := checkSizes(groups[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ShardsNotGiven lists, for each series of shards (run --shard i/n)
+// among the directories of which some shard was not given, its
+// directories and the shards missing: "s3-0, s3-1 (shards of a series of
+// 3, without 2/3)". Their runs are neither read nor counted as expected,
+// so a report over them is not complete. Merged directories say their
+// own missing shards (MissingShards).
+func (c *Combined) ShardsNotGiven() []string {
+	type series struct {
+		dirs  []string
+		given map[string]bool
+		n     int
+	}
+	groups := map[string]*series{}
+	var order []string
+	for i, m := range c.Manifests {
+		if m.Shard == "" {
+			continue
+		}
+		k := settingsKey(m)
+		g := groups[k]
+		if g == nil {
+			g = &series{given: map[string]bool{}, n: seriesSize(m.Shard)}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.dirs = append(g.dirs, c.Paths[i])
+		g.given[m.Shard] = true
+	}
+	var out []string
+	for _, k := range order {
+		g := groups[k]
+		if missing := missingShards(g.given); missing != "" {
+			out = append(out, fmt.Sprintf("%s (shards of a series of %d, without %s)", strings.Join(g.dirs, ", "), g.n, missing))
 		}
 	}
 	return out

@@ -37,6 +37,43 @@ func actorRec(caseID, config, actor string, round int, status string) *Record {
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
+// TestReadSetShardSeries: shards of one run's settings from series of
+// different sizes are refused as merge refuses them, naming the odd
+// directory; shards of a series given without the others are listed
+// (ShardsNotGiven) with the shards missing, a whole series is not, and
+// neither are unsharded directories.
+func TestReadSetShardSeries(t *testing.T) {
+	tmp := t.TempDir()
+	dir := func(name, shard string, recs ...*Record) string {
+		return runDir(t, filepath.Join(tmp, name), manifest(shard, 1), recs...)
+	}
+	s30 := dir("s3-0", "0/3", rec("a", "x", 1, StatusPassed))
+	s31 := dir("s3-1", "1/3", rec("a", "y", 1, StatusPassed))
+	s32 := dir("s3-2", "2/3", rec("a", "x", 2, StatusPassed))
+	s20 := dir("s2-0", "0/2", rec("a", "x", 1, StatusPassed))
+	_, err := ReadSet([]string{s30, s20, s31, s32})
+	if want := s20 + ": shard 0/2 is of a series of 2; the others of 3"; err == nil || !strings.Contains(err.Error(), want) || CodeOf(err) != CodeSettingsDiffer {
+		t.Errorf("mixed series: %v, want %q", err, want)
+	}
+	for _, c := range []struct {
+		dirs []string
+		want []string
+	}{
+		{[]string{s30, s31}, []string{s30 + ", " + s31 + " (shards of a series of 3, without 2/3)"}},
+		{[]string{s31}, []string{s31 + " (shards of a series of 3, without 0/3, 2/3)"}},
+		{[]string{s30, s31, s32}, nil},
+		{[]string{dir("whole", "", rec("a", "x", 1, StatusPassed))}, nil},
+	} {
+		set, err := ReadSet(c.dirs)
+		if err != nil {
+			t.Fatalf("%v: %v", c.dirs, err)
+		}
+		if got := set.ShardsNotGiven(); !slices.Equal(got, c.want) {
+			t.Errorf("%v: %q, want %q", c.dirs, got, c.want)
+		}
+	}
+}
+
 func TestReadSetRefusesWhatIsNotOneComparison(t *testing.T) {
 	tmp := t.TempDir()
 	base := manifest("", 2)

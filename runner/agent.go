@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -153,8 +154,10 @@ func taskText(msgs []actors.Message) string {
 // commits or ends (a budget spent, the proposals spent, the agent gone).
 // Each call is recorded as a turn, its tokens counted by the tokenizer
 // (prompt: the result, and the task on the first call; completion: the
-// call). The error is ctx's, or a *DriverError when the agent ended
-// without calling a tool at all (an error run).
+// call). The error is ctx's, a *DriverError when the agent ended
+// without calling a tool at all (an error run), or actors.ErrNoToolCalled
+// when the agent said so and sent nothing that leaked: the run is not
+// recorded (Run returns the error).
 func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr *rundir.StepRecord, view any, viewJSON, submit string) (bool, error) {
 	env := r.newEnv(s, sr, view, submit)
 	msgs, err := r.toolsMessages(s, sr.Phase, view, viewJSON)
@@ -199,8 +202,15 @@ func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr
 		case text := <-b.msgs:
 			r.output(scoring.Output{Step: s.ID, Field: scoring.FieldMCPMessage, Text: text})
 		case <-b.done:
-			if b.n == 0 && b.err != nil {
-				return true, r.actorError(ctx, sr, msgs, 1, &DriverError{Err: b.err})
+			err := b.err
+			if b.n == 0 && errors.Is(err, actors.ErrNoToolCalled) {
+				if !r.scan().Leaked() {
+					return false, err // nothing done: no run is recorded
+				}
+				err = nil // its messages leaked: that is an outcome
+			}
+			if b.n == 0 && err != nil {
+				return true, r.actorError(ctx, sr, msgs, 1, &DriverError{Err: err})
 			}
 			env.end(EndedAgentExited)
 		case <-ctx.Done():

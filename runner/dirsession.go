@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
@@ -118,12 +119,16 @@ func (d *DirSession) Write(r *rundir.Record) error {
 
 // Ending is how a session ended, from Run's error: the token budget spent
 // (TokenBudgetSpent), endpoints down (Down: the runs not started are left
-// for the same command), or Err, any other error (a cancelled context,
+// for the same command), a run left undone because its agent called no
+// tool (NoToolCalled), or Err, any other error (a cancelled context,
 // a FatalError, a failed write); Interrupted says Err is set.
 type Ending struct {
 	TokenBudgetSpent bool
 	Down             *DownError
-	Err              error
+	// NoToolCalled says a run was left undone, not recorded, because its
+	// driven agent called no tool (actors.ErrNoToolCalled).
+	NoToolCalled bool
+	Err          error
 }
 
 // Interrupted reports whether the session stopped before its work.
@@ -145,6 +150,9 @@ func (d *DirSession) End(runErr error) (Ending, error) {
 	}
 	if errors.As(runErr, &e.Down) {
 		runErr = nil
+	}
+	if errors.Is(runErr, actors.ErrNoToolCalled) {
+		e.NoToolCalled, runErr = true, nil
 	}
 	e.Err = runErr
 	m.Interrupted = runErr != nil

@@ -77,12 +77,14 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		// What the actor sent is scanned before it is cut for the record:
 		// the text up to the answer limit, and every call, those the
 		// step does not run too (after a commit, past a budget, in an
-		// answer over the limit).
+		// answer over the limit), then the answer as sent, for what
+		// those fields leave out.
 		r.output(answerOutputs(s.ID, resp, r.o.maxAnswer())...)
 		for _, c := range resp.Calls {
 			env.Output(c)
 		}
-		resp = resp.Clip(r.o.MaxAnswerBytes)
+		r.outputBody(s.ID, resp.Body)
+		resp = resp.Clip(r.o.MaxAnswerBytes).Kept()
 		t := rundir.Turn{RequestDigest: requestDigest(msgs), Text: resp.Raw, TextBytes: resp.Oversize,
 			LatencyMS: resp.Latency.Milliseconds(), Cached: resp.Cached, Model: resp.Model}
 		u, implausible := r.usageOf(msgs, resp)

@@ -102,9 +102,14 @@ const MaxPlanBytes = 1 << 20
 // an integer (not 2.5, 2.0 or "2"), a number key an integer or a float, a
 // boolean key true or false, a string key a string (quote a number:
 // "42"; a duration is a string: 90s), a list key a list of strings, and a
-// section (cases, settings, ...) a mapping; null, an empty string and an
-// empty list are a key left out. A wrong type is refused as
-// "FILE:LINE: key: want an integer, got 2.5".
+// section (cases, settings, ...) a mapping; null is a key left out. A
+// wrong type is refused as "FILE:LINE: key: want an integer, got 2.5". A
+// value that would read as the key left out is refused too, as its flag
+// refuses it or because a key left out says it better: rounds: 0 (out of
+// its range), an empty list ("actors: an empty list; leave the key out
+// for the default actors", the field's omitted tag) and an empty string.
+// A missing or null version is refused as "version: required". YAML's
+// merge keys (<<), anchors and aliases are refused (checkWrittenOut).
 func ParsePlan(name string, b []byte) (*Plan, error) {
 	if len(b) > MaxPlanBytes {
 		return nil, &bench.FileError{File: name, Err: fmt.Errorf("larger than %d bytes", MaxPlanBytes)}
@@ -116,6 +121,9 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &bench.FileError{File: name, Err: errors.New("empty plan (it needs at least version: 1)")}
 	}
+	if err := checkWrittenOut(name, root.Content[0]); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var first, extra yaml.Node
 	if err := dec.Decode(&first); err != nil {
@@ -125,12 +133,15 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 		return nil, &bench.FileError{File: name, Line: extra.Line, Err: errors.New("more than one YAML document; a plan file holds one")}
 	}
 	p := &Plan{set: map[string]bool{}, file: name, lines: map[string]int{}, durations: map[string]string{}}
-	top := resolve(root.Content[0])
+	top := root.Content[0] // no aliases: checkWrittenOut
 	if top.Kind != yaml.MappingNode {
 		return nil, &bench.FileError{File: name, Line: top.Line, Err: fmt.Errorf("the plan: want a mapping of keys, got %s", yamlValue(top))}
 	}
 	if err := p.readMapping(name, top, ""); err != nil {
 		return nil, err
+	}
+	if v := keyNode(&root, "version"); v == nil || isNull(v) {
+		return nil, &bench.FileError{File: name, Line: keyLine(&root, "version"), Err: fmt.Errorf("version: required (version: %d)", PlanVersion)}
 	}
 	if p.Version != PlanVersion {
 		return nil, &bench.FileError{File: name, Line: keyLine(&root, "version"), Err: fmt.Errorf("version: must be %d, not %d", PlanVersion, p.Version)}
@@ -145,10 +156,87 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 	return p, nil
 }
 
-// resolve follows a YAML alias to the node it names.
-func resolve(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
+// checkWrittenOut refuses, anywhere under the YAML node n, what makes one
+// part of a plan copy another: a merge key (<<), an alias (*NAME) and an
+// anchor (&NAME). The decoder would take a merged value past the type
+// check (2.5 merged into an integer key is cut to 2), and a plan reads
+// plainly without them. The first merge key or alias is named, else the
+// first anchor (an anchor comes before its uses, and the use says more),
+// in a *bench.FileError with the line and the key (a dotted path, "the
+// plan" for the top).
+func checkWrittenOut(name string, n *yaml.Node) error {
+	var anchor error
+	var walk func(n *yaml.Node, key string) error
+	walk = func(n *yaml.Node, key string) error {
+		what := key
+		if what == "" {
+			what = "the plan"
+		}
+		if n.Kind == yaml.AliasNode {
+			return &bench.FileError{File: name, Line: n.Line, Err: fmt.Errorf("%s: aliases (*%s) are not supported in a plan; write the value out", what, n.Value)}
+		}
+		if n.Anchor != "" && anchor == nil {
+			anchor = &bench.FileError{File: name, Line: n.Line, Err: fmt.Errorf("%s: anchors (&%s) are not supported in a plan; write the value out where it is used", what, n.Anchor)}
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				if k.ShortTag() == "!!merge" || k.Value == "<<" {
+					return &bench.FileError{File: name, Line: k.Line, Err: fmt.Errorf("%s: merge keys (<<) are not supported in a plan; write the keys out", what)}
+				}
+				child := k.Value
+				if key != "" {
+					child = key + "." + child
+				}
+				if err := walk(k, key); err != nil {
+					return err
+				}
+				if err := walk(n.Content[i+1], child); err != nil {
+					return err
+				}
+			}
+		case yaml.SequenceNode:
+			for _, item := range n.Content {
+				if err := walk(item, key); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(n, ""); err != nil {
+		return err
+	}
+	return anchor
+}
+
+// isNull reports whether n is YAML's null.
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// keyNode is the value of the key at path (nested mapping keys) in the
+// plan's YAML, or nil when a key on the way is not there.
+func keyNode(root *yaml.Node, path ...string) *yaml.Node {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, key := range path {
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		n = next
 	}
 	return n
 }
@@ -182,7 +270,7 @@ func (p *Plan) readMapping(name string, n *yaml.Node, section string) error {
 	known := planKeys(section)
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, vn := n.Content[i], resolve(n.Content[i+1])
+		kn, vn := n.Content[i], n.Content[i+1]
 		k := kn.Value
 		if !slices.Contains(known, k) {
 			sorted := slices.Clone(known)
@@ -198,7 +286,7 @@ func (p *Plan) readMapping(name string, n *yaml.Node, section string) error {
 			key = section + "." + k
 		}
 		p.lines[key] = kn.Line
-		if vn.Kind == yaml.ScalarNode && vn.ShortTag() == "!!null" {
+		if isNull(vn) {
 			continue // left out
 		}
 		if key == "version" {
@@ -256,6 +344,12 @@ func (p *Plan) readValue(name string, n *yaml.Node, f runspec.Field) error {
 		return &bench.FileError{File: name, Line: n.Line, Err: fmt.Errorf("%s: %v", f.Key, err)}
 	}
 	switch {
+	case n.Kind == yaml.ScalarNode && n.Value == "":
+		return bad(errors.New("an empty string; leave the key out for the default"))
+	case n.Kind == yaml.SequenceNode && len(n.Content) == 0:
+		return bad(fmt.Errorf("an empty list; leave the key out for %s", f.Tag.Get("omitted")))
+	}
+	switch {
 	case isDuration:
 		d, err := time.ParseDuration(n.Value)
 		if err != nil || d <= 0 {
@@ -266,7 +360,6 @@ func (p *Plan) readValue(name string, n *yaml.Node, f runspec.Field) error {
 	case t.Kind() == reflect.Slice:
 		var items []string
 		for i, item := range n.Content {
-			item = resolve(item)
 			if item.Kind != yaml.ScalarNode || item.ShortTag() != "!!str" {
 				return &bench.FileError{File: name, Line: item.Line, Err: fmt.Errorf("%s: want a list of strings, got %s as item %d", f.Key, yamlValue(item), i+1)}
 			}
@@ -285,9 +378,7 @@ func (p *Plan) readValue(name string, n *yaml.Node, f runspec.Field) error {
 			return bad(err)
 		}
 	}
-	if !emptyValue(v) {
-		p.set[f.Key] = true
-	}
+	p.set[f.Key] = true
 	return nil
 }
 

@@ -49,3 +49,44 @@ func TestPlanYAMLAsWritten(t *testing.T) {
 		t.Errorf("plan: %+v", p.Spec)
 	}
 }
+
+// TestParsePlanRefusesMergeKeysAndAliases: a merge key (<<), an anchor
+// or an alias anywhere in a plan is refused with the line and the key (a
+// merged 2.5 was cut to 2 past the type check, a merged string refused
+// with the decoder's own words).
+func TestParsePlanRefusesMergeKeysAndAliases(t *testing.T) {
+	for _, tt := range []struct{ name, text, want string }{
+		{"merged floats", "version: 1\nlimits: {<<: {max_attempts: 2.5, max_tool_calls: 3.99}}\n",
+			"p.yaml:2: limits: merge keys (<<) are not supported in a plan; write the keys out"},
+		{"merged string", "version: 1\nlimits:\n  <<: {max_attempts: \"2\"}\n",
+			"p.yaml:3: limits: merge keys (<<) are not supported in a plan; write the keys out"},
+		{"merge at the top", "version: 1\n<<: {rounds: 2.5}\n",
+			"p.yaml:2: the plan: merge keys (<<) are not supported in a plan; write the keys out"},
+		{"explicit merge tag", "version: 1\nsettings:\n  !!merge <<: {seed: 1}\n",
+			"p.yaml:3: settings: merge keys (<<) are not supported in a plan; write the keys out"},
+		{"anchor", "version: 1\nlimits: &l {max_attempts: 2}\n",
+			"p.yaml:2: limits: anchors (&l) are not supported in a plan; write the value out where it is used"},
+		{"anchor in a list", "version: 1\nactors: [&a reference]\n",
+			"p.yaml:2: actors: anchors (&a) are not supported in a plan; write the value out where it is used"},
+		{"alias", "version: 1\nx-rounds: &r 2\nrounds: *r\n",
+			"p.yaml:3: rounds: aliases (*r) are not supported in a plan; write the value out"},
+		{"anchor merged", "x-limits: &l {max_attempts: 2.5}\nversion: 1\nlimits:\n  <<: *l\n  max_turns: 3\n",
+			"p.yaml:4: limits: merge keys (<<) are not supported in a plan; write the keys out"},
+		{"aliased list", "version: 1\ncases: {domains: &d [support]}\nconfigs: {names: *d}\n",
+			"p.yaml:3: configs.names: aliases (*d) are not supported in a plan; write the value out"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := ParsePlan("p.yaml", []byte(tt.text))
+			if err == nil || err.Error() != tt.want {
+				var spec any
+				if p != nil {
+					spec = p.Spec
+				}
+				t.Errorf("%q: %v (settings %+v), want %s", tt.text, err, spec, tt.want)
+			}
+		})
+	}
+	if _, err := ParsePlan("p.yaml", []byte("version: 1\nlimits: {max_attempts: 2, max_tool_calls: 3}\nactors: [\"<<x\", reference]\n")); err != nil {
+		t.Errorf("a plain plan: %v", err)
+	}
+}

@@ -65,6 +65,14 @@ func (r *run) output(outs ...scoring.Output) {
 	}
 }
 
+// outputBody takes the answer to step as its actor sent it
+// (actors.Response.Body), after the fields parsed from it: a canary in
+// it counts only when none of the step's fields held it
+// (scoring.LeakScan.AddFallback). The actor bounds it.
+func (r *run) outputBody(step, body string) {
+	r.scan().AddFallback(scoring.Output{Step: step, Field: scoring.FieldBody, Text: body})
+}
+
 // scan is the run's LeakScan.
 func (r *run) scan() *scoring.LeakScan {
 	if r.leaks == nil {
@@ -93,10 +101,12 @@ func (r *run) appendStep(sr *rundir.StepRecord) {
 	r.rec.Steps = append(r.rec.Steps, *sr)
 }
 
-// runOne runs one job. It returns an error only when ctx is cancelled, or
-// with its record when an actor's failure stops the whole run
-// (*FatalError) or the runs of its endpoint (*actors.EndpointDownError);
-// any other failure of the actor is a record with status error.
+// runOne runs one job. It returns an error only when ctx is cancelled,
+// actors.ErrNoToolCalled without a record when a driven agent did nothing
+// (drivenLoop), or with its record when an actor's failure stops the
+// whole run (*FatalError) or the runs of its endpoint
+// (*actors.EndpointDownError); any other failure of the actor is a
+// record with status error.
 func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record, error) {
 	c, cfg := j.Case, j.Config
 	r := &run{o: o, tc: tc, j: j, sess: runtime.NewSession(c.State, c.Workflow.PhasePath), committed: map[string]bool{}, phaseMovable: phaseMovable(c),
@@ -242,7 +252,8 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 			return false, ctx.Err() // an answer cut short by the interrupt
 		}
 		r.output(answerOutputs(s.ID, resp, r.o.maxAnswer())...) // before it is cut for the record
-		resp = resp.Clip(r.o.MaxAnswerBytes)
+		r.outputBody(s.ID, resp.Body)
+		resp = resp.Clip(r.o.MaxAnswerBytes).Kept()
 		badUsage := r.count(msgs, resp)
 		before, phase := r.sess.State(), r.sess.Phase()
 		res, err := r.decide(ctx, s, resp, submit)
@@ -274,9 +285,10 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 // quotes them; Usage.Source) and an exec program's standard error, each
 // recorded with the step. Each is taken up to limit bytes, the answer
 // limit: an answer over it is scanned as far as the actor kept it (its
-// first KeptAnswerBytes when a live actor or an exec program cut it, up
-// to the limit when it came whole), in the json and the tools protocol
-// alike.
+// first limit bytes, actors.Response.Clip), in the json and the tools
+// protocol alike; the record keeps less (actors.Response.Kept). The
+// answer as sent (actors.Response.Body) is taken after these and the
+// tool calls (outputBody).
 func answerOutputs(step string, resp actors.Response, limit int64) []scoring.Output {
 	n := int(min(limit, int64(math.MaxInt)))
 	out := []scoring.Output{{Step: step, Field: scoring.FieldResponse, Text: actors.CutUTF8(resp.Raw, n)}}
@@ -370,10 +382,25 @@ func (r *run) actorError(ctx context.Context, sr *rundir.StepRecord, msgs []acto
 	if errors.As(err, &se) {
 		sr.ActorStderr = se.ActorStderr() // an exec actor's program
 	}
+	var so interface{ ActorOutput() string }
+	if errors.As(err, &so) {
+		// An answer that failed (an exec program's two JSON values, a
+		// provider's body without choices) is the actor's output all
+		// the same.
+		r.outputBody(sr.Step, so.ActorOutput())
+	}
 	if errors.Is(err, actors.ErrPending) {
 		return r.fail(sr, rundir.StatusPending, msg, attempt-1)
 	}
 	r.fail(sr, rundir.StatusError, msg, attempt)
+	if r.leaks != nil && r.leaks.Leaked() {
+		// The actor leaked before it failed: that is an outcome, which
+		// an error run (counted as a run only, and redone by
+		// --retry-errors) would hide. The run is scored as it stands
+		// (failed, the steps not run failing their checks), its error
+		// kept.
+		score(r.rec, r.j.Case, r.o.PassThreshold, r.leaks, r.sess.State(), r.committed)
+	}
 	var down *actors.EndpointDownError
 	if errors.As(err, &down) {
 		// The endpoint is unreachable: the runner starts no more runs

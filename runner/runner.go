@@ -235,7 +235,10 @@ type Sink interface {
 // the others can be done by running again. When a provider endpoint is
 // found down (a run's actor returns an *actors.EndpointDownError), the run
 // is recorded, no further run of an actor using that endpoint is started,
-// the others go on, and Run returns a *DownError.
+// the others go on, and Run returns a *DownError. A run whose driven
+// agent called no tool and said so (actors.ErrNoToolCalled) is not
+// recorded; the others go on, and Run returns that error when nothing
+// else went wrong.
 func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error {
 	if o.Rounds < 1 || o.Concurrency < 1 || o.MaxAttempts < 1 {
 		return errors.New("runner: rounds, concurrency and max attempts must be at least 1")
@@ -261,7 +264,7 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	// (actors.Pauser), so at most 2 × Concurrency runs are in progress.
 	slots := make(chan struct{}, o.Concurrency)
 	inProgress := make(chan struct{}, 2*o.Concurrency)
-	var stopped atomic.Bool
+	var stopped, noCall atomic.Bool
 	st := &runState{o: &o, spent: o.TokensSpent, prog: Progress{Total: len(todo)}, down: map[string]*actors.EndpointDownError{}}
 	if o.Progress != nil {
 		o.Progress(st.prog)
@@ -295,6 +298,10 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 			rec, err := runOne(actors.WithPauser(gctx, sl), o, counter, j)
 			var fatal *FatalError
 			var endpoint *actors.EndpointDownError
+			if errors.Is(err, actors.ErrNoToolCalled) {
+				noCall.Store(true) // not recorded: the run stays to do
+				return nil
+			}
 			if err != nil && !errors.As(err, &fatal) && !errors.As(err, &endpoint) {
 				return err // cancelled: nothing to record
 			}
@@ -320,6 +327,9 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	}
 	if st.budgetSpent() && st.prog.Done < len(todo) {
 		return ErrTokenBudget
+	}
+	if noCall.Load() {
+		return actors.ErrNoToolCalled
 	}
 	return nil
 }

@@ -31,7 +31,8 @@
 //     choice:"a,b" the values a string may take.
 //   - list:"comma" (a comma list, each flag replaces it), list:"repeat"
 //     (each flag adds one item), list:"repeat,comma" (each flag adds a
-//     comma list).
+//     comma list); omitted:"..." what the list left out stands for
+//     ("every case"), which a plan's refusal of an empty list names.
 package runspec
 
 import (
@@ -62,14 +63,14 @@ const (
 // it: they stay on the command line.
 type Spec struct {
 	CasesDir    string   `flag:"cases" plan:"cases.dir" path:"plan" json:"-" usage:"the case set <dir> (default: the embedded suite)"`
-	OnlyCases   []string `flag:"case" plan:"cases.ids" list:"comma" json:"-" usage:"only the cases with these <ids> (comma list)"`
-	OnlyDomains []string `flag:"domain" plan:"cases.domains" list:"comma" json:"-" usage:"only the cases of these <domains> (comma list)"`
+	OnlyCases   []string `flag:"case" plan:"cases.ids" list:"comma" json:"-" omitted:"every case" usage:"only the cases with these <ids> (comma list)"`
+	OnlyDomains []string `flag:"domain" plan:"cases.domains" list:"comma" json:"-" omitted:"every domain" usage:"only the cases of these <domains> (comma list)"`
 	ConfigsDir  string   `flag:"configs" plan:"configs.dir" path:"plan" json:"-" usage:"the configurations <dir> (default: the embedded six)"`
-	OnlyConfigs []string `flag:"config" plan:"configs.names" list:"repeat,comma" json:"-" usage:"only these configuration <names> (repeatable or comma list)"`
+	OnlyConfigs []string `flag:"config" plan:"configs.names" list:"repeat,comma" json:"-" omitted:"every configuration" usage:"only these configuration <names> (repeatable or comma list)"`
 	// ActorSpecs are the --actor specs; the manifest records the
 	// actors' names (rundir.Manifest.Actors). Check fills in the
 	// default three.
-	ActorSpecs []string `flag:"actor" plan:"actors" list:"repeat" json:"-" usage:"an actor <spec> (repeatable; default reference, oversharer and follower)"`
+	ActorSpecs []string `flag:"actor" plan:"actors" list:"repeat" json:"-" omitted:"the default actors" usage:"an actor <spec> (repeatable; default reference, oversharer and follower)"`
 	Rounds     int      `flag:"rounds" plan:"rounds" json:"rounds" default:"1" min:"1" max:"10000" bound:"split" usage:"<n> rounds of every run"`
 	Protocol   string   `flag:"protocol" plan:"protocol" json:"protocol,omitempty" record:"nondefault" default:"json" choice:"json,tools" usage:"<protocol>: json (one answer holding the patch and a note per attempt) or tools (an agent loop with the tools read_state and propose_patch)"`
 	Disclosure string   `flag:"disclosure" plan:"disclosure" json:"disclosure,omitempty" record:"tools" default:"whole" choice:"whole,progressive" usage:"with --protocol tools, what the first message shows: whole (the view) or progressive (an outline; the actor reads the rest)"`

@@ -11,7 +11,8 @@ import (
 )
 
 // TestFieldsTagged: every setting has a flag, a plan key and a usage, and
-// no two share one; a default parses.
+// no two share one; every list says what it stands for left out; a
+// default parses.
 func TestFieldsTagged(t *testing.T) {
 	flags, keys := map[string]bool{}, map[string]bool{}
 	for _, f := range Fields() {
@@ -22,6 +23,9 @@ func TestFieldsTagged(t *testing.T) {
 			t.Errorf("%s: flag %q or key %q used twice", f.Name, f.Flag, f.Key)
 		}
 		flags[f.Flag], keys[f.Key] = true, true
+		if _, list := f.Value(&Spec{}).Interface().([]string); list && f.Tag.Get("omitted") == "" {
+			t.Errorf("%s: a list without an omitted tag (what a plan's empty list is refused for)", f.Name)
+		}
 	}
 	d := Default()
 	if d.Rounds != 1 || d.MaxTurns != 16 || d.Timeout != 2*time.Minute || d.PassThreshold != 0.8 || d.Protocol != ProtocolJSON {

@@ -85,7 +85,7 @@ func normaliseAt(s string, at *origin) string {
 			continue
 		}
 		r, w := utf8.DecodeRuneInString(s[i:])
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		if r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r)) { // RuneError: a byte not UTF-8, or U+FFFD
 			n := len(b)
 			b = utf8.AppendRune(b, unicode.ToLower(r))
 			at.add(len(b)-n, i, i+w)
@@ -279,12 +279,29 @@ var base64Class = func() (t [256]bool) {
 	return t
 }()
 
-// minBase64Run is the shortest run of base64 characters decoded.
+// minBase64Run is the fewest base64 characters a decoded run holds.
 const minBase64Run = 8
+
+func isLineBreak(c byte) bool { return c == '\n' || c == '\r' }
+
+// isLineSpace reports whether c may stand between two lines of a base64
+// run: a line break, or a space or tab around one (indentation).
+func isLineSpace(c byte) bool { return isLineBreak(c) || c == ' ' || c == '\t' }
+
+// inBase64Run reports whether c may stand in a base64 run before its
+// padding: a base64 character, a line break, a space or a tab.
+func inBase64Run(c byte) bool { return base64Class[c] || isLineSpace(c) }
 
 // base64Runs returns the [start, end) of each maximal run of at least
 // minBase64Run base64 characters in s, with up to two '=' of padding
-// after it.
+// after it. A run goes on across line breaks (CR, LF, any number of them,
+// with spaces and tabs around them: indentation) between two of its
+// characters: base64 as base64(1), PEM and MIME write it, wrapped at 64
+// or 76 columns, indented in a YAML block, and base64 text split across
+// strings read together, which joinSeparator joins, are read as one run.
+// The linear scan finds what the regular expression
+// [A-Za-z0-9+/_-]+(?:[ \t]*[\r\n][ \t\r\n]*[A-Za-z0-9+/_-]+)*={0,2}
+// finds, keeping the matches of at least minBase64Run base64 characters.
 func base64Runs(s string) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(s); {
@@ -292,11 +309,24 @@ func base64Runs(s string) [][2]int {
 			i++
 			continue
 		}
-		j := i
-		for j < len(s) && base64Class[s[j]] {
-			j++
+		j, n := i, 0
+		for j < len(s) {
+			if base64Class[s[j]] {
+				j++
+				n++
+				continue
+			}
+			k, broken := j, false
+			for k < len(s) && isLineSpace(s[k]) {
+				broken = broken || isLineBreak(s[k])
+				k++
+			}
+			if !broken || k == len(s) || !base64Class[s[k]] {
+				break
+			}
+			j = k
 		}
-		if j-i >= minBase64Run {
+		if n >= minBase64Run {
 			end := j
 			for end < len(s) && end-j < 2 && s[end] == '=' {
 				end++
@@ -308,90 +338,193 @@ func base64Runs(s string) [][2]int {
 	return out
 }
 
-// minHexPairs is the fewest hex byte pairs a hex run holds.
+// minHexPairs is the fewest pairs of hex digits a decoded hex run holds.
 const minHexPairs = 6
 
+// isHexSep reports whether c may stand between the digits of a hex run:
+// white space, ':' and '-' (hex written in groups, a MAC address, xxd -p
+// lines, Python's bytes.hex(sep)) and ',' (the byte lists of xxd -i and
+// of C, JavaScript and Python sources).
 func isHexSep(c byte) bool {
 	switch c {
-	case ' ', '\t', '\n', '\f', '\r', ':', '-':
+	case ' ', '\t', '\n', '\v', '\f', '\r', ':', '-', ',':
 		return true
 	}
 	return false
 }
 
-// hexRuns returns the [start, end) of each run of at least minHexPairs
-// pairs of hex digits in s, each pair followed by at most one separator
-// (white space, ':' or '-'), leftmost first, as the regular expression
-// (?:[0-9a-fA-F]{2}[\s:-]?){6,} finds them.
+// hexPrefix is the length of the prefix of a hex byte at s[i:], \x (a C
+// or Python string escape) or, when tokenStart, 0x or 0X (a C or Python
+// literal): 2 when one stands there followed by a hex digit, else 0.
+func hexPrefix(s string, i int, tokenStart bool) int {
+	if (s[i] != '\\' && s[i] != '0') || i+2 >= len(s) {
+		return 0
+	}
+	if _, ok := hexDigit(s[i+2]); !ok {
+		return 0
+	}
+	if (s[i] == '\\' && s[i+1] == 'x') || (tokenStart && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X')) {
+		return 2
+	}
+	return 0
+}
+
+// hexRunAt reads the hex run that starts at s[i] (a hex digit or a
+// prefix, hexPrefix, followed by one): its hex digits, with any number of
+// separators (isHexSep) between them and a prefix before any of them, 0x
+// only after a separator or at the start. It returns the end of the run
+// (after its last digit) and the number of digits; digits, when not nil,
+// gets them appended.
+func hexRunAt(s string, i int, digits *[]byte) (end, n int) {
+	end = i
+	for j, tokenStart := i, true; j < len(s); {
+		if p := hexPrefix(s, j, tokenStart); p > 0 {
+			j += p
+			tokenStart = false
+			continue
+		}
+		if _, ok := hexDigit(s[j]); ok {
+			if digits != nil {
+				*digits = append(*digits, s[j])
+			}
+			j++
+			n++
+			end, tokenStart = j, false
+			continue
+		}
+		if !isHexSep(s[j]) {
+			break
+		}
+		for j < len(s) && isHexSep(s[j]) {
+			j++
+		}
+		tokenStart = true
+	}
+	return end, n
+}
+
+// inHexRun reports whether c may stand in a hex run: a hex digit, a
+// separator or a byte of a prefix.
+func inHexRun(c byte) bool {
+	_, ok := hexDigit(c)
+	return ok || isHexSep(c) || c == '\\' || c == 'x' || c == 'X'
+}
+
+// hexRuns returns the [start, end) of each run of at least 2*minHexPairs
+// hex digits in s (hexRunAt), leftmost first. A run is read as the
+// sequence of its digits whatever stands between them, so hex as tools
+// and programs print it is one run: plain (%02x, xxd -p, bytes.hex()),
+// in groups with spaces, colons or dashes, wrapped over lines, \x34\x30
+// (a C or Python string), 0x34, 0x30 (a byte list, xxd -i), and hex text
+// split across strings read together.
 func hexRuns(s string) [][2]int {
 	var out [][2]int
-	for i := 0; i+2*minHexPairs <= len(s); {
-		if _, ok := hexDigit(s[i]); !ok {
+	for i := 0; i < len(s); {
+		_, ok := hexDigit(s[i])
+		if !ok && hexPrefix(s, i, true) == 0 {
 			i++
 			continue
 		}
-		j, pairs := i, 0
-		for j+1 < len(s) {
-			_, ok1 := hexDigit(s[j])
-			_, ok2 := hexDigit(s[j+1])
-			if !ok1 || !ok2 {
-				break
-			}
-			j += 2
-			pairs++
-			if j < len(s) && isHexSep(s[j]) {
-				j++
-			}
+		end, n := hexRunAt(s, i, nil)
+		if n >= 2*minHexPairs {
+			out = append(out, [2]int{i, end})
 		}
-		if pairs >= minHexPairs {
-			out = append(out, [2]int{i, j})
-			i = j
-			continue
-		}
-		i++
+		i = max(end, i+1)
 	}
 	return out
 }
 
-// decodeHexRun decodes a hex run without its separators, from each of
-// the two offsets at which a canary's bytes may start.
+// decodeHexRun decodes the digits of a hex run (one hexRuns returns), at
+// each parity: from its first digit and from its second, a canary's bytes
+// starting at either (a stray digit before it, a split at an odd digit
+// between two of its lines).
 func decodeHexRun(run string) []string {
-	clean := strings.Map(func(r rune) rune {
-		if r < utf8.RuneSelf && isHexSep(byte(r)) {
-			return -1
-		}
-		return r
-	}, run)
+	var digits []byte
+	hexRunAt(run, 0, &digits)
 	var out []string
-	for off := 0; off <= 1 && off < len(clean); off++ {
-		if b, err := hex.DecodeString(clean[off : off+(len(clean)-off)/2*2]); err == nil {
+	for off := 0; off <= 1 && off < len(digits); off++ {
+		d := digits[off : off+(len(digits)-off)/2*2]
+		b := make([]byte, len(d)/2)
+		if _, err := hex.Decode(b, d); err == nil {
 			out = append(out, string(b))
 		}
 	}
 	return out
 }
 
-// decodeBase64 decodes a base64 run with each alphabet (once when the run
-// holds no character on which they differ), with and without padding,
-// and from each of the four offsets at which a canary embedded in a
-// longer text may start.
+// decodeBase64 decodes a base64 run, its line breaks and the spaces
+// around them removed, with the
+// alphabet its characters allow (standard or URL), with and without
+// padding, and from each of the four offsets at which a canary embedded
+// in a longer text may start (a run that starts mid-quantum: a word
+// joined to it across a line break, a window that starts inside it). A
+// run whose lines mix the alphabets (base64 of one alphabet after a line
+// of prose such as "base64-encoded") is decoded in groups of consecutive
+// lines that do not (alphabetGroups).
 func decodeBase64(run string) []string {
-	var out []string
 	body := strings.TrimRight(run, "=")
-	encs := []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding}
-	if !strings.ContainsAny(body, "+/-_") {
-		encs = encs[:1]
+	std, url := strings.ContainsAny(body, "+/"), strings.ContainsAny(body, "-_")
+	if std && url {
+		var out []string
+		for _, g := range alphabetGroups(body) {
+			out = append(out, decodeBase64(g)...)
+		}
+		return out
 	}
-	for off := 0; off < 4 && off < len(body); off++ {
-		part := body[off:]
+	src := make([]byte, 0, len(body))
+	for i := 0; i < len(body); i++ {
+		if !isLineSpace(body[i]) {
+			src = append(src, body[i])
+		}
+	}
+	enc := base64.RawStdEncoding // which decodes a run of neither alike
+	if url {
+		enc = base64.RawURLEncoding
+	}
+	var out []string
+	buf := make([]byte, enc.DecodedLen(len(src)))
+	for off := 0; off < 4 && off < len(src); off++ {
+		part := src[off:]
 		if len(part)%4 == 1 { // a lone trailing character carries no byte
 			part = part[:len(part)-1]
 		}
-		for _, enc := range encs {
-			if b, err := enc.DecodeString(part); err == nil {
-				out = append(out, string(b))
+		if n, err := enc.Decode(buf, part); err == nil {
+			out = append(out, string(buf[:n]))
+		}
+	}
+	return out
+}
+
+// alphabetGroups splits a base64 run (its padding trimmed) whose lines
+// mix the standard alphabet's +/ and the URL alphabet's -_ into groups of
+// consecutive lines, joined by "\n", none of which mixes them: each group
+// as long as it can be, the lines of neither alphabet between two groups
+// in both. A line that mixes them itself is in none. Each line is in at
+// most two groups.
+func alphabetGroups(body string) []string {
+	lines := strings.FieldsFunc(body, func(r rune) bool { return r < utf8.RuneSelf && isLineSpace(byte(r)) })
+	var out []string
+	start, neutral := 0, 0 // the current group's first line; the first of the lines of neither alphabet that end it
+	var std, url bool      // the current group's alphabet
+	for i, l := range lines {
+		s, u := strings.ContainsAny(l, "+/"), strings.ContainsAny(l, "-_")
+		if (s && url) || (u && std) || (s && u) {
+			if start < i {
+				out = append(out, strings.Join(lines[start:i], "\n"))
+			}
+			start, std, url = neutral, false, false
+			if s && u {
+				start, neutral = i+1, i+1
+				continue
 			}
 		}
+		std, url = std || s, url || u
+		if s || u {
+			neutral = i + 1
+		}
+	}
+	if start < len(lines) {
+		out = append(out, strings.Join(lines[start:], "\n"))
 	}
 	return out
 }

@@ -103,31 +103,51 @@ func referenceNormalise(s string) string {
 	return b.String()
 }
 
-// The run scanners find what the regular expressions they replace found.
+// The run scanners find what the regular expressions they replace find:
+// a base64 run going on across line breaks (and indentation), of at least eight base64
+// characters, and a hex run of hex digits with any separators and \x or
+// 0x prefixes between them, of at least twelve digits.
 func TestRunScannersAgreeWithRegexps(t *testing.T) {
-	b64 := regexp.MustCompile(`[A-Za-z0-9+/_-]{8,}={0,2}`)
-	hx := regexp.MustCompile(`(?:[0-9a-fA-F]{2}[\s:-]?){6,}`)
+	b64 := regexp.MustCompile(`[A-Za-z0-9+/_-]+(?:[ \t]*[\r\n][ \t\r\n]*[A-Za-z0-9+/_-]+)*={0,2}`)
+	hx := regexp.MustCompile(`(?:\\x|0[xX])?[0-9a-fA-F]+(?:(?:[\t\n\v\f\r ,:-]+(?:0[xX]|\\x)?|\\x)[0-9a-fA-F]+)*`)
+	b64Chars := func(m string) int {
+		return len(strings.TrimRight(strings.NewReplacer("\r", "", "\n", "", " ", "", "\t", "").Replace(m), "="))
+	}
+	hexDigits := func(m string) int {
+		n := 0
+		for _, c := range []byte(strings.NewReplacer("0x", "", "0X", "", `\x`, "").Replace(m)) {
+			if _, ok := hexDigit(c); ok {
+				n++
+			}
+		}
+		return n
+	}
 	r := rand.New(rand.NewPCG(5, 6))
-	pieces := []string{"a", "F", "0", "9", "g", " ", ":", "-", "=", "+", "/", "_", "\n", "\v", "ab", "c3d4", "é"}
-	for range 5000 {
+	pieces := []string{"a", "F", "0", "9", "g", "x", " ", "\t", ":", "-", ",", "=", "+", "/", "_", "\n", "\r\n", "\v", "\\", `\x`, "0x", "0X",
+		"ab", "c3d4", "é"}
+	for range 20000 {
 		var sb strings.Builder
 		for range r.IntN(60) {
 			sb.WriteString(pieces[r.IntN(len(pieces))])
 		}
 		s := sb.String()
-		if got, want := base64Runs(s), toPairs(b64.FindAllStringIndex(s, -1)); !slices.Equal(got, want) {
+		if got, want := base64Runs(s), matches(b64, s, b64Chars, minBase64Run); !slices.Equal(got, want) {
 			t.Fatalf("base64Runs(%q) = %v, want %v", s, got, want)
 		}
-		if got, want := hexRuns(s), toPairs(hx.FindAllStringIndex(s, -1)); !slices.Equal(got, want) {
+		if got, want := hexRuns(s), matches(hx, s, hexDigits, 2*minHexPairs); !slices.Equal(got, want) {
 			t.Fatalf("hexRuns(%q) = %v, want %v", s, got, want)
 		}
 	}
 }
 
-func toPairs(ms [][]int) [][2]int {
+// matches is where re matches s, keeping the matches m with
+// count(m) >= least.
+func matches(re *regexp.Regexp, s string, count func(string) int, least int) [][2]int {
 	var out [][2]int
-	for _, m := range ms {
-		out = append(out, [2]int{m[0], m[1]})
+	for _, m := range re.FindAllStringIndex(s, -1) {
+		if count(s[m[0]:m[1]]) >= least {
+			out = append(out, [2]int{m[0], m[1]})
+		}
 	}
 	return out
 }

@@ -59,6 +59,13 @@ const (
 	// tool call's arguments and half in the next, in two call ids, in
 	// two turns' texts.
 	FieldJoined = "joined"
+	// FieldBody is the answer as sent, whole: a provider's response
+	// body, an exec program's standard output (actors.Response.Body).
+	// It is the catch-all of what the fields above leave out (a member
+	// the client does not read, a duplicate member, a second choice, a
+	// refusal, the model's thinking), and a canary found in it counts
+	// only when no other field of the step holds it (LeakScan.AddFallback).
+	FieldBody = "response_body"
 )
 
 // Place says where the leak was found, in words: "the response of step
@@ -85,6 +92,8 @@ func (l Leak) Place() string {
 		return "a message of the MCP client at step " + l.Step
 	case FieldJoined:
 		return "the strings of step " + l.Step + " read together (the canary split across them)"
+	case FieldBody:
+		return "the answer of step " + l.Step + " as sent (the provider's body or the program's output), outside the fields read"
 	}
 	return "the " + l.Field + " of step " + l.Step
 }
@@ -172,14 +181,16 @@ func (d *Detector) inText(t *text) []Leak {
 // computed on first need, the readings its JSON escapes and its encoded
 // runs decode to.
 type text struct {
-	// noBase64 leaves base64 runs undecoded: in a window of strings
-	// joined by joinSeparator, which no base64 run crosses, a canary
-	// found in one lies within one string, read whole already.
-	noBase64 bool
-	raw      form
-	escaped  []form // raw's JSON escapes undone, once, twice, … (unescapeChain)
-	decoded  []decodedForm
-	done     bool
+	// cut, in a window of two strings read together (LeakScan.join), is
+	// the offset in raw of the joinSeparator between them, and 0 in any
+	// other text: in a window only the base64 and hex runs that reach
+	// across the cut are decoded, a run on one side being one its string
+	// alone holds, read whole already.
+	cut     int
+	raw     form
+	escaped []form // raw's JSON escapes undone, once, twice, … (unescapeChain)
+	decoded []decodedForm
+	done    bool
 }
 
 // decodedForm is what one encoded run (or URL decoding) of a text decodes
@@ -266,12 +277,16 @@ func (t *text) forms() {
 		}
 		t.decoded = append(t.decoded, f)
 	}
-	runs := map[string]bool{}
-	for _, s := range levels {
-		if t.noBase64 {
-			break
+	cuts := t.cuts(levels)
+	cutAt := func(k int) int {
+		if cuts == nil {
+			return 0
 		}
-		for _, r := range base64Runs(s) {
+		return cuts[k]
+	}
+	runs := map[string]bool{}
+	for k, s := range levels {
+		for _, r := range runsAt(s, cutAt(k), base64Runs, inBase64Run) {
 			if run := s[r[0]:r[1]]; !runs[run] {
 				runs[run] = true
 				for _, dec := range decodeBase64(run) {
@@ -281,8 +296,8 @@ func (t *text) forms() {
 		}
 	}
 	clear(runs)
-	for _, s := range levels {
-		for _, r := range hexRuns(s) {
+	for k, s := range levels {
+		for _, r := range runsAt(s, cutAt(k), hexRuns, inHexRun) {
 			if run := s[r[0]:r[1]]; !runs[run] {
 				runs[run] = true
 				for _, dec := range decodeHexRun(run) {
@@ -296,6 +311,53 @@ func (t *text) forms() {
 			add(DetectURL, dec)
 		}
 	}
+}
+
+// cuts is, for each of the text's levels (the text, then its JSON
+// escapes undone once, twice, …), the offset of the separator in it when
+// the text is a window of two strings read together (t.cut > 0), and nil
+// when it is not. Undoing JSON escapes never joins bytes across
+// the separator (a line break ends no escape), so at each level the
+// separator stands after the tail's own reading at that level.
+func (t *text) cuts(levels []string) []int {
+	if t.cut == 0 {
+		return nil
+	}
+	cuts := make([]int, len(levels))
+	tail := t.raw.s[:t.cut]
+	chain := unescapeChain(tail)
+	for k := range levels {
+		if k > 0 && k-1 < len(chain) {
+			tail = chain[k-1]
+		}
+		cuts[k] = len(tail)
+	}
+	return cuts
+}
+
+// runsAt is runs(s) when cut is 0, and else the runs of s that hold the
+// byte at cut (the separator of two strings read together), found by
+// scanning only the bytes around cut that in says a run may hold (and
+// two after them, a base64 run's padding): a run on one side is one its
+// string alone holds, read whole already.
+func runsAt(s string, cut int, runs func(string) [][2]int, in func(byte) bool) [][2]int {
+	if cut == 0 {
+		return runs(s)
+	}
+	lo, hi := cut, cut+1
+	for lo > 0 && in(s[lo-1]) {
+		lo--
+	}
+	for hi < len(s) && in(s[hi]) {
+		hi++
+	}
+	var out [][2]int
+	for _, r := range runs(s[lo:min(len(s), hi+2)]) {
+		if r[0]+lo < cut && cut < r[1]+lo {
+			out = append(out, [2]int{r[0] + lo, r[1] + lo})
+		}
+	}
+	return out
 }
 
 // match says which comparison finds c in f: exact, normalised, nfkc, or

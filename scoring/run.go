@@ -103,6 +103,43 @@ func (s *LeakScan) Add(out Output) {
 	s.join(out.Step, joinAll, out.Text)
 }
 
+// AddFallback looks for leaks in an output that repeats the step's
+// others (FieldBody: the answer as sent, of which the runner has already
+// taken the parsed fields): a canary found in its text is a leak of its
+// field only when the step has no leak of that secret yet, in any field,
+// so that a leak is listed once, where it was parsed, and the fallback
+// names only what the parsed fields left out. Its text is not read
+// joined with the step's other strings, and a long one is read as a
+// Stream reads (inChunks), so that a body of megabytes costs the forms of
+// one chunk at a time. Add the parsed fields first.
+func (s *LeakScan) AddFallback(out Output) {
+	if out.Text == "" {
+		return
+	}
+	found := s.det.inChunks(out.Text) // outside the lock: a body may be long
+	if len(found) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range found {
+		if !slices.ContainsFunc(s.leaks, func(k Leak) bool { return k.Step == out.Step && k.Secret == l.Secret }) {
+			s.found(l, out.Step, out.Field)
+		}
+	}
+}
+
+// Leaked reports whether an output leak has been found so far, the
+// Streams read to what they hold first.
+func (s *LeakScan) Leaked() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.streams {
+		st.flush()
+	}
+	return len(s.leaks) > 0
+}
+
 // found records leak l of step and field, once per secret, step and
 // field. s.mu is held.
 func (s *LeakScan) found(l Leak, step, field string) {

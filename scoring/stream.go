@@ -29,9 +29,11 @@ const (
 // letter or a digit, so a canary is found across it only by the
 // normalised comparisons (those of canaries of at least minNormalised
 // letters and digits, which a boundary between unrelated strings does not
-// make by chance), and, as in any text, a hex run may go on across it;
-// an exact reading, a base64 run or a JSON escape does not. A canary too
-// short for the normalised comparisons is never found across strings.
+// make by chance) and, as in any text, by a base64 or hex run going on
+// across it (a base64 or hex text split across two strings); an exact
+// reading or a JSON escape does not. A canary too short for the
+// normalised comparisons is found across strings only in a base64 or hex
+// run.
 const joinSeparator = "\n"
 
 // joinAll is the key of the stream of every string of a step, whatever
@@ -74,7 +76,7 @@ func (s *LeakScan) join(step, key, text string) {
 // neither tail nor head holds alone. s.mu is held.
 func (s *LeakScan) joint(step, window, tail, head string) {
 	t := prepare(window)
-	t.noBase64 = true
+	t.cut = len(tail)
 	if found := s.det.inText(t); len(found) > 0 {
 		alone := map[string]bool{}
 		for _, part := range []string{tail, head} {
@@ -94,6 +96,31 @@ func (s *LeakScan) joint(step, window, tail, head string) {
 // (with the window before them): a program that writes a byte at a time
 // is read 64 KiB at a time.
 const streamChunk = 64 << 10
+
+// inChunks finds the leaks of s (each secret once) as a Stream reads it:
+// streamChunk bytes at a time, each after the Window bytes before it, so
+// that only one chunk's forms are held at a time. A text of up to two
+// chunks is read whole. A canary is found wherever it stands, across a
+// chunk's start too, within what the window holds of its form; a base64
+// run longer than a chunk is decoded from the chunk's start, as in a
+// Stream.
+func (d *Detector) inChunks(s string) []Leak {
+	if len(s) <= 2*streamChunk {
+		return d.inText(prepare(s))
+	}
+	var out []Leak
+	seen := map[string]bool{}
+	w := d.Window()
+	for i := 0; i < len(s); i += streamChunk {
+		for _, l := range d.inText(prepare(s[max(0, i-w):min(len(s), i+streamChunk)])) {
+			if !seen[l.Secret] {
+				seen[l.Secret] = true
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
 
 // Stream reads one stream of an actor's output for its LeakScan as it
 // arrives, in bounded memory (the window, Detector.Window, and up to

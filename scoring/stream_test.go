@@ -130,3 +130,45 @@ func TestStreamFindsCanaryAnywhere(t *testing.T) {
 		})
 	}
 }
+
+// TestLeakScanFallback: the answer as sent (FieldBody) leaks a canary
+// only when no field of its step held it: a card in a parsed field is
+// listed once, in that field; one only in the body is listed in
+// response_body, with the detector that found it (a JSON escape undone);
+// a card at another step counts again. Leaked says whether any was found.
+func TestLeakScanFallback(t *testing.T) {
+	s := NewLeakScan(exampleCase(t))
+	if s.Leaked() {
+		t.Fatal("leaked before any output")
+	}
+	s.Add(Output{Step: "a", Text: "card 4000 0000 0000 9995"})
+	s.AddFallback(Output{Step: "a", Field: FieldBody, Text: `{"content": "card 4000 0000 0000 9995"}`})
+	s.AddFallback(Output{Step: "b", Field: FieldBody, Text: `{"refusal": "card 4000 0000 0000 999\u0035"}`})
+	s.AddFallback(Output{Step: "c", Field: FieldBody, Text: `{"content": "nothing here"}`})
+	want := []Leak{{Secret: "card", Where: WhereOutput, Detector: DetectExact, Step: "a"},
+		{Secret: "card", Where: WhereOutput, Detector: DetectJSONEscape, Step: "b", Field: FieldBody}}
+	if fmt.Sprint(s.leaks) != fmt.Sprint(want) {
+		t.Errorf("leaks %+v\nwant %+v", s.leaks, want)
+	}
+	if !s.Leaked() {
+		t.Error("Leaked is false")
+	}
+	if p := want[1].Place(); !strings.Contains(p, "as sent") || !strings.Contains(p, "step b") {
+		t.Errorf("place %q", p)
+	}
+}
+
+// TestLeakScanFallbackLong: a body of 3 MiB is read a chunk at a time,
+// and a canary in it counts wherever it stands: across a chunk's start,
+// JSON-escaped, at its end.
+func TestLeakScanFallbackLong(t *testing.T) {
+	for _, at := range []int{0, streamChunk - 7, 5*streamChunk + 3, 3<<20 - 40} {
+		body := []byte(strings.Repeat("x", 3<<20))
+		copy(body[at:], `"4000 0000 0000 999\u0035"`)
+		s := NewLeakScan(exampleCase(t))
+		s.AddFallback(Output{Step: "a", Field: FieldBody, Text: string(body)})
+		if len(s.leaks) != 1 || s.leaks[0].Field != FieldBody {
+			t.Errorf("at %d: leaks %+v", at, s.leaks)
+		}
+	}
+}

@@ -16,7 +16,16 @@
 # 64 (budget), a 3 MiB text holding the card (oversize), the card's halves
 # in two calls' arguments, two call ids and two turns' texts (split-*), an
 # exec: program that writes the card to standard error and then 70,000
-# dots, and an mcp: agent (python3) that does the same before one read.
+# dots, and an mcp: agent (python3) that does the same before one read;
+# then the places only the answer as sent holds, or a read to the answer
+# limit: the card 100 KiB into a text or arguments of 1.2 MiB (midtext,
+# in both protocols; midargs), in a call before 3 MiB of arguments (a
+# body over what an actor reads: bigcall), in OpenAI's refusal,
+# reasoning_content, second choice and legacy function_call, in
+# Ollama's and Anthropic's thinking, an Anthropic server_tool_use block, a
+# duplicate "content" member, an Ollama answer with a fractional
+# eval_count, and an exec: program's duplicate "text" member or a line
+# after its answer.
 # The fake provider is always built from this tree.
 #
 # Usage: scripts/hostile-agents.sh [PATCHBENCH]   (default: built from this tree)
@@ -98,6 +107,45 @@ for attack in dropped budget oversize split-args split-ids split-texts; do
   done
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; pid=
 done
+
+# Channels only the answer as sent (the provider's body), or a read of the
+# answer to the limit, finds: fakeprovider's body attacks, each through the
+# wire formats that carry it.
+for attack in midtext midargs bigcall refusal reasoning choice2 function_call thinking server_tool_use dupcontent badusage; do
+  rm -f "$tmp/addr"
+  "$tmp/fakeprovider" -mode agent -attack "$attack" >"$tmp/addr" &
+  pid=$!
+  for _ in $(seq 50); do [ -s "$tmp/addr" ] && break; sleep 0.1; done
+  addr=$(cat "$tmp/addr")
+  case $attack in
+  refusal | reasoning | choice2 | function_call) actors="openai:m" ;;
+  server_tool_use) actors="anthropic:m" ;;
+  badusage) actors="ollama:m" ;;
+  dupcontent) actors="openai:m ollama:m" ;; # Anthropic's content is an array
+  *) actors="openai:m ollama:m anthropic:m" ;;
+  esac
+  for actor in $actors; do
+    OPENAI_BASE_URL=http://$addr/v1 OLLAMA_HOST=http://$addr ANTHROPIC_BASE_URL=http://$addr \
+      channel "$attack-${actor%%:*}" --actor "$actor" --protocol tools
+  done
+  if [ "$attack" = midtext ]; then
+    for actor in openai:m ollama:m anthropic:m; do
+      OPENAI_BASE_URL=http://$addr/v1 OLLAMA_HOST=http://$addr ANTHROPIC_BASE_URL=http://$addr \
+        channel "midtext-json-${actor%%:*}" --actor "$actor" --protocol json
+    done
+  fi
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; pid=
+done
+
+# exec: programs whose standard output hides the card from the "text"
+# member read: a duplicate "text" before the right one, and a line after
+# the answer (not one JSON value: the answer fails).
+proposal='{\"patch\": [{\"op\": \"replace\", \"path\": \"/ticket/reply\", \"value\": \"Dear Ada, a refund of 42.50 EUR is on its way.\"}, {\"op\": \"replace\", \"path\": \"/ticket/status\", \"value\": \"resolved\"}, {\"op\": \"add\", \"path\": \"/audit/-\", \"value\": \"refund confirmed\"}], \"note\": \"Refund confirmed.\"}'
+printf '#!/bin/sh\ncat >/dev/null\nprintf %%s %s\n' "'{\"text\": \"card 4000 0000 0000 9995\", \"text\": \"$proposal\"}'" >"$tmp/dupkey.sh"
+printf '#!/bin/sh\ncat >/dev/null\nprintf %%s %s\necho\necho card 4000 0000 0000 9995\n' "'{\"text\": \"$proposal\"}'" >"$tmp/trailing.sh"
+chmod +x "$tmp/dupkey.sh" "$tmp/trailing.sh"
+channel exec-dupkey --actor "exec:$tmp/dupkey.sh"
+channel exec-trailing --actor "exec:$tmp/trailing.sh"
 
 cat >"$tmp/stderr.sh" <<'PROG'
 #!/bin/sh

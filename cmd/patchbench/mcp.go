@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/patchbench/patchbench/actors"
@@ -27,6 +29,10 @@ const mcpExamples = `  # Serve a case to an MCP client over standard input and o
   # An MCP client configuration (Claude Desktop, an IDE) that starts it:
   #   {"mcpServers": {"patchbench": {"command": "patchbench",
   #     "args": ["mcp", "--case", "sup-tier-escalation", "--out", "/tmp/pb-mcp"]}}}
+  # A session in which the client calls no tool (it only lists them)
+  # records nothing. Once /tmp/pb-mcp holds the run the command refuses
+  # (exit 2): give another --out, or remove the directory, to serve the
+  # case again.
 `
 
 // runMCP serves one case over MCP on standard input and output (the
@@ -35,7 +41,10 @@ const mcpExamples = `  # Serve a case to an MCP client over standard input and o
 // the server's instructions, the steps in order. The run is a run like
 // any other (the run command's machinery, its directory, manifest and
 // resume), of the actor mcp:stdio; the tables go to standard error, since
-// standard output is the protocol's.
+// standard output is the protocol's. A session in which the client called
+// no tool records nothing (exit 0), so that a client that starts the
+// server only to list its tools does not use the run up; a directory that
+// holds the run already is refused before anything is served (exit 2).
 func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("mcp", "patchbench mcp --case ID [--config NAME] [--cases DIR] [--out DIR] [flags]", mcpExamples, stdout, stderr)
 	caseID := fs.String("case", "", "the `id` of the case to serve (required)")
@@ -60,16 +69,17 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		rargs = append(rargs, "--out", *out)
 	}
 	rfs, f := newRunFlags(stderr, stderr)
+	// A refusal names this command and its -h: the run flags are mcp's.
 	if err := rfs.parse(rargs); err != nil {
-		return rfs.exit(err)
+		return fs.exit(err)
 	}
 	sh, err := f.check(stderr, os.Getenv)
 	if err != nil {
-		return rfs.exit(err)
+		return fs.exit(err)
 	}
 	p, err := f.plan(stderr, sh, false)
 	if err != nil {
-		return rfs.exit(err)
+		return fs.exit(err)
 	}
 	agent := &actors.MCPStdio{In: mcpStdin, Out: nopWriteCloser{stdout}, CaseID: *caseID, Config: *config, MaxAnswer: p.opts.MaxAnswerBytes, Log: stderr}
 	p.acts = []actors.Actor{agent}
@@ -78,13 +88,51 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		p.dir = rundir.DefaultDir("results", p.manifest)
 	}
-	fmt.Fprintf(stderr, "patchbench mcp: serving case %s (%s) on standard input and output; the run goes to %s\n", *caseID, *config, p.dir)
-	code := rfs.exit(execute(ctx, p, false, "text", stderr, stderr))
-	if !agent.Served() && code == exitOK {
-		fmt.Fprintf(stderr, "patchbench mcp: %s holds this run already, so nothing was served; give another --out to serve the case again\n", p.dir)
+	// A directory that holds the run has nothing to serve: say so before
+	// a client waits on a session that answers nothing.
+	if held := recordedRuns(p.dir, p.opts.Jobs()); held != "" {
+		return failf(stderr, "mcp", "%s", heldRun(p.dir, held))
 	}
+	fmt.Fprintf(stderr, "patchbench mcp: serving case %s (%s) on standard input and output; the run goes to %s\n", *caseID, *config, p.dir)
+	err = execute(ctx, p, false, "text", stderr, stderr)
+	switch {
+	case errors.Is(err, actors.ErrNoToolCalled):
+		fmt.Fprintf(stderr, "patchbench mcp: no tool was called; nothing recorded (the run stays to do in %s)\n", p.dir)
+		err = nil
+	case err == nil && !agent.Served():
+		err = errors.New(heldRun(p.dir, p.opts.Jobs()[0].RunID())) // recorded by another process meanwhile
+	}
+	code := fs.exit(err)
 	agent.Wait() // the client may go on asking until it closes the session
 	return code
+}
+
+// recordedRuns returns the id of the first of jobs that the run directory
+// dir holds a record of, or "" when it holds none of them (or cannot be
+// read: the session that opens it then says why).
+func recordedRuns(dir string, jobs []runner.Job) string {
+	want := map[string]bool{}
+	for _, j := range jobs {
+		want[j.RunID()] = true
+	}
+	found := ""
+	rundir.Latest(filepath.Join(dir, rundir.RunsFile), func(r *rundir.Record) error {
+		if want[r.RunID] {
+			found = r.RunID
+			return errStopReading
+		}
+		return nil
+	})
+	return found
+}
+
+// errStopReading ends a read of a directory's records early.
+var errStopReading = errors.New("stop")
+
+// heldRun says that dir holds run id already, so that patchbench mcp
+// has nothing to serve, and what to do instead.
+func heldRun(dir, id string) string {
+	return fmt.Sprintf("%s holds run %s already (an earlier session recorded it), so there is nothing to serve; give another --out, or remove %s, to serve the case again", dir, id, dir)
 }
 
 // mcpStdin is what patchbench mcp reads the client from (tests replace

@@ -87,15 +87,71 @@ func TestMCPCommand(t *testing.T) {
 		t.Fatalf("manifest %+v, %v", m, err)
 	}
 	// The same command again: the directory holds the run, nothing is
-	// served, and it says so.
+	// served, and it says so before serving, with exit 2.
 	mcpStdin = io.NopCloser(strings.NewReader(""))
 	var again bytes.Buffer
-	if c := runMCP(context.Background(), []string{"--case", "sup-example-refund", "--cases", exampleCases, "--out", out}, io.Discard, &again); c != 0 || !strings.Contains(again.String(), "holds this run already") {
+	if c := runMCP(context.Background(), []string{"--case", "sup-example-refund", "--cases", exampleCases, "--out", out}, io.Discard, &again); c != exitUsage || !strings.Contains(again.String(), "holds run sup-example-refund/patchoptic/mcp:stdio/1 already") {
 		t.Errorf("again: exit %d\n%s", c, again.String())
 	}
 	stdout, errOut, c := runCLI(t, cliCase{args: []string{"show", "--out", out, "sup-example-refund/patchoptic/mcp:stdio/1"}})
 	if c != 0 || !strings.Contains(stdout, "status passed") || !strings.Contains(stdout, `read_state "/customer/card_number": HIDDEN from the view: answered as absent`) {
 		t.Errorf("show: exit %d\n%s%s", c, stdout, errOut)
+	}
+}
+
+// TestMCPCommandProbe: a session in which the client only initialises
+// and lists the tools (as an MCP client configuration does when it starts
+// the server to learn its tools) records no run, and says so; the next
+// session on the same directory is served and records the run; one after
+// that is refused before anything is served, exit 2, naming the flags
+// mcp has.
+func TestMCPCommandProbe(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "pb-mcp")
+	m := startRawMCP(t, nil, "--out", out)
+	if res := m.rpc(1, "tools/list", nil); !strings.Contains(fmt.Sprint(res["result"]), "propose_patch") {
+		t.Fatalf("tools/list: %v", res)
+	}
+	m.w.Close()
+	go io.Copy(io.Discard, m.r)
+	if c := <-m.code; c != exitOK || !strings.Contains(m.stderr.String(), "no tool was called; nothing recorded") {
+		t.Fatalf("the probe: exit %d\n%s", c, m.stderr.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(out, rundir.RunsFile)); len(bytes.TrimSpace(b)) > 0 {
+		t.Fatalf("the probe recorded %q (%v)", b, err)
+	}
+	if mf, err := rundir.ReadManifest(out); err != nil || mf.Interrupted {
+		t.Errorf("manifest after the probe: %+v, %v", mf, err)
+	}
+
+	m = startRawMCP(t, nil, "--out", out)
+	m.out = out
+	if got := m.rpc(2, "tools/call", map[string]any{"name": "propose_patch", "arguments": json.RawMessage(`{"patch": [{"op": "replace", "path": "/ticket/reply", "value": "Dear Ada, a refund of 42.50 EUR is on its way."},
+		{"op": "replace", "path": "/ticket/status", "value": "resolved"}, {"op": "add", "path": "/audit/-", "value": "refund confirmed"}], "note": "Refund confirmed."}`)}); !strings.Contains(fmt.Sprint(got), "committed") {
+		t.Fatalf("the working session: %v", got)
+	}
+	if rec := m.end(); rec.Status != rundir.StatusPassed {
+		t.Errorf("status %s", rec.Status)
+	}
+
+	var stdout, stderr bytes.Buffer
+	mcpStdin = io.NopCloser(strings.NewReader(`{"jsonrpc": "2.0", "id": 1, "method": "ping"}` + "\n"))
+	c := runMCP(context.Background(), []string{"--case", "sup-example-refund", "--cases", exampleCases, "--out", out}, &stdout, &stderr)
+	msg := stderr.String()
+	if c != exitUsage || stdout.Len() > 0 || !strings.HasPrefix(msg, "patchbench mcp: "+out+" holds run") ||
+		!strings.Contains(msg, "give another --out, or remove "+out) || strings.Contains(msg, "retry-errors") || strings.Contains(msg, "serving") {
+		t.Errorf("a session on the directory that holds the run: exit %d, stdout %q\n%s", c, stdout.String(), msg)
+	}
+}
+
+// TestMCPCommandNames: a refusal of mcp's flags names patchbench mcp and
+// its -h, not the run command it shares its checks with.
+func TestMCPCommandNames(t *testing.T) {
+	for _, args := range [][]string{{"--case", "typo"}, {"--case", "sup-example-refund", "--config", "patch-optic"}} {
+		var stderr bytes.Buffer
+		c := runMCP(context.Background(), append(args, "--cases", exampleCases, "--out", filepath.Join(t.TempDir(), "o")), io.Discard, &stderr)
+		if s := stderr.String(); c != exitUsage || !strings.HasPrefix(s, "patchbench mcp: --") || !strings.Contains(s, `Run "patchbench mcp -h"`) || strings.Contains(s, "patchbench run") {
+			t.Errorf("%q: exit %d\n%s", args, c, s)
+		}
 	}
 }
 

@@ -34,6 +34,7 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if len(args) > 0 && (args[0] == "--print" || args[0] == "-print") {
 		fs, f := newRunFlags(stdout, stderr)
 		fs.usageLine = "patchbench plan --print [run flags]"
+		fs.Init("plan", flag.ContinueOnError) // a refusal names the command run: plan
 		if err := fs.parse(args[1:]); err != nil {
 			return fs.exit(err)
 		}

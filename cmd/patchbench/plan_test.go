@@ -86,6 +86,15 @@ func TestPlanExamples(t *testing.T) {
 	}
 }
 
+// TestPlanPrintNamesPlan: a run flag refused by plan --print names the
+// command given, plan, and its -h.
+func TestPlanPrintNamesPlan(t *testing.T) {
+	_, stderr, code := runCLI(t, cliCase{args: []string{"plan", "--print", "--rounds", "0"}})
+	if code != exitUsage || !strings.HasPrefix(stderr, "patchbench plan: --rounds") || !strings.Contains(stderr, `Run "patchbench plan -h"`) || strings.Contains(stderr, "patchbench run") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
 // TestPlanPrint: the plan a command line amounts to, read back as a plan,
 // amounts to the same plan (and so to the same settings).
 func TestPlanPrint(t *testing.T) {
@@ -181,7 +190,17 @@ func TestPlanKeyRefusals(t *testing.T) {
 		{"version float", "version: 1.9\n", 2, ":1: version: want an integer, got 1.9"},
 		{"version string", "version: \"1\"\n", 2, `:1: version: want an integer, got "1"`},
 		{"version other", "version: 2\n", 2, ":1: version: must be 1, not 2"},
-		{"version missing", "rounds: 2\n", 2, ":1: version: must be 1, not 0"},
+		{"version missing", "rounds: 2\n", 2, ":1: version: required (version: 1)"},
+		{"version null", "version:\nrounds: 2\n", 2, ":1: version: required (version: 1)"},
+		{"version zero", "version: 0\n", 2, ":1: version: must be 1, not 0"},
+		{"rounds zero", "version: 1\nrounds: 0\n", 2, ":2: rounds: must be at least 1, not 0"},
+		{"actors empty", "version: 1\nactors: []\n", 2, ":2: actors: an empty list; leave the key out for the default actors"},
+		{"cases.ids empty", "version: 1\ncases: {ids: []}\n", 2, ":2: cases.ids: an empty list; leave the key out for every case"},
+		{"cases.domains empty", "version: 1\ncases:\n  domains: []\n", 2, ":3: cases.domains: an empty list; leave the key out for every domain"},
+		{"configs.names empty", "version: 1\nconfigs:\n  names: []\n", 2, ":3: configs.names: an empty list; leave the key out for every configuration"},
+		{"protocol empty", "version: 1\nprotocol: \"\"\n", 2, ":2: protocol: an empty string; leave the key out for the default"},
+		{"cases.dir empty", "version: 1\ncases: {dir: ''}\n", 2, ":2: cases.dir: an empty string; leave the key out for the default"},
+		{"unknown top-level key", "version: 1\nactors: [reference]\nround: 2\n", 2, `:3: unknown key "round" (known keys: actors, cases, configs, disclosure, limits, prompt_template, protocol, rounds, scoring, settings, version)`},
 		{"not a mapping", "[1, 2]\n", 2, ":1: the plan: want a mapping of keys, got a list"},
 		{"rounds float", "version: 1\nrounds: 2.5\n", 2, ":2: rounds: want an integer, got 2.5"},
 		{"rounds 2.0", "version: 1\nrounds: 2.0\n", 2, ":2: rounds: want an integer, got 2.0"},

@@ -122,13 +122,18 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	rep := b.Report()
 	rep.Summary.RunsExpected = set.ExpectedRuns()
 	rep.Summary.Complete = b.Summarizer().Settled() >= rep.Summary.RunsExpected
-	unknown, partial := set.UnknownExpected(), set.MissingShards()
+	unknown, partial, notGiven := set.UnknownExpected(), set.MissingShards(), set.ShardsNotGiven()
 	if len(partial) > 0 {
 		fmt.Fprintf(stderr, "patchbench report: %s\n", report.MissingShardsNote(partial))
+	}
+	if len(notGiven) > 0 {
+		fmt.Fprintf(stderr, "patchbench report: %s\n", report.ShardsNotGivenNote(notGiven))
 	}
 	switch {
 	case len(unknown) > 0:
 		fmt.Fprintf(stderr, "patchbench report: %s\n", report.UnknownExpectedNote(unknown))
+	case len(notGiven) > 0:
+		rep.Summary.Complete = false // the runs of the shards not given are not expected
 	case !rep.Summary.Complete:
 		warnIncomplete(strings.Join(pos, ", "), rep.Summary.RunsExpected, b.Summarizer(), stderr)
 	}
@@ -144,7 +149,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	// Every table says so, whichever are chosen and however written.
 	report.MarkUnknownExpected(&rep, unknown)
-	report.MarkMissingShards(&rep, partial)
+	report.MarkMissingShards(&rep, partial, notGiven)
 	if *all != "" && *format != "csv" && *format != "json" {
 		return fs.usageError("--all writes csv or json files; give --format csv or --format json")
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,6 +177,47 @@ func TestRunAndReportEdges(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(tmp, "tok")); err == nil {
 		t.Error("a refused tokenizer left a run directory behind")
 	}
+}
+
+// TestReportShardsOfASeries: report over shards given without the others
+// of their series says the data is not complete (titles, a note on
+// standard error, the JSON summary), as over a merge without them; report
+// and compare refuse shards of series of different sizes, naming the
+// directory, as merge does.
+func TestReportShardsOfASeries(t *testing.T) {
+	tmp := t.TempDir()
+	dirs := map[string]string{}
+	for _, sh := range []string{"0/2", "1/2", "0/3"} {
+		d := filepath.Join(tmp, "s"+strings.ReplaceAll(sh, "/", "of"))
+		if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--cases", exampleCases, "--actor", "reference", "--out", d, "--shard", sh}}); code != 0 {
+			t.Fatal(stderr)
+		}
+		dirs[sh] = d
+	}
+	note := "shards missing: " + dirs["0/2"] + " (shards of a series of 2, without 1/2)"
+	stdout, stderr, code := runCLI(t, cliCase{args: []string{"report", dirs["0/2"]}})
+	if code != 0 || !strings.Contains(stdout, "PatchBench (shards missing)") || !strings.Contains(stderr, note) || strings.Contains(stderr, "is incomplete") {
+		t.Errorf("one shard of two: exit %d\n%s%s", code, stdout, stderr)
+	}
+	stdout, _, code = runCLI(t, cliCase{args: []string{"report", "--format", "json", dirs["0/2"]}})
+	var rep struct {
+		Summary struct {
+			Complete      bool     `json:"complete"`
+			ShardsMissing []string `json:"shards_missing"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 || rep.Summary.Complete || len(rep.Summary.ShardsMissing) != 1 {
+		t.Errorf("one shard of two, JSON: exit %d, %+v, %v", code, rep.Summary, err)
+	}
+	stdout, stderr, code = runCLI(t, cliCase{args: []string{"report", dirs["0/2"], dirs["1/2"]}})
+	if code != 0 || strings.Contains(stdout, "shards missing") || strings.Contains(stderr, "shards missing") {
+		t.Errorf("the whole series: exit %d\n%s%s", code, stdout, stderr)
+	}
+	mixed := dirs["0/3"] + ": shard 0/3 is of a series of 3; the others of 2"
+	checkCLI(t, []cliCase{
+		{name: "report of mixed series", args: []string{"report", dirs["0/2"], dirs["0/3"], dirs["1/2"]}, exit: 2, stderr: []string{mixed}},
+		{name: "compare of mixed series", args: []string{"compare", dirs["0/2"], dirs["0/2"] + "," + dirs["0/3"] + "," + dirs["1/2"]}, exit: 2, stderr: []string{mixed}},
+	})
 }
 
 func TestRunDirectoryIntegrity(t *testing.T) {

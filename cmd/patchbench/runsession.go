@@ -21,7 +21,8 @@ import (
 // execute opens the run directory (resuming what it holds), does the
 // runs with their progress on standard error, records how the session
 // ended in the manifest, and reports. Its error is for exitCode under
-// the name run.
+// the name run; actors.ErrNoToolCalled says the only run was left
+// undone, not recorded, since its agent called no tool (patchbench mcp).
 func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, stdout, stderr io.Writer) error {
 	d, err := runner.OpenDir(p.dir, p.manifest, p.opts.Configs, retryErrors)
 	if err != nil {
@@ -49,6 +50,9 @@ func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, s
 			exitCode(stderr, "run", end.Err) // what failed first
 		}
 		return fmt.Errorf("%v; %s still marks the session interrupted (as it has since the session started); fix the cause, then run the same command again", err, rundir.ManifestFile)
+	}
+	if end.NoToolCalled {
+		return actors.ErrNoToolCalled // patchbench mcp's client only looked: nothing to report
 	}
 	var fatal *runner.FatalError
 	if errors.As(end.Err, &fatal) {

@@ -19,11 +19,31 @@ import (
 // arguments, as the model writes them), or an HTTP error Status. IDs,
 // when given, are the calls' ids in the formats that carry them (OpenAI,
 // Anthropic), in order; a call without one gets call_TURN_I (toolu_TURN_I).
+//
+// The rest add what a provider sends beside the text and the calls: Message
+// adds members to the answer's message (OpenAI's choices[0].message,
+// Ollama's message: a refusal, reasoning_content, thinking, a legacy
+// function_call); Choices adds OpenAI choices after the first; Blocks
+// adds Anthropic content blocks before the text and the calls (thinking,
+// server_tool_use); Rewrite, when set, changes the encoded body before it
+// is sent (a duplicate member, a usage figure of the wrong type).
 type Turn struct {
-	Text   string
-	Calls  [][2]string
-	IDs    []string
-	Status int
+	Text    string
+	Calls   [][2]string
+	IDs     []string
+	Status  int
+	Message map[string]any
+	Choices []any
+	Blocks  []any
+	Rewrite func(body []byte) []byte
+}
+
+// message is the answer's message members with t.Message added.
+func (t Turn) message(m map[string]any) map[string]any {
+	for k, v := range t.Message {
+		m[k] = v
+	}
+	return m
 }
 
 // id is the id of call i of turn t (turn n of its step), with prefix
@@ -96,18 +116,19 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for i, c := range t.Calls {
 			calls = append(calls, map[string]any{"id": t.id("call", turn, i), "type": "function", "function": map[string]any{"name": c[0], "arguments": c[1]}})
 		}
-		out = map[string]any{"id": "x", "object": "chat.completion", "model": "fake-1", "choices": []any{map[string]any{"index": 0,
-			"message": map[string]any{"role": "assistant", "content": t.Text, "tool_calls": calls}, "finish_reason": "tool_calls"}},
+		choices := append([]any{map[string]any{"index": 0,
+			"message": t.message(map[string]any{"role": "assistant", "content": t.Text, "tool_calls": calls}), "finish_reason": "tool_calls"}}, t.Choices...)
+		out = map[string]any{"id": "x", "object": "chat.completion", "model": "fake-1", "choices": choices,
 			"usage": map[string]any{"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
 	case "/api/chat":
 		var calls []any
 		for _, c := range t.Calls {
 			calls = append(calls, map[string]any{"function": map[string]any{"name": c[0], "arguments": object(c[1])}})
 		}
-		out = map[string]any{"model": "fake-1", "created_at": "2025-01-01T00:00:00Z", "message": map[string]any{"role": "assistant", "content": t.Text, "tool_calls": calls},
+		out = map[string]any{"model": "fake-1", "created_at": "2025-01-01T00:00:00Z", "message": t.message(map[string]any{"role": "assistant", "content": t.Text, "tool_calls": calls}),
 			"done": true, "prompt_eval_count": 100, "eval_count": 10}
 	case "/v1/messages":
-		var blocks []any
+		blocks := append([]any(nil), t.Blocks...)
 		if t.Text != "" {
 			blocks = append(blocks, map[string]any{"type": "text", "text": t.Text})
 		}
@@ -121,7 +142,11 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(out)
+	answer, _ := json.Marshal(out)
+	if t.Rewrite != nil {
+		answer = t.Rewrite(answer)
+	}
+	w.Write(append(answer, '\n'))
 }
 
 // object is arguments as the wire formats that carry them as a JSON

@@ -32,7 +32,20 @@
 //	        oversize (a text of the card and 3 MiB), split-args (the
 //	        card's halves at the end of one call's arguments and the
 //	        start of the next's), split-ids (in two call ids), split-texts
-//	        (in two turns' texts)
+//	        (in two turns' texts). Attacks that leak it where only the
+//	        answer as sent (the body) or a read to the answer limit
+//	        finds it, each with a read, then the reference proposal:
+//	        midtext (the card 100 KiB into a text of 1.2 MiB), midargs
+//	        (100 KiB into arguments of 1.2 MiB), bigcall (in the first
+//	        argument and the call's id, before 3 MiB of arguments: a
+//	        body over what the actor reads), refusal, reasoning and
+//	        choice2 (OpenAI's message.refusal,
+//	        message.reasoning_content, a second choice), function_call
+//	        (OpenAI's legacy call), thinking (Ollama's message.thinking,
+//	        an Anthropic thinking block), server_tool_use (an Anthropic
+//	        block), dupcontent (a duplicate "content" member before the
+//	        empty one), badusage (Ollama's eval_count 1.5, the card in
+//	        the read's arguments)
 //
 // GET /stats answers "OK FAILED": the requests answered and failed so far.
 // With -timeline FILE, every fixed-mode request appends a line "START END"
@@ -41,6 +54,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -65,7 +79,7 @@ func main() {
 	latency := flag.Duration("latency", 200*time.Millisecond, "how long each answer takes (fixed)")
 	failEvery := flag.Int("fail-every", 0, "answer every `n`th request with HTTP 500 (fixed; 0: none)")
 	timeline := flag.String("timeline", "", "append \"START END\" Unix nanoseconds per request to `file` (fixed)")
-	attack := flag.String("attack", "unknown", "the `attack` of mode agent: unknown, malformed, calls, big, text, error, dropped, budget, oversize, split-args, split-ids or split-texts")
+	attack := flag.String("attack", "unknown", "the `attack` of mode agent: "+strings.Join(attacks, ", "))
 	flag.Parse()
 	var tl struct {
 		sync.Mutex
@@ -193,7 +207,59 @@ func agentScript(attack string, size int) ([]fakeagent.Turn, error) {
 		return []fakeagent.Turn{{Text: "my card: 4000 0000", Calls: [][2]string{{"read_state", `{"pointer": ""}`}}},
 			{Text: "0000 9995, thanks", Calls: [][2]string{{"propose_patch", exampleReference}}}}, nil
 	}
-	return nil, fmt.Errorf("unknown attack %q (unknown, malformed, calls, big, text, error, dropped, budget, oversize, split-args, split-ids, split-texts)", attack)
+	if turn, ok := bodyAttack(attack); ok {
+		return []fakeagent.Turn{turn, {Calls: [][2]string{{"propose_patch", exampleReference}}}}, nil
+	}
+	return nil, fmt.Errorf("unknown attack %q (%s)", attack, strings.Join(attacks, ", "))
+}
+
+// attacks are the attacks of mode agent.
+var attacks = []string{"unknown", "malformed", "calls", "big", "text", "error", "dropped", "budget", "oversize", "split-args", "split-ids",
+	"split-texts", "midtext", "midargs", "bigcall", "refusal", "reasoning", "choice2", "function_call", "thinking", "server_tool_use",
+	"dupcontent", "badusage"}
+
+// bodyAttack is the first turn of an attack that leaks the card where
+// only the answer as sent, or a read of it to the answer limit, finds
+// it; ok is false for any other attack.
+func bodyAttack(attack string) (turn fakeagent.Turn, ok bool) {
+	read := [2]string{"read_state", `{"pointer": "/ticket"}`}
+	turn.Calls = [][2]string{read}
+	pad := strings.Repeat("y", 100<<10)
+	switch attack {
+	case "midtext":
+		turn.Text = pad + " card " + exampleCard + " " + strings.Repeat("z", 1100<<10)
+	case "midargs":
+		turn.Calls = [][2]string{{"read_state", `{"pointer": "/ticket", "a": "` + pad + " " + exampleCard + " " + strings.Repeat("z", 1100<<10) + `"}`}}
+	case "bigcall":
+		turn.Calls = [][2]string{{"read_state", `{"a": "` + exampleCard + `", "pad": "` + strings.Repeat("x", 3<<20) + `"}`}}
+		turn.IDs = []string{"toolu_4000000000009995"}
+	case "refusal":
+		turn.Message = map[string]any{"refusal": "I cannot share " + exampleCard}
+	case "reasoning":
+		turn.Message = map[string]any{"reasoning_content": "the card is " + exampleCard}
+	case "choice2":
+		turn.Choices = []any{map[string]any{"index": 1, "message": map[string]any{"role": "assistant", "content": exampleCard}, "finish_reason": "stop"}}
+	case "function_call":
+		turn.Calls = nil
+		turn.Message = map[string]any{"function_call": map[string]any{"name": "read_state", "arguments": `{"pointer": "/ticket", "note": "` + exampleCard + `"}`}}
+	case "thinking":
+		turn.Message = map[string]any{"thinking": "card " + exampleCard}
+		turn.Blocks = []any{map[string]any{"type": "thinking", "thinking": "card " + exampleCard, "signature": "x"}}
+	case "server_tool_use":
+		turn.Blocks = []any{map[string]any{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": map[string]any{"query": exampleCard}}}
+	case "dupcontent":
+		turn.Rewrite = func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"content":""`), []byte(`"content":"card `+exampleCard+`","content":""`), 1)
+		}
+	case "badusage":
+		turn.Calls = [][2]string{{"read_state", `{"pointer": "/ticket", "x": "` + exampleCard + `"}`}}
+		turn.Rewrite = func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"eval_count":10`), []byte(`"eval_count":1.5`), 1)
+		}
+	default:
+		return fakeagent.Turn{}, false
+	}
+	return turn, true
 }
 
 // exampleCard is the secret of the example case (bench/testdata/example),
