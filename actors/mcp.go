@@ -10,11 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -94,6 +97,16 @@ func toolResult(text string, isErr bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isErr}
 }
 
+// StdoutEnv is an AgentEnv that takes what the agent's process writes to
+// standard output (an mcp: agent's, which answers over MCP, not there):
+// Stdout is the writer that receives it, whole, as it arrives, from
+// another goroutine; it never fails. The runner records an excerpt of it
+// and scans it for leaks, as it does standard error (StderrEnv).
+type StdoutEnv interface {
+	AgentEnv
+	Stdout() io.Writer
+}
+
 // MCPAgent is the actor "mcp:COMMAND": an external agent that reaches the
 // step's tools over MCP. For each run it serves them over streamable HTTP
 // on 127.0.0.1, at a fresh URL with a fresh bearer token (given to
@@ -158,9 +171,15 @@ func (a *MCPAgent) Drive(ctx context.Context, env AgentEnv) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", a.spec, err)
 	}
-	hs := &http.Server{Handler: bearerOnly(path, token, mcpMessageBound(a.maxAnswer), calls, h), ReadHeaderTimeout: 10 * time.Second}
+	gate := bearerOnly(path, token, mcpMessageBound(a.maxAnswer), calls, h)
+	hs := &http.Server{Handler: gate, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
-	defer hs.Close()
+	defer func() {
+		// Every request read before Drive returns is handed to the run
+		// first: the runner scores the run once Drive returned.
+		hs.Close()
+		gate.end()
+	}()
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, a.argv[0], a.argv[1:]...)
@@ -170,7 +189,11 @@ func (a *MCPAgent) Drive(ctx context.Context, env AgentEnv) error {
 		tee = se.Stderr()
 	}
 	stderr := NewExcerpt(KeptStderrBytes, tee)
-	cmd.Stdout, cmd.Stderr = io.Discard, stderr
+	var stdout io.Writer = io.Discard
+	if so, ok := env.(StdoutEnv); ok {
+		stdout = so.Stdout()
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = execWaitDelay
 	_, runErr := runProgram(cmd, nil, nil) // what the agent left running dies with it (even out of its group)
 	switch {
@@ -193,58 +216,153 @@ const maxMCPSessions = 8
 // bearerOnly serves h at path to requests that carry the bearer token,
 // opening at most maxMCPSessions sessions (a POST without an
 // Mcp-Session-Id header opens one; past the bound it gets 429); anything
-// else is refused. A POST's body, the agent's message, is read up to
-// bound bytes and handed to the run (AgentEnv.Message) before h sees it;
-// a longer one does not reach h: what was read of it is handed on, the
-// rest only counted, and calls answers it (mcpCalls.oversize: a tools/call
-// is made, over-size, and answered; anything else gets HTTP 413 with a
-// JSON-RPC error). A tools/call whose params the SDK would refuse is made
-// and answered here too (mcpCalls.badCall), so that it counts.
-func bearerOnly(path, token string, bound int64, calls *mcpCalls, h http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
-	var sessions atomic.Int64
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != path {
-			http.NotFound(w, r)
+// else is refused. Every request the agent sends is its output, whatever
+// its method, path, token or session: before it is routed or its token
+// checked, its head (request line, every header but the right
+// Authorization, requestHead) and its body, read up to bound bytes, are
+// handed to the run (AgentEnv.Message), what was read of a body whose
+// client went away too. A longer body does not reach h: what was read of
+// it is handed on, the rest only counted (a POST's up to maxDrainBytes),
+// and a POST is answered by calls (mcpCalls.oversize: a tools/call is
+// made, over-size, and answered; anything else gets HTTP 413 with a
+// JSON-RPC error), any other method with HTTP 413. A tools/call whose
+// params the SDK would refuse is made and answered here too
+// (mcpCalls.badCall), so that it counts. Once end was called, requests
+// are no longer handed on (the run is scored) and get HTTP 503.
+func bearerOnly(path, token string, bound int64, calls *mcpCalls, h http.Handler) *bearerGate {
+	return &bearerGate{path: path, want: []byte("Bearer " + token), bound: bound, calls: calls, h: h}
+}
+
+// bearerGate is the handler bearerOnly makes.
+type bearerGate struct {
+	path     string
+	want     []byte // the right Authorization header
+	bound    int64
+	calls    *mcpCalls
+	h        http.Handler
+	sessions atomic.Int64
+	// mu is held for reading while a request is read and handed to the
+	// run; end takes it for writing, so that it waits for those under
+	// way, and sets ended.
+	mu    sync.RWMutex
+	ended bool
+}
+
+// end waits for the requests being read and handed to the run, and
+// hands on none after them. The server is closed first, so that none
+// waits on a client.
+func (g *bearerGate) end() {
+	g.mu.Lock()
+	g.ended = true
+	g.mu.Unlock()
+}
+
+// take reads r's body up to bound+1 bytes and hands r's head and what
+// was read of its body to the run; ok is false once end was called. The
+// run is not given the request's context: a message whose client went
+// away is the agent's all the same.
+func (g *bearerGate) take(r *http.Request) (body []byte, ok bool, err error) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.ended {
+		return nil, false, nil
+	}
+	ctx := context.WithoutCancel(r.Context())
+	g.calls.env.Message(ctx, requestHead(r, g.want))
+	body, err = io.ReadAll(io.LimitReader(r.Body, g.bound+1))
+	if len(bytes.TrimSpace(body)) > 0 {
+		g.calls.env.Message(ctx, string(body[:min(int64(len(body)), g.bound)]))
+	}
+	if err == nil && int64(len(body)) <= g.bound && len(r.Trailer) > 0 {
+		g.calls.env.Message(ctx, headerLines(r.Trailer, nil))
+	}
+	return body, true, err
+}
+
+// ServeHTTP implements http.Handler.
+func (g *bearerGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, ok, err := g.take(r)
+	switch {
+	case !ok:
+		http.Error(w, "the run is over", http.StatusServiceUnavailable)
+		return
+	case err != nil:
+		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.URL.Path != g.path {
+		http.NotFound(w, r)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), g.want) != 1 {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		http.Error(w, "a bearer token is required (PATCHBENCH_MCP_TOKEN)", http.StatusUnauthorized)
+		return
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && g.sessions.Add(1) > maxMCPSessions {
+		http.Error(w, fmt.Sprintf("more than %d MCP sessions in one run", maxMCPSessions), http.StatusTooManyRequests)
+		return
+	}
+	if int64(len(body)) > g.bound {
+		if r.Method != http.MethodPost {
+			http.Error(w, fmt.Sprintf("the request's body has more than the %d bytes this server reads", g.bound), http.StatusRequestEntityTooLarge)
 			return
 		}
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			http.Error(w, "a bearer token is required (PATCHBENCH_MCP_TOKEN)", http.StatusUnauthorized)
+		rest, _ := io.Copy(io.Discard, io.LimitReader(r.Body, maxDrainBytes))
+		reply, isErr := g.calls.oversize(r.Context(), body[:g.bound], int64(len(body))+rest, g.bound)
+		w.Header().Set("Content-Type", "application/json")
+		if isErr {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+		}
+		w.Write(reply)
+		return
+	}
+	if r.Method == http.MethodPost {
+		if reply, ok := g.calls.badCall(r.Context(), bytes.TrimSpace(body)); ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(reply)
 			return
 		}
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && sessions.Add(1) > maxMCPSessions {
-			http.Error(w, fmt.Sprintf("more than %d MCP sessions in one run", maxMCPSessions), http.StatusTooManyRequests)
-			return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	g.h.ServeHTTP(w, r)
+}
+
+// requestHead is r's head as one text, as the agent sent it but for the
+// case of header names: the request line (method, the URL as sent,
+// protocol), Host, Transfer-Encoding and every header, each value on a
+// line of its own, but for an Authorization value equal to want (the
+// run's own token, which is no canary).
+func requestHead(r *http.Request, want []byte) string {
+	uri := r.RequestURI
+	if uri == "" {
+		uri = r.URL.String()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s\n", r.Method, uri, r.Proto)
+	if r.Host != "" {
+		fmt.Fprintf(&b, "Host: %s\n", r.Host)
+	}
+	for _, te := range r.TransferEncoding {
+		fmt.Fprintf(&b, "Transfer-Encoding: %s\n", te)
+	}
+	b.WriteString(headerLines(r.Header, want))
+	return b.String()
+}
+
+// headerLines is h as lines "Name: value", names sorted, leaving out an
+// Authorization value equal to skip.
+func headerLines(h http.Header, skip []byte) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		for _, v := range h[name] {
+			if name == "Authorization" && skip != nil && subtle.ConstantTimeCompare([]byte(v), skip) == 1 {
+				continue
+			}
+			fmt.Fprintf(&b, "%s: %s\n", name, v)
 		}
-		if r.Method == http.MethodPost {
-			body, err := io.ReadAll(io.LimitReader(r.Body, bound+1))
-			if err != nil {
-				http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
-				return
-			}
-			if len(bytes.TrimSpace(body)) > 0 {
-				calls.env.Message(r.Context(), string(body[:min(int64(len(body)), bound)]))
-			}
-			if int64(len(body)) > bound {
-				rest, _ := io.Copy(io.Discard, io.LimitReader(r.Body, maxDrainBytes))
-				reply, isErr := calls.oversize(r.Context(), body[:bound], int64(len(body))+rest, bound)
-				w.Header().Set("Content-Type", "application/json")
-				if isErr {
-					w.WriteHeader(http.StatusRequestEntityTooLarge)
-				}
-				w.Write(reply)
-				return
-			}
-			if reply, ok := calls.badCall(r.Context(), bytes.TrimSpace(body)); ok {
-				w.Header().Set("Content-Type", "application/json")
-				w.Write(reply)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		h.ServeHTTP(w, r)
-	})
+	}
+	return b.String()
 }
 
 // randomHex is n random bytes in hex.
@@ -257,9 +375,11 @@ func randomHex(n int) string {
 // MCPStdio is the actor of patchbench mcp: it serves one run's tools over
 // a stream (the command's standard input and output) to an MCP client,
 // such as an assistant a person points at a case. Drive returns when the
-// run is over or the client goes; the session then goes on answering
-// (every call hears that the case is over) until the client goes, which
-// Wait waits for. Every line the client sends is read up to a bound
+// client ends the session (closes standard input) or ctx ends (the
+// runner ends it a grace period after the run is over: what the client
+// sent until then is scanned as the run's); the session then goes on
+// answering (every call hears that the case is over) until the client
+// goes, which Wait waits for. Every line the client sends is read up to a bound
 // (twice MaxAnswer, 0 meaning DefaultMaxAnswerBytes, and room for the
 // envelope) and handed to the run before it is acted on; a line that is
 // not a JSON-RPC message is answered with a JSON-RPC error and the
@@ -328,13 +448,15 @@ func (a *MCPStdio) Drive(ctx context.Context, env AgentEnv) error {
 		}
 		close(a.sessionEnded)
 	}()
+	// Drive goes on past the run's end: what the client sends until it
+	// ends the session, or the runner ends Drive (its grace once the run
+	// is over), is the run's output, scanned before the run is scored.
 	select {
 	case <-a.sessionEnded:
 		if calls.n.Load() == 0 {
 			a.noCall = true
 			return ErrNoToolCalled // the client only looked: the run stays to do
 		}
-	case <-env.Over():
 	case <-ctx.Done():
 	}
 	return nil

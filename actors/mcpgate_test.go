@@ -17,6 +17,9 @@ type fakeEnv struct {
 	mu    sync.Mutex
 	msgs  []string
 	calls []ToolCall
+	// cancelled counts the messages handed on with a context that had
+	// ended.
+	cancelled int
 }
 
 func (e *fakeEnv) Task() string { return "the task" }
@@ -30,10 +33,13 @@ func (e *fakeEnv) Call(_ context.Context, c ToolCall) (string, bool) {
 
 func (e *fakeEnv) Over() <-chan struct{} { return nil }
 
-func (e *fakeEnv) Message(_ context.Context, text string) {
+func (e *fakeEnv) Message(ctx context.Context, text string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.msgs = append(e.msgs, text)
+	if ctx.Err() != nil {
+		e.cancelled++
+	}
 }
 
 // TestReadBoundedLine: a line is read up to the bound, the rest counted
@@ -92,8 +98,18 @@ func TestBearerOnlyHandsOnBodies(t *testing.T) {
 		h.ServeHTTP(w, r)
 		return w
 	}
+	// The run is handed each request's head, then its body.
+	bodies := func() []string {
+		var b []string
+		for _, m := range env.msgs {
+			if !strings.HasPrefix(m, "POST /mcp/x HTTP/1.1\n") {
+				b = append(b, m)
+			}
+		}
+		return b
+	}
 	small := `{"jsonrpc": "2.0", "id": 1, "method": "ping"}`
-	if post(small); seen != small || len(env.msgs) != 1 || env.msgs[0] != small {
+	if post(small); seen != small || len(env.msgs) != 2 || env.msgs[1] != small {
 		t.Fatalf("handler saw %q, run %q", seen, env.msgs)
 	}
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_state","arguments":{"p":"` + strings.Repeat("z", 200) + `"}}}`
@@ -109,8 +125,8 @@ func TestBearerOnlyHandsOnBodies(t *testing.T) {
 	}
 	c := env.calls[0]
 	if c.Name != "read_state" || c.Oversize != int64(len(call)-len(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_state","arguments":`)) ||
-		!strings.HasPrefix(c.Arguments, `{"p":"zz`) || env.msgs[1] != call[:120] {
-		t.Errorf("call %+v, message %q", c, env.msgs[1])
+		!strings.HasPrefix(c.Arguments, `{"p":"zz`) || bodies()[1] != call[:120] {
+		t.Errorf("call %+v, message %q", c, bodies()[1])
 	}
 	if w := post(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":5}}`); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"id":4`) ||
 		len(env.calls) != 2 || env.calls[1].Name != "5" || env.calls[1].Arguments != "{}" {

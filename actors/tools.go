@@ -184,11 +184,14 @@ type AgentEnv interface {
 	// Over is closed when the run is over (every step ran).
 	Over() <-chan struct{}
 	// Message hands on one message the agent sent, as its transport
-	// read it (the raw JSON text, up to the transport's bound), before
+	// read it (the raw text, up to the transport's bound; over HTTP a
+	// request's head and its body are two messages), before
 	// it is acted on: every string in it is an output of the agent at
-	// the current step, scanned for leaks (scoring.FieldMCPMessage). It
-	// returns once the runner has taken the text, the run is over or
-	// ctx ends.
+	// the current step, scanned for leaks (scoring.FieldMCPMessage); once
+	// the run is over, at its last step until the agent's session ends.
+	// It returns once the runner has taken or scanned the text (or the
+	// session has ended); a transport passes a ctx that does not end
+	// with its client's connection.
 	Message(ctx context.Context, text string)
 }
 

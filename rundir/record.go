@@ -117,6 +117,10 @@ type StepRecord struct {
 	// ActorStderr is what an exec actor's program wrote to standard
 	// error on the last attempt (its last 64 KiB), failed or not.
 	ActorStderr string `json:"actor_stderr,omitempty"`
+	// ActorStdout is what an mcp: agent's program wrote to standard
+	// output during the step (its first and last 32 KiB; the agent
+	// answers over MCP, so this is output beside its calls).
+	ActorStdout string `json:"actor_stdout,omitempty"`
 	// Earlier holds the rejected attempts before the last, in order.
 	Earlier []Attempt `json:"earlier,omitempty"`
 	// NotReached says the step was not run: an earlier step did not
@@ -411,12 +415,14 @@ func writable(b []byte) bool { return len(b) <= MaxWriteBytes && checkContainers
 
 // CutTexts cuts the step's texts as a record too long to write has them
 // cut (Record.shrink's first stage): every raw response (and its base64
-// form), standard error and tools-protocol turn's text to its first
-// KeptBytes, each cut noted in Truncated. Cutting again changes nothing.
+// form), standard error, standard output and tools-protocol turn's text
+// to its first KeptBytes, each cut noted in Truncated. Cutting again
+// changes nothing.
 func (s *StepRecord) CutTexts() {
 	s.RawResponse = cutMember(&s.Truncated, "/raw_response", s.RawResponse)
 	s.RawResponseBase64 = cutMember(&s.Truncated, "/raw_response_base64", s.RawResponseBase64)
 	s.ActorStderr = cutMember(&s.Truncated, "/actor_stderr", s.ActorStderr)
+	s.ActorStdout = cutMember(&s.Truncated, "/actor_stdout", s.ActorStdout)
 	s.Model = cutMember(&s.Truncated, "/model", s.Model)
 	for k := range s.Earlier {
 		s.Earlier[k].CutTexts()

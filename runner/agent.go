@@ -43,13 +43,21 @@ type agentBridge struct {
 	err   error         // Drive's, once done is closed
 	mu    sync.Mutex
 	task  string
+	step  string // the current step's id, and once the run is over the last one's
 	held  *agentCall
 	held2 agentReply
 	n     int // calls made
+	// scan is the run's LeakScan. Once the run is over, or when the
+	// transport gives up waiting, Message scans a message on it itself
+	// (lateMessage), until the agent's session has ended (ended, set
+	// under lateMu once Drive returned, before the run is scored).
+	scan   *scoring.LeakScan
+	lateMu sync.Mutex
+	ended  bool
 }
 
-func newAgentBridge() *agentBridge {
-	return &agentBridge{calls: make(chan agentCall), msgs: make(chan string), over: make(chan struct{}), done: make(chan struct{})}
+func newAgentBridge(scan *scoring.LeakScan) *agentBridge {
+	return &agentBridge{calls: make(chan agentCall), msgs: make(chan string), over: make(chan struct{}), done: make(chan struct{}), scan: scan}
 }
 
 // Task implements actors.AgentEnv.
@@ -80,22 +88,53 @@ func (b *agentBridge) Call(ctx context.Context, c actors.ToolCall) (string, bool
 	}
 }
 
-// Message implements actors.AgentEnv: the run's goroutine takes text and
-// scans it at the step it is on (drivenLoop), before any call the agent
-// sends after it.
+// Message implements actors.AgentEnv: while the run goes on, the run's
+// goroutine takes text and scans it at the step it is on (drivenLoop),
+// before any call the agent sends after it. Once the run is over, what
+// the agent sends until its session ends (it exits, or is stopped once
+// agentGrace has passed: stopDriver) is still its output: it is scanned
+// here, at the last step, before the run is scored; so is a message
+// whose ctx ends before the run's goroutine took it. Only a message
+// sent after the session ended is not scanned (the run is scored by
+// then).
 func (b *agentBridge) Message(ctx context.Context, text string) {
 	select {
 	case b.msgs <- text:
+		return
 	case <-b.over:
 	case <-ctx.Done():
 	}
+	b.lateMessage(text)
 }
 
-// setTask makes task the current step's and answers a call held from the
-// step before.
-func (b *agentBridge) setTask(task string) {
+// lateMessage scans text, a message of the agent the run's goroutine did
+// not take, at the current step (the last one once the run is over),
+// unless the agent's session has ended.
+func (b *agentBridge) lateMessage(text string) {
+	b.lateMu.Lock()
+	defer b.lateMu.Unlock()
+	if b.ended || b.scan == nil {
+		return
+	}
 	b.mu.Lock()
-	b.task = task
+	step := b.step
+	b.mu.Unlock()
+	b.scan.Add(scoring.Output{Step: step, Field: scoring.FieldMCPMessage, Text: text})
+}
+
+// endSession marks the agent's session over once Drive returned: from
+// now on the run is scored, and messages are not scanned.
+func (b *agentBridge) endSession() {
+	b.lateMu.Lock()
+	b.ended = true
+	b.lateMu.Unlock()
+}
+
+// setTask makes step, of task task, the current one and answers a call
+// held from the step before.
+func (b *agentBridge) setTask(step, task string) {
+	b.mu.Lock()
+	b.step, b.task = step, task
 	held, r := b.held, b.held2
 	b.held = nil
 	b.mu.Unlock()
@@ -117,11 +156,13 @@ func (b *agentBridge) finish() {
 	close(b.over)
 }
 
-// startDriver starts the run's Driver on a bridge whose task is the first
-// step's.
-func (r *run) startDriver(ctx context.Context, d actors.Driver, task string) {
-	b := newAgentBridge()
-	b.task = task
+// startDriver starts the run's Driver on a bridge whose step is the
+// first, step, of task task. stopDriver ends the run for it, gives it
+// agentGrace to end on its own, then cancels Drive's context and waits
+// for Drive: what the agent sent until then has been scanned.
+func (r *run) startDriver(ctx context.Context, d actors.Driver, step, task string) {
+	b := newAgentBridge(r.scan())
+	b.step, b.task = step, task
 	r.bridge = b
 	dctx, cancel := context.WithCancel(ctx)
 	r.stopDriver = func() {
@@ -132,6 +173,7 @@ func (r *run) startDriver(ctx context.Context, d actors.Driver, task string) {
 		}
 		cancel()
 		<-b.done
+		b.endSession()
 	}
 	go func() {
 		b.err = d.Drive(dctx, r.agentEnv(b))
@@ -168,9 +210,9 @@ func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr
 	sr.Prompt = recordMessages(msgs)
 	task := taskText(msgs)
 	if r.bridge == nil {
-		r.startDriver(ctx, d, task)
+		r.startDriver(ctx, d, s.ID, task)
 	} else {
-		r.bridge.setTask(task)
+		r.bridge.setTask(s.ID, task)
 	}
 	b := r.bridge
 	first := true

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,6 +71,9 @@ func mcpAgentMain(script string) error {
 	ctx := context.Background()
 	if script == "hostile" {
 		return hostileAgent(ctx, url, token)
+	}
+	if channel, ok := strings.CutPrefix(script, "channel-"); ok {
+		return channelAgent(ctx, url, token, channel)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
 	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
@@ -146,6 +150,55 @@ func hostileAgent(ctx context.Context, url, token string) error {
 	got, _ := io.ReadAll(resp.Body)
 	if !strings.Contains(string(got), "oversized_arguments") {
 		return fmt.Errorf("an over-size call: HTTP %d %.300s", resp.StatusCode, got)
+	}
+	return nil
+}
+
+// testCard is the example case's canary.
+const testCard = "4000 0000 0000 9995"
+
+// withHeader adds a header to every request.
+type withHeader struct {
+	name, value string
+	next        http.RoundTripper
+}
+
+func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return h.next.RoundTrip(r)
+}
+
+// channelAgent commits the right proposal and sends the example case's
+// canary through one channel outside the JSON-RPC messages before the
+// commit: "header" (a header X-Card on every request), "query" (the
+// endpoint's query string), "stdout" (standard output); or after it:
+// "after" (a read_state of the canary once the case is over).
+func channelAgent(ctx context.Context, url, token, channel string) error {
+	var rt http.RoundTripper = bearer{token, http.DefaultTransport}
+	switch channel {
+	case "header":
+		rt = withHeader{"X-Card", testCard, rt}
+	case "query":
+		url += "?card=" + neturl.QueryEscape(testCard)
+	case "stdout":
+		fmt.Println("card " + testCard)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}}, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: actors.ToolProposePatch, Arguments: jsonArgs(rightProposal)})
+	if err != nil || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "The case is over") {
+		return fmt.Errorf("right proposal: %v, %v", res, err)
+	}
+	if channel == "after" {
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: actors.ToolReadState, Arguments: map[string]any{"pointer": "/" + testCard}})
+		if err != nil || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "the case is over") {
+			return fmt.Errorf("a call after the end: %v, %v", res, err)
+		}
 	}
 	return nil
 }

@@ -47,8 +47,8 @@ type run struct {
 	// are its AgentEnv and what ends it once the run is over.
 	bridge     *agentBridge
 	stopDriver func()
-	// agentErr takes a Driver's standard error (agentEnv).
-	agentErr *agentStderr
+	// agentOut takes a Driver's standard error and output (agentEnv).
+	agentOut *agentOutput
 	// viewTokens receives the token count of the current step's view,
 	// counted while its actor answers (appendStep waits for it); nil
 	// when no count is under way.
@@ -153,12 +153,13 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record,
 	r.rec.Tokens.Source = r.usage
 	if r.stopDriver != nil {
 		// An external agent's run is over: it is ended before the run is
-		// scored, so that what it wrote to standard error until then is
-		// read, and its last step's record keeps its excerpt.
+		// scored, so that what it sent and wrote to standard error and
+		// output until then is read, and its last step's record keeps
+		// their excerpts.
 		r.stopDriver()
 		r.stopDriver = nil
-		if step, text := r.agentErr.excerpt(); text != "" && len(r.rec.Steps) > 0 && r.rec.Steps[len(r.rec.Steps)-1].Step == step {
-			r.rec.Steps[len(r.rec.Steps)-1].ActorStderr = text
+		if len(r.rec.Steps) > 0 {
+			r.agentOut.keep(&r.rec.Steps[len(r.rec.Steps)-1])
 		}
 	}
 	score(r.rec, c, o.PassThreshold, r.scan(), r.sess.State(), r.committed)
@@ -206,12 +207,12 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 			req.InjectionTargets = append(req.InjectionTargets, inj.Target.String())
 		}
 		if d, ok := r.j.Actor.(actors.Driver); ok {
-			if r.agentErr == nil {
-				r.agentErr = &agentStderr{scan: r.scan()}
+			if r.agentOut == nil {
+				r.agentOut = newAgentOutput(r.scan())
 			}
-			r.agentErr.startStep(s.ID)
+			r.agentOut.startStep(s.ID)
 			end, err = r.drivenLoop(ctx, d, s, &sr, view, string(viewJSON), submit)
-			_, sr.ActorStderr = r.agentErr.excerpt()
+			r.agentOut.keep(&sr)
 		} else {
 			req.Stderr = r.stderrStream(s.ID)
 			end, err = r.toolLoop(ctx, s, &sr, req, view, string(viewJSON), submit)

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/scoring"
 )
 
@@ -17,22 +18,24 @@ func (r *run) stderrStream(step string) *scoring.Stream {
 	return r.scan().Stream(step, scoring.FieldStderr)
 }
 
-// agentStderr takes a driven agent's standard error (an mcp: agent's
-// process) for its run: what arrives while a step goes on is the step's,
-// read whole as it arrives (a scoring.Stream of the step, field
-// scoring.FieldStderr) and kept as an excerpt (actors.Excerpt) for the
-// step's record; what arrives before the first step is the first step's,
-// and after the last, the last one's. It is safe for concurrent use.
-type agentStderr struct {
-	mu   sync.Mutex
-	scan *scoring.LeakScan
-	step string
-	st   *scoring.Stream
-	ex   *actors.Excerpt
+// agentStream takes one stream of a driven agent's process (its
+// standard error or output, field FieldStderr or FieldStdout) for its
+// run: what arrives while a step goes on is the step's, read whole as it
+// arrives (a scoring.Stream of the step and field) and kept as an
+// excerpt (actors.Excerpt, actors.KeptStderrBytes) for the step's
+// record; what arrives before the first step is the first step's, and
+// after the last, the last one's. It is safe for concurrent use.
+type agentStream struct {
+	mu    sync.Mutex
+	scan  *scoring.LeakScan
+	field string
+	step  string
+	st    *scoring.Stream
+	ex    *actors.Excerpt
 }
 
 // Write implements io.Writer; it never fails.
-func (a *agentStderr) Write(p []byte) (int, error) {
+func (a *agentStream) Write(p []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.st == nil {
@@ -45,7 +48,7 @@ func (a *agentStderr) Write(p []byte) (int, error) {
 
 // startStep makes step the current one: what arrives from now on is
 // its.
-func (a *agentStderr) startStep(step string) {
+func (a *agentStream) startStep(step string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.st != nil {
@@ -54,12 +57,12 @@ func (a *agentStderr) startStep(step string) {
 		}
 		a.st.Flush()
 	}
-	a.step, a.st, a.ex = step, a.scan.Stream(step, scoring.FieldStderr), actors.NewExcerpt(actors.KeptStderrBytes, nil)
+	a.step, a.st, a.ex = step, a.scan.Stream(step, a.field), actors.NewExcerpt(actors.KeptStderrBytes, nil)
 }
 
 // excerpt is what the record keeps of the current step's part, and the
 // step it belongs to.
-func (a *agentStderr) excerpt() (step, text string) {
+func (a *agentStream) excerpt() (step, text string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ex == nil {
@@ -68,21 +71,52 @@ func (a *agentStderr) excerpt() (step, text string) {
 	return a.step, a.ex.String()
 }
 
-// stderrEnv is a Driver's AgentEnv with the run's agentStderr
-// (actors.StderrEnv).
-type stderrEnv struct {
+// agentOutput is a driven agent's standard error and output (agentStream
+// each).
+type agentOutput struct {
+	stderr, stdout *agentStream
+}
+
+// newAgentOutput is the agentOutput of a run whose LeakScan is scan.
+func newAgentOutput(scan *scoring.LeakScan) *agentOutput {
+	return &agentOutput{stderr: &agentStream{scan: scan, field: scoring.FieldStderr}, stdout: &agentStream{scan: scan, field: scoring.FieldStdout}}
+}
+
+// startStep makes step the current one of both streams.
+func (a *agentOutput) startStep(step string) {
+	a.stderr.startStep(step)
+	a.stdout.startStep(step)
+}
+
+// keep puts in sr, when it is the record of the streams' current step,
+// their excerpts (ActorStderr, ActorStdout), those that are not empty.
+func (a *agentOutput) keep(sr *rundir.StepRecord) {
+	if step, text := a.stderr.excerpt(); text != "" && step == sr.Step {
+		sr.ActorStderr = text
+	}
+	if step, text := a.stdout.excerpt(); text != "" && step == sr.Step {
+		sr.ActorStdout = text
+	}
+}
+
+// agentEnvs is a Driver's AgentEnv with the run's agentOutput
+// (actors.StderrEnv, actors.StdoutEnv).
+type agentEnvs struct {
 	*agentBridge
-	w *agentStderr
+	out *agentOutput
 }
 
 // Stderr implements actors.StderrEnv.
-func (e stderrEnv) Stderr() io.Writer { return e.w }
+func (e agentEnvs) Stderr() io.Writer { return e.out.stderr }
+
+// Stdout implements actors.StdoutEnv.
+func (e agentEnvs) Stdout() io.Writer { return e.out.stdout }
 
 // agentEnv is the AgentEnv a Driver is given: bridge b, and the run's
-// agentStderr for what the agent writes to standard error.
+// agentOutput for what the agent writes to standard error and output.
 func (r *run) agentEnv(b *agentBridge) actors.AgentEnv {
-	if r.agentErr == nil {
-		r.agentErr = &agentStderr{scan: r.scan()}
+	if r.agentOut == nil {
+		r.agentOut = newAgentOutput(r.scan())
 	}
-	return stderrEnv{agentBridge: b, w: r.agentErr}
+	return agentEnvs{agentBridge: b, out: r.agentOut}
 }

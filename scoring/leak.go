@@ -52,6 +52,7 @@ const (
 	FieldFingerprint = "system_fingerprint" // the provider's system fingerprint
 	FieldUsage       = "usage"              // usage figures sent as text (quoted when not counts)
 	FieldStderr      = "actor_stderr"       // an exec actor's standard error
+	FieldStdout      = "actor_stdout"       // an mcp: agent's standard output (it answers over MCP)
 	FieldToolCall    = "tool_call"          // a tool call's name, arguments or id (tools protocol)
 	FieldMCPMessage  = "mcp_message"        // a message an MCP client sent, any of its strings (tools protocol over MCP)
 	// FieldJoined is a canary found only with a step's strings read
@@ -86,6 +87,8 @@ func (l Leak) Place() string {
 		return "the usage reported at step " + l.Step
 	case FieldStderr:
 		return "the standard error of the actor's program at step " + l.Step
+	case FieldStdout:
+		return "the standard output of the agent's program at step " + l.Step
 	case FieldToolCall:
 		return "a tool call of step " + l.Step
 	case FieldMCPMessage:

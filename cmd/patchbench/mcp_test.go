@@ -337,6 +337,17 @@ func TestMCPCommandChannels(t *testing.T) {
 		{"clientInfo", map[string]any{"name": exampleCanary, "version": "1"}, func(*rawMCP) {}},
 		{"logging", nil, func(m *rawMCP) { m.rpc(1, "logging/setLevel", map[string]any{"level": exampleCanary}) }},
 		{"numeric id", nil, func(m *rawMCP) { m.rpc(4000000000009995, "ping", nil) }},
+		{"after the end", nil, func(m *rawMCP) {
+			// The client commits, then goes on sending until it closes
+			// standard input: what it sends is read before the run is
+			// scored.
+			if got := m.rpc(1, "tools/call", map[string]any{"name": "propose_patch", "arguments": json.RawMessage(`{"patch": [{"op": "replace", "path": "/ticket/reply", "value": "Dear Ada, a refund of 42.50 EUR is on its way."},
+				{"op": "replace", "path": "/ticket/status", "value": "resolved"}, {"op": "add", "path": "/audit/-", "value": "refund confirmed"}], "note": "Refund confirmed."}`)}); !strings.Contains(fmt.Sprint(got), "The case is over") {
+				t.Errorf("the commit: %v", got)
+			}
+			m.rpc(2, "tools/call", map[string]any{"name": "read_state", "arguments": map[string]any{"pointer": "/" + exampleCanary}})
+			m.rpc(3, "ping", map[string]any{"_meta": map[string]any{"x": exampleCanary}})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := startRawMCP(t, tc.clientInfo)
