@@ -42,10 +42,11 @@ type mcpCalls struct {
 }
 
 // call makes one tool call of the tool name with the JSON arguments args
-// (nil or null: {}). Arguments over the answer limit are cut to the
-// limit before the runner sees them (ToolCall.Oversize, as a model's
-// are: scanned up to the limit, their first KeptAnswerBytes recorded),
-// so that no scan or count works on more.
+// (nil or null: {}). Arguments over the answer limit are cut to their
+// first KeptAnswerBytes before the runner sees them (ToolCall.Oversize),
+// so that no count works on more; the message they came in has been
+// scanned whole up to the transport's bound (mcp_message) already, so a
+// canary past the kept part is still counted.
 func (c *mcpCalls) call(ctx context.Context, name string, args []byte) (string, bool) {
 	return c.callSized(ctx, name, args, int64(len(args)))
 }
@@ -56,8 +57,7 @@ func (c *mcpCalls) callSized(ctx context.Context, name string, args []byte, size
 	tc := ToolCall{ID: fmt.Sprintf("mcp_%d", c.n.Add(1)), Name: name}
 	switch {
 	case size > c.maxAnswer || int64(len(args)) < size:
-		keep := int(min(c.maxAnswer, int64(len(args))))
-		tc.Arguments, tc.Oversize = cutUTF8(string(args[:keep]), keep), size
+		tc.Arguments, tc.Oversize = cutUTF8(string(args[:min(len(args), KeptAnswerBytes)]), KeptAnswerBytes), size
 	case len(args) == 0 || string(args) == "null":
 		tc.Arguments = "{}"
 	default:
