@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/patchbench/patchbench/actors"
@@ -26,6 +28,50 @@ func loadSuite(t testing.TB) ([]*bench.Case, []*bench.Config) {
 		t.Fatal(err)
 	}
 	return cases, cfgs
+}
+
+// defaultSuite is one run of the embedded suite in the json protocol
+// with the three no-model actors (reference, oversharer, follower), one
+// round and one attempt: what patchbench run does with no flags. Tests
+// that read it share the one run, made on first use; they must not
+// change its records.
+var defaultSuite struct {
+	once  sync.Once
+	cases []*bench.Case
+	cfgs  []*bench.Config
+	recs  []*rundir.Record
+	err   error
+}
+
+// defaultSuiteRun returns the embedded suite, its configurations and the
+// records of its default no-model run (defaultSuite), running it on the
+// first call.
+func defaultSuiteRun(t *testing.T) ([]*bench.Case, []*bench.Config, []*rundir.Record) {
+	t.Helper()
+	defaultSuite.once.Do(func() {
+		cases, ps, err := bench.LoadEmbeddedCases()
+		if err == nil && len(ps) > 0 {
+			err = fmt.Errorf("embedded cases: %v", ps)
+		}
+		if err != nil {
+			defaultSuite.err = err
+			return
+		}
+		cfgs, err := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
+		if err != nil {
+			defaultSuite.err = err
+			return
+		}
+		sink := &memSink{}
+		opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}},
+			Rounds: 1, Concurrency: 4, MaxAttempts: 1, PassThreshold: 0.8}
+		defaultSuite.err = Run(context.Background(), opts, nil, sink)
+		defaultSuite.cases, defaultSuite.cfgs, defaultSuite.recs = cases, cfgs, sink.recs
+	})
+	if defaultSuite.err != nil {
+		t.Fatal(defaultSuite.err)
+	}
+	return defaultSuite.cases, defaultSuite.cfgs, defaultSuite.recs
 }
 
 // The audit never changes what commits: every artifact of the suite, in
@@ -150,14 +196,8 @@ func TestFailureFamiliesDefaultRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the whole suite")
 	}
-	cases, cfgs := loadSuite(t)
-	sink := &memSink{}
+	cases, cfgs, recs := defaultSuiteRun(t)
 	names := []string{"reference", "oversharer", "follower"}
-	opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}},
-		Rounds: 1, Concurrency: 4, MaxAttempts: 1, PassThreshold: 0.8}
-	if err := Run(context.Background(), opts, nil, sink); err != nil {
-		t.Fatal(err)
-	}
 	testInjections := 0
 	for _, c := range cases {
 		for _, inj := range c.Injections {
@@ -166,7 +206,7 @@ func TestFailureFamiliesDefaultRun(t *testing.T) {
 			}
 		}
 	}
-	sum := summarize(sink.recs, cfgs, names)
+	sum := summarize(recs, cfgs, names)
 	for _, row := range sum.Rows {
 		where := row.Config + "/" + row.Actor
 		full := row.Config == "verify-only" || row.Config == "patchoptic"
@@ -206,7 +246,7 @@ func TestFailureFamiliesDefaultRun(t *testing.T) {
 		}
 	}
 	// Every record lists each rubric check, and each output leak names its step.
-	for _, r := range sink.recs {
+	for _, r := range recs {
 		var c *bench.Case
 		for _, x := range cases {
 			if x.ID == r.Case {
