@@ -12,6 +12,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/patchbench/patchbench/internal/textcut"
 )
 
 // DefaultMaxAnswerBytes is the longest answer an actor may send (1 MiB;
@@ -51,31 +53,15 @@ func (r Response) Clip(limit int64) Response {
 			if !cloned {
 				r.Calls, cloned = slices.Clone(r.Calls), true // the caller's slice is not changed
 			}
-			r.Calls[i].Oversize, r.Calls[i].Arguments = n, cutUTF8(c.Arguments, KeptAnswerBytes)
+			r.Calls[i].Oversize, r.Calls[i].Arguments = n, textcut.Cut(c.Arguments, KeptAnswerBytes)
 		}
 	}
 	n := max(r.Oversize, int64(len(r.Raw)))
 	if n <= limit {
 		return r
 	}
-	r.Oversize, r.Raw = n, cutUTF8(r.Raw, KeptAnswerBytes)
+	r.Oversize, r.Raw = n, textcut.Cut(r.Raw, KeptAnswerBytes)
 	return r
-}
-
-// CutUTF8 cuts s to at most n bytes, without splitting a UTF-8 sequence.
-func CutUTF8(s string, n int) string { return cutUTF8(s, n) }
-
-// cutUTF8 cuts s to at most n bytes, without splitting a UTF-8 sequence.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for k := n; k > n-utf8.UTFMax && k > 0; k-- {
-		if utf8.RuneStart(s[k]) {
-			return s[:k]
-		}
-	}
-	return s[:n]
 }
 
 // bodyTap is the transport of a live actor. It reads each response body
@@ -140,13 +126,13 @@ func (e *tooLarge) Error() string {
 func (e *tooLarge) response(limit int64, tools bool) Response {
 	switch {
 	case tools && e.Found:
-		return Response{Raw: cutUTF8(string(e.Answer), KeptAnswerBytes), Oversize: max(e.BodyBytes, e.AnswerBytes)}
+		return Response{Raw: textcut.Cut(string(e.Answer), KeptAnswerBytes), Oversize: max(e.BodyBytes, e.AnswerBytes)}
 	case tools:
 		return Response{Oversize: e.BodyBytes}
 	case e.Found && e.AnswerBytes <= limit:
 		return Response{Raw: string(e.Answer)}
 	case e.Found:
-		return Response{Raw: cutUTF8(string(e.Answer), KeptAnswerBytes), Oversize: e.AnswerBytes}
+		return Response{Raw: textcut.Cut(string(e.Answer), KeptAnswerBytes), Oversize: e.AnswerBytes}
 	}
 	return Response{Oversize: e.BodyBytes}
 }
