@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -84,20 +85,15 @@ type ToolOptions struct {
 	MaxStepBytes           int64
 }
 
-func (t ToolOptions) maxTurns() int     { return cmpOr(t.MaxTurns, DefaultMaxTurns) }
-func (t ToolOptions) maxToolCalls() int { return cmpOr(t.MaxToolCalls, DefaultMaxToolCalls) }
+// maxTurns and maxToolCalls are the bounds, their defaults for 0 (and for
+// a negative figure, which no command passes).
+func (t ToolOptions) maxTurns() int     { return cmp.Or(max(t.MaxTurns, 0), DefaultMaxTurns) }
+func (t ToolOptions) maxToolCalls() int { return cmp.Or(max(t.MaxToolCalls, 0), DefaultMaxToolCalls) }
 func (t ToolOptions) maxStepBytes() int64 {
 	if t.MaxStepBytes > 0 {
 		return t.MaxStepBytes
 	}
 	return DefaultMaxStepBytes
-}
-
-func cmpOr(n, def int) int {
-	if n > 0 {
-		return n
-	}
-	return def
 }
 
 // StepEnv is one step of a run as an environment (PatchBench design §5):
