@@ -519,7 +519,7 @@ func TestBrowserLeakFilters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.WriteHTML(out); err != nil {
+	if err := b.WriteBundle(out, BundleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out.Close()

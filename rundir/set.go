@@ -445,7 +445,7 @@ func (ix *Index) RunIDs() []string {
 }
 
 // Set is several run directories read as one comparison (Combine), with
-// their records streamed by Each.
+// their records' heads streamed by EachHead.
 type Set struct {
 	*Combined
 	Dirs []*Dir
@@ -499,29 +499,15 @@ func CheckDistinct(paths []string) error {
 	return nil
 }
 
-// Each calls fn with the last record of each run of each directory, the
-// directories in order and each in the order of its runs.jsonl, with the
-// directory's index and the record's Actor renamed as the comparison names
-// it (Combined.Name; RunID keeps the directory's own name, as show and the
+// EachHead calls fn with the head of the last record of each run of each
+// directory (Dir.EachHead), the directories in order and each in the
+// order of its runs.jsonl: what a summary or a comparison counts, read
+// from the directories' indexes. fn gets the directory's index and a copy
+// of each head, its Actor renamed as the comparison names it
+// (Combined.Name; RunID keeps the directory's own name, as show and the
 // browser find it). Since Combine renames an actor whose runs two
-// directories both hold, no two records it passes share a key (case,
+// directories both hold, no two heads it passes share a key (case,
 // configuration, actor, round). An error from fn stops it.
-func (s *Set) Each(fn func(dir int, r *Record) error) error {
-	for i, d := range s.Dirs {
-		err := d.Each(func(r *Record) error {
-			r.Actor = s.Name(i, r.Actor)
-			return fn(i, r)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// EachHead is Each with the heads of the records (Dir.EachHead): what
-// a summary or a comparison counts, read from the directories' indexes.
-// fn gets a copy of each head, its actor named as Each names it.
 func (s *Set) EachHead(fn func(dir int, r *Record) error) error {
 	for i, d := range s.Dirs {
 		err := d.EachHead(func(r *Record) error {
