@@ -113,7 +113,7 @@ func SideDifferences(a, b *Combined) []Difference {
 	for _, cb := range b.Configs {
 		for _, ca := range a.Configs {
 			if ca.Name == cb.Name && !sameConfig(ca, cb) {
-				out = append(out, Difference{ChangeConfig, fmt.Sprintf("configuration %s: %s in A; %s in B", ca.Name, configText(ca), configText(cb))})
+				out = append(out, Difference{ChangeConfig, fmt.Sprintf("configuration %s: %s in A; %s in B", ca.Name, settingsText(ca), settingsText(cb))})
 			}
 		}
 	}
@@ -144,7 +144,7 @@ func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 				continue
 			}
 			if other := configOf(ms[j], cfg.Name); !sameConfig(other, cfg) {
-				return nil, &SettingsError{A: paths[j], B: paths[i], Config: cfg.Name, Detail: configText(other) + " against " + configText(cfg)}
+				return nil, &SettingsError{A: paths[j], B: paths[i], Config: cfg.Name, Detail: settingsText(other) + " against " + settingsText(cfg)}
 			}
 		}
 	}
@@ -415,7 +415,11 @@ func sameConfig(a, b *bench.Config) bool {
 	return a.View == b.View && slices.Equal(ga, gb)
 }
 
-func configText(c *bench.Config) string {
+// settingsText is what two directories must agree on of a configuration,
+// as compare and merge name it when they differ: "view projected, gates
+// scope,phase" ("none" for no configuration or no gate). browse's
+// configText describes a configuration for a reader instead.
+func settingsText(c *bench.Config) string {
 	if c == nil {
 		return "none"
 	}
