@@ -19,16 +19,34 @@ import (
 
 func loadSuite(t testing.TB) ([]*bench.Case, []*bench.Config) {
 	t.Helper()
-	cases, ps, err := bench.LoadEmbeddedCases()
-	if err != nil || len(ps) > 0 {
-		t.Fatal(err, ps)
+	s := suiteOnce()
+	if s.err != nil {
+		t.Fatal(s.err)
 	}
-	cfgs, err := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cases, cfgs
+	return slices.Clone(s.cases), slices.Clone(s.cfgs)
 }
+
+// suiteOnce is the embedded suite and configurations, loaded once for
+// the tests (parsing and compiling the suite is most of what loading
+// costs); loadSuite hands out fresh slices of the same cases, which the
+// runner only reads.
+var suiteOnce = sync.OnceValue(func() (s struct {
+	cases []*bench.Case
+	cfgs  []*bench.Config
+	err   error
+}) {
+	cases, ps, err := bench.LoadEmbeddedCases()
+	if err == nil && len(ps) > 0 {
+		err = fmt.Errorf("embedded cases: %v", ps)
+	}
+	if err != nil {
+		s.err = err
+		return s
+	}
+	s.cases = cases
+	s.cfgs, s.err = bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
+	return s
+})
 
 // defaultSuite is one run of the embedded suite in the json protocol
 // with the three no-model actors (reference, oversharer, follower), one
@@ -49,19 +67,12 @@ var defaultSuite struct {
 func defaultSuiteRun(t *testing.T) ([]*bench.Case, []*bench.Config, []*rundir.Record) {
 	t.Helper()
 	defaultSuite.once.Do(func() {
-		cases, ps, err := bench.LoadEmbeddedCases()
-		if err == nil && len(ps) > 0 {
-			err = fmt.Errorf("embedded cases: %v", ps)
-		}
-		if err != nil {
-			defaultSuite.err = err
+		s := suiteOnce()
+		if s.err != nil {
+			defaultSuite.err = s.err
 			return
 		}
-		cfgs, err := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
-		if err != nil {
-			defaultSuite.err = err
-			return
-		}
+		cases, cfgs := s.cases, s.cfgs
 		sink := &memSink{}
 		opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}},
 			Rounds: 1, Concurrency: 4, MaxAttempts: 1, PassThreshold: 0.8}
