@@ -70,6 +70,7 @@ type summingSink struct {
 	sum *report.Summarizer
 }
 
+// Write records r (DirSession.Write), then adds it to the summary.
 func (s *summingSink) Write(r *rundir.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
