@@ -13,6 +13,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/patchbench/patchbench/internal/textcut"
 )
 
 // DefaultMaxAnswerBytes is the longest answer an actor may send (1 MiB;
@@ -56,11 +58,11 @@ func (r Response) Clip(limit int64) Response {
 			if !cloned {
 				r.Calls, cloned = slices.Clone(r.Calls), true // the caller's slice is not changed
 			}
-			r.Calls[i].Oversize, r.Calls[i].Arguments = size, cutUTF8(c.Arguments, n)
+			r.Calls[i].Oversize, r.Calls[i].Arguments = size, textcut.Cut(c.Arguments, n)
 		}
 	}
 	if size := max(r.Oversize, int64(len(r.Raw))); size > limit {
-		r.Oversize, r.Raw = size, cutUTF8(r.Raw, n)
+		r.Oversize, r.Raw = size, textcut.Cut(r.Raw, n)
 	}
 	return r
 }
@@ -76,29 +78,13 @@ func (r Response) Kept() Response {
 			if !cloned {
 				r.Calls, cloned = slices.Clone(r.Calls), true
 			}
-			r.Calls[i].Arguments = cutUTF8(c.Arguments, KeptAnswerBytes)
+			r.Calls[i].Arguments = textcut.Cut(c.Arguments, KeptAnswerBytes)
 		}
 	}
 	if r.Oversize > 0 {
-		r.Raw = cutUTF8(r.Raw, KeptAnswerBytes)
+		r.Raw = textcut.Cut(r.Raw, KeptAnswerBytes)
 	}
 	return r
-}
-
-// CutUTF8 cuts s to at most n bytes, without splitting a UTF-8 sequence.
-func CutUTF8(s string, n int) string { return cutUTF8(s, n) }
-
-// cutUTF8 cuts s to at most n bytes, without splitting a UTF-8 sequence.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for k := n; k > n-utf8.UTFMax && k > 0; k-- {
-		if utf8.RuneStart(s[k]) {
-			return s[:k]
-		}
-	}
-	return s[:n]
 }
 
 // bodyTap is the transport of a live actor. It reads each response body
@@ -197,13 +183,13 @@ func (e *tooLarge) response(limit int64, tools bool) Response {
 	n := int(min(limit, int64(math.MaxInt)))
 	switch {
 	case tools && e.Found:
-		return Response{Raw: cutUTF8(string(e.Answer), n), Oversize: max(e.BodyBytes, e.AnswerBytes)}
+		return Response{Raw: textcut.Cut(string(e.Answer), n), Oversize: max(e.BodyBytes, e.AnswerBytes)}
 	case tools:
 		return Response{Oversize: e.BodyBytes}
 	case e.Found && e.AnswerBytes <= limit:
 		return Response{Raw: string(e.Answer)}
 	case e.Found:
-		return Response{Raw: cutUTF8(string(e.Answer), n), Oversize: e.AnswerBytes}
+		return Response{Raw: textcut.Cut(string(e.Answer), n), Oversize: e.AnswerBytes}
 	}
 	return Response{Oversize: e.BodyBytes}
 }

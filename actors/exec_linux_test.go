@@ -102,15 +102,20 @@ func withoutNamespace(t *testing.T) {
 
 // eachContainment runs f as name/namespace (skipped, with the kernel's
 // reason, where a PID namespace is refused) and as name/sweep (without
-// one).
+// one). Under -short it runs only the one programs run in here: the
+// namespace where the kernel grants it, else the sweep.
 func eachContainment(t *testing.T, name string, f func(*testing.T)) {
+	_, noNamespace := namespaceAttr()
 	t.Run(name+"/namespace", func(t *testing.T) {
-		if _, why := namespaceAttr(); why != nil {
-			t.Skipf("programs do not run in a PID namespace here: %v", why)
+		if noNamespace != nil {
+			t.Skipf("programs do not run in a PID namespace here: %v", noNamespace)
 		}
 		f(t)
 	})
 	t.Run(name+"/sweep", func(t *testing.T) {
+		if testing.Short() && noNamespace == nil {
+			t.Skip("under -short, only the containment programs run in here (the namespace)")
+		}
 		withoutNamespace(t)
 		f(t)
 	})
@@ -206,7 +211,10 @@ func TestExecActorKillsAReForkingChild(t *testing.T) {
 sleep 30`)
 	eachContainment(t, "re-forking", func(t *testing.T) {
 		survived := 0
-		const trials = 6
+		trials := 6
+		if testing.Short() {
+			trials = 2 // the inner loop; the full run tries six times
+		}
 		for trial := 0; trial < trials; trial++ {
 			a, err := NewExec("exec:"+path, 500*time.Millisecond)
 			if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/patchbench/patchbench/internal/limited"
 	"github.com/patchbench/patchbench/internal/regularfile"
+	"github.com/patchbench/patchbench/internal/textcut"
 )
 
 // ErrPending is the error of an actor that has no answer yet for a
@@ -209,7 +210,7 @@ func readAnswer(path string, limit int64) (Response, error) {
 		return Response{Raw: string(b)}, nil
 	}
 	// Over the limit: the bytes read may end inside a character.
-	return Response{Raw: cutUTF8(string(b), len(b)-1), Oversize: max(fi.Size(), int64(len(b)))}, nil
+	return Response{Raw: textcut.Cut(string(b), len(b)-1), Oversize: max(fi.Size(), int64(len(b)))}, nil
 }
 
 // writePending writes the request's JSON and text forms into dir, each

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/patchbench/patchbench/internal/textcut"
 )
 
 // The JSON-RPC 2.0 error codes the MCP transports answer themselves.
@@ -57,7 +59,7 @@ func (c *mcpCalls) callSized(ctx context.Context, name string, args []byte, size
 	tc := ToolCall{ID: fmt.Sprintf("mcp_%d", c.n.Add(1)), Name: name}
 	switch {
 	case size > c.maxAnswer || int64(len(args)) < size:
-		tc.Arguments, tc.Oversize = cutUTF8(string(args[:min(len(args), KeptAnswerBytes)]), KeptAnswerBytes), size
+		tc.Arguments, tc.Oversize = textcut.Cut(string(args[:min(len(args), KeptAnswerBytes)]), KeptAnswerBytes), size
 	case len(args) == 0 || string(args) == "null":
 		tc.Arguments = "{}"
 	default:

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/patchbench/patchbench/internal/textcut"
 )
 
 // Ollama is an actor served by an Ollama server's /api/chat, through
@@ -330,7 +332,7 @@ func decodeOllama(body []byte) (lenientAnswer, bool) {
 			}
 			n, err := strconv.ParseInt(string(f.raw), 10, 64)
 			if err != nil {
-				bad = append(bad, f.name+": "+cutUTF8(string(f.raw), 64))
+				bad = append(bad, f.name+": "+textcut.Cut(string(f.raw), 64))
 				continue
 			}
 			*f.n = int(n)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/patchbench/patchbench/internal/textcut"
 )
 
 // Retry is the retry policy of a live actor: exponential backoff from
@@ -55,7 +57,7 @@ type HTTPError struct {
 func (e *HTTPError) Error() string {
 	msg := e.Message
 	if len(msg) > 2048 {
-		msg = cutUTF8(msg, 2048) + "…"
+		msg = textcut.Cut(msg, 2048) + "…"
 	}
 	msg = OneLine(msg)
 	switch e.Status {

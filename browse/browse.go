@@ -369,29 +369,6 @@ func (b *Browser) positions() (configs, actors map[string]int) {
 // Runs is the number of runs in the comparison.
 func (b *Browser) Runs() int { return len(b.runs) }
 
-// RunIDs lists the runs of the comparison, sorted by case, configuration,
-// actor and round. A run's id is case/config/actor/round with the actor
-// named as the comparison names it (actor@dir for an actor that two
-// directories hold).
-func (b *Browser) RunIDs() []string {
-	out := make([]string, len(b.runs))
-	for i, r := range b.runs {
-		out[i] = r.ID
-	}
-	return out
-}
-
-// Summary is the summary of the comparison's runs (report.Summarizer over
-// their heads): the figures of the overview's main table.
-func (b *Browser) Summary() report.Summary { return b.report.Summary }
-
-// Warnings are what Open worked around (also given to Options.Warn),
-// once the case sets are loaded.
-func (b *Browser) Warnings() []string {
-	<-b.casesLoaded
-	return slices.Clone(b.warnings)
-}
-
 // lookup finds a run by its id in the comparison, or by the same id with
 // the configuration written as its label ("PatchOptic", as the tables
 // print it) or in another case.

@@ -26,7 +26,9 @@ import (
 // package, which .ci/run installs), through chromedp. Without Chromium
 // they are skipped, unless PATCHBENCH_REQUIRE_BROWSER is set (as .ci/run
 // sets it). They wait for elements and events, never for a time; the
-// deadline of each test only stops a browser that hangs.
+// deadline of each test only stops a browser that hangs. Each has its own
+// browser, run directory and server, and they run in parallel: most of
+// their time is the browser's, waited for. Under -short they are skipped.
 
 var shots = flag.String("shots", "", "write screenshots of the overview and of a leaked run's page into this `dir`")
 
@@ -51,6 +53,9 @@ func chromiumPath(t *testing.T) string {
 // tab's context.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts Chromium: not under -short")
+	}
 	path := chromiumPath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
@@ -123,6 +128,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // with their detector named and that no secret is in the page until the
 // reader reveals them.
 func TestBrowserServer(t *testing.T) {
+	t.Parallel() // a browser, a run directory and a server of its own
 	ctx := newBrowser(t)
 	dir := makeRun(t, testCases, []string{"reference", "oversharer", "follower"}, 1)
 	b := openRun(t, dir)
@@ -240,6 +246,7 @@ func TestBrowserServer(t *testing.T) {
 // leaks marked, no secret in the page, and the text of the server's page
 // for the same run.
 func TestBrowserStaticFile(t *testing.T) {
+	t.Parallel() // a browser, a run directory and a server of its own
 	ctx := newBrowser(t)
 	dir := makeRun(t, testCases, []string{"reference", "oversharer"}, 1)
 	b := openRun(t, dir)
@@ -345,6 +352,7 @@ func TestBrowserStaticFile(t *testing.T) {
 // TestBrowserStaticReveal opens a file written with --reveal: the leaked
 // canaries and the hidden values are in its run pages, marked.
 func TestBrowserStaticReveal(t *testing.T) {
+	t.Parallel() // a browser, a run directory and a server of its own
 	ctx := newBrowser(t)
 	dir := makeRun(t, testCases, []string{"oversharer"}, 1)
 	b := openRun(t, dir)
@@ -377,6 +385,7 @@ func TestBrowserStaticReveal(t *testing.T) {
 // gives it the default run's), else one written here. The figures are
 // logged, never asserted: the machine's load decides them.
 func TestBrowserBundlePaint(t *testing.T) {
+	t.Parallel() // a browser, a run directory and a server of its own
 	ctx := newBrowser(t)
 	path := os.Getenv("PATCHBENCH_BUNDLE_FILE")
 	if path == "" {
@@ -456,6 +465,7 @@ func (b *Browser) count(o Outcome) int {
 // (a select reloads the page with ?kind=…) and in the single file (its
 // script filters the runs and the grids' cells).
 func TestBrowserLeakFilters(t *testing.T) {
+	t.Parallel() // a browser, a run directory and a server of its own
 	ctx := newBrowser(t)
 	dir := makeRun(t, testCases, []string{"reference", "oversharer", "follower"}, 1)
 	b := openRun(t, dir)
@@ -509,7 +519,7 @@ func TestBrowserLeakFilters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.WriteHTML(out); err != nil {
+	if err := b.WriteBundle(out, BundleOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out.Close()
@@ -550,6 +560,7 @@ func (b *Browser) countLeaks(f Filter) int {
 // page the script builds marks both as leaks, holds the card in no form,
 // and reads as the server's page does.
 func TestBrowserActorStringsMasked(t *testing.T) {
+	t.Parallel() // a browser, a run directory and a server of its own
 	ctx := newBrowser(t)
 	dir := makeRunActors(t, testCases[:1], []actors.Actor{leaky{}}, 1, 1, "")
 	b := openRun(t, dir)

@@ -44,8 +44,8 @@
 // characters or more that is not also shown somewhere in the view is
 // replaced by a marker. A leaked canary is marked where it was found, with
 // its secret and detector, and its text is withheld like any hidden value.
-// The single file of WriteHTML never holds hidden values; WriteBundle
-// with Reveal puts them in, marked, when asked at build time.
+// The single file (WriteBundle) holds no hidden value unless its Reveal
+// option puts them in, marked, when asked at build time.
 //
 // The single file (WriteBundle) is the overview as HTML and every run
 // page as data: the pages are built as the server builds them (sharing

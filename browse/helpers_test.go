@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runner"
 	"github.com/patchbench/patchbench/runspec"
@@ -131,4 +132,30 @@ func openRun(t *testing.T, dirs ...string) *Browser {
 		t.Errorf("warning: %s", w)
 	}
 	return b
+}
+
+// The tests read a comparison's run ids, summary and warnings through
+// these; the command has no use for them (it writes pages and files).
+
+// RunIDs lists the runs of the comparison, sorted by case, configuration,
+// actor and round. A run's id is case/config/actor/round with the actor
+// named as the comparison names it (actor@dir for an actor that two
+// directories hold).
+func (b *Browser) RunIDs() []string {
+	out := make([]string, len(b.runs))
+	for i, r := range b.runs {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// Summary is the summary of the comparison's runs (report.Summarizer over
+// their heads): the figures of the overview's main table.
+func (b *Browser) Summary() report.Summary { return b.report.Summary }
+
+// Warnings are what Open worked around (also given to Options.Warn),
+// once the case sets are loaded.
+func (b *Browser) Warnings() []string {
+	<-b.casesLoaded
+	return slices.Clone(b.warnings)
 }

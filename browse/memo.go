@@ -8,7 +8,7 @@ import (
 )
 
 // pageMemo keeps what building run pages computes again and again for the
-// single file (WriteHTML): the hidden strings of a step's state, the
+// single file (WriteBundle): the hidden strings of a step's state, the
 // masked state and view, the segments of a text and the diff a patch
 // makes. A key names what the result depends on: reveal, the case, the
 // step and the patches committed before it (memoKey); the runs of one case

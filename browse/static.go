@@ -23,11 +23,6 @@ type BundleOptions struct {
 	Reveal bool
 }
 
-// WriteHTML writes the overview and every run's page as one
-// self-contained HTML file with no hidden value in it (WriteBundle with
-// the zero BundleOptions).
-func (b *Browser) WriteHTML(w io.Writer) error { return b.WriteBundle(w, BundleOptions{}) }
-
 // WriteBundle writes the overview and every run's page as one
 // self-contained HTML file (report --format html): the styles, the script
 // and the data inline, no request to anywhere (its

@@ -70,10 +70,10 @@ func writeBundle(t *testing.T, b *Browser, o BundleOptions) (string, *bundle) {
 	return buf.String(), decodeBundle(t, buf.String())
 }
 
-// TestWriteHTML checks the single file: every run listed in the overview
+// TestWriteBundle checks the single file without Reveal: every run listed in the overview
 // and in the data, no secret in the file or in its decoded data, nothing
 // fetched from anywhere, and every value of the data's table written once.
-func TestWriteHTML(t *testing.T) {
+func TestWriteBundle(t *testing.T) {
 	dir := makeRun(t, testCases, []string{"reference", "oversharer", "follower"}, 1)
 	b := openRun(t, dir)
 	page, d := writeBundle(t, b, BundleOptions{})
@@ -193,10 +193,10 @@ func TestPageMemo(t *testing.T) {
 	}
 }
 
-// BenchmarkWriteHTML writes the single file of the same directory as
+// BenchmarkWriteBundle writes the single file of the same directory as
 // BenchmarkOpen ($PATCHBENCH_BROWSE_DIR, or a small one made here); the
 // file's size is reported as bytes/file.
-func BenchmarkWriteHTML(b *testing.B) {
+func BenchmarkWriteBundle(b *testing.B) {
 	br, err := Open([]string{benchDir(b)}, Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -205,7 +205,7 @@ func BenchmarkWriteHTML(b *testing.B) {
 	var n countWriter
 	for b.Loop() {
 		n = 0
-		if err := br.WriteHTML(&n); err != nil {
+		if err := br.WriteBundle(&n, BundleOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

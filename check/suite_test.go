@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/patchbench/patchbench/bench"
@@ -14,18 +15,29 @@ import (
 	"github.com/patchbench/patchbench/scoring"
 )
 
-// loadSuite loads the embedded suite and fails on any load problem.
+// loadSuite returns the embedded suite and fails on any load problem.
+// The suite is loaded once for the package's tests (suiteOnce); each
+// gets a fresh slice of the same cases, which the checks only read.
 func loadSuite(t *testing.T) []*bench.Case {
 	t.Helper()
-	cases, ps, err := bench.LoadEmbeddedCases()
-	if err != nil {
-		t.Fatal(err)
+	s := suiteOnce()
+	if s.err != nil {
+		t.Fatal(s.err)
 	}
-	if len(ps) > 0 {
-		t.Fatalf("the embedded suite does not load:\n%v", ps)
+	if len(s.problems) > 0 {
+		t.Fatalf("the embedded suite does not load:\n%v", s.problems)
 	}
-	return cases
+	return slices.Clone(s.cases)
 }
+
+var suiteOnce = sync.OnceValue(func() (s struct {
+	cases    []*bench.Case
+	problems bench.Problems
+	err      error
+}) {
+	s.cases, s.problems, s.err = bench.LoadEmbeddedCases()
+	return s
+})
 
 func TestSuiteValidates(t *testing.T) {
 	cases := loadSuite(t)

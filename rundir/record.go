@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/patchbench/patchbench/internal/textcut"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
 )
@@ -283,7 +283,7 @@ func boundGates(notes *[]Truncation, member string, gs []runtime.GateResult) []r
 		if !cloned {
 			gs, cloned = slices.Clone(gs), true
 		}
-		gs[i].Message = cutText(g.Message, maxRecordedMessageBytes)
+		gs[i].Message = textcut.Cut(g.Message, maxRecordedMessageBytes)
 		truncate(notes, fmt.Sprintf("%s/%d/message", member, i), "bytes", int64(len(g.Message)), int64(len(gs[i].Message)))
 	}
 	return gs
@@ -299,7 +299,7 @@ func (c IllegalCommit) Bounded() IllegalCommit {
 	if len(c.Pointer) > MaxRecordedPointerBytes {
 		c.Pointer = cutPointer(c.Pointer)
 	}
-	c.Message = cutText(c.Message, maxRecordedMessageBytes)
+	c.Message = textcut.Cut(c.Message, maxRecordedMessageBytes)
 	return c
 }
 
@@ -331,22 +331,11 @@ func cutTokens(text string) runtime.Pointer {
 // cutPointer cuts a pointer's text to MaxRecordedPointerBytes, without
 // splitting a UTF-8 sequence or an escape (~0, ~1).
 func cutPointer(p string) string {
-	p = cutText(p, MaxRecordedPointerBytes)
+	p = textcut.Cut(p, MaxRecordedPointerBytes)
 	if strings.HasSuffix(p, "~") {
 		p = p[:len(p)-1]
 	}
 	return p
-}
-
-// cutText cuts s to at most n bytes, without splitting a UTF-8 sequence.
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // KeptBytes is what shrink keeps of each raw response, prompt message and
@@ -446,7 +435,7 @@ func cutMember(notes *[]Truncation, member, v string) string {
 	if len(v) <= KeptBytes {
 		return v
 	}
-	c := strings.Clone(cutText(v, KeptBytes)) // not holding on to v
+	c := strings.Clone(textcut.Cut(v, KeptBytes)) // not holding on to v
 	truncate(notes, member, "bytes", int64(len(v)), int64(len(c)))
 	return c
 }

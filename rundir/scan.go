@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/patchbench/patchbench/internal/jsonskip"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -34,74 +35,21 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipString returns the index just past the string that starts at
-// b[i] == '"'.
+// b[i] == '"' (jsonskip.String), or errShape when it does not end.
 func skipString(b []byte, i int) (int, error) {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return 0, errShape
-		}
-		j += k
-		// The quote is escaped when an odd number of backslashes
-		// precede it.
-		n := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		j++
-		if n%2 == 0 {
-			return j, nil
-		}
+	if j := jsonskip.String(b, i); j >= 0 {
+		return j, nil
 	}
+	return 0, errShape
 }
 
 // skipValue returns the index just past the value that starts at or
-// after i.
+// after i (jsonskip.Value), or errShape when there is none.
 func skipValue(b []byte, i int) (int, error) {
-	i = skipSpace(b, i)
-	if i >= len(b) {
-		return 0, errShape
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				j, err := skipString(b, i)
-				if err != nil {
-					return 0, err
-				}
-				i = j
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, nil
-				}
-			}
-			i++
-		}
-		return 0, errShape
-	default:
-		j := i
-		for j < len(b) {
-			switch b[j] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				if j == i {
-					return 0, errShape
-				}
-				return j, nil
-			}
-			j++
-		}
+	if j := jsonskip.Value(b, skipSpace(b, i)); j >= 0 {
 		return j, nil
 	}
+	return 0, errShape
 }
 
 // leanDecoder decodes what an index keeps of lines of runs.jsonl. It keeps

@@ -113,7 +113,7 @@ func SideDifferences(a, b *Combined) []Difference {
 	for _, cb := range b.Configs {
 		for _, ca := range a.Configs {
 			if ca.Name == cb.Name && !sameConfig(ca, cb) {
-				out = append(out, Difference{ChangeConfig, fmt.Sprintf("configuration %s: %s in A; %s in B", ca.Name, configText(ca), configText(cb))})
+				out = append(out, Difference{ChangeConfig, fmt.Sprintf("configuration %s: %s in A; %s in B", ca.Name, settingsText(ca), settingsText(cb))})
 			}
 		}
 	}
@@ -149,7 +149,7 @@ func Combine(paths []string, ms []*Manifest, runs []Holder) (*Combined, error) {
 				continue
 			}
 			if other := configOf(ms[j], cfg.Name); !sameConfig(other, cfg) {
-				return nil, &SettingsError{A: paths[j], B: paths[i], Config: cfg.Name, Detail: configText(other) + " against " + configText(cfg)}
+				return nil, &SettingsError{A: paths[j], B: paths[i], Config: cfg.Name, Detail: settingsText(other) + " against " + settingsText(cfg)}
 			}
 		}
 	}
@@ -420,7 +420,11 @@ func sameConfig(a, b *bench.Config) bool {
 	return a.View == b.View && slices.Equal(ga, gb)
 }
 
-func configText(c *bench.Config) string {
+// settingsText is what two directories must agree on of a configuration,
+// as compare and merge name it when they differ: "view projected, gates
+// scope,phase" ("none" for no configuration or no gate). browse's
+// configText describes a configuration for a reader instead.
+func settingsText(c *bench.Config) string {
 	if c == nil {
 		return "none"
 	}
@@ -450,7 +454,7 @@ func (ix *Index) RunIDs() []string {
 }
 
 // Set is several run directories read as one comparison (Combine), with
-// their records streamed by Each.
+// their records' heads streamed by EachHead.
 type Set struct {
 	*Combined
 	Dirs []*Dir
@@ -504,29 +508,15 @@ func CheckDistinct(paths []string) error {
 	return nil
 }
 
-// Each calls fn with the last record of each run of each directory, the
-// directories in order and each in the order of its runs.jsonl, with the
-// directory's index and the record's Actor renamed as the comparison names
-// it (Combined.Name; RunID keeps the directory's own name, as show and the
+// EachHead calls fn with the head of the last record of each run of each
+// directory (Dir.EachHead), the directories in order and each in the
+// order of its runs.jsonl: what a summary or a comparison counts, read
+// from the directories' indexes. fn gets the directory's index and a copy
+// of each head, its Actor renamed as the comparison names it
+// (Combined.Name; RunID keeps the directory's own name, as show and the
 // browser find it). Since Combine renames an actor whose runs two
-// directories both hold, no two records it passes share a key (case,
+// directories both hold, no two heads it passes share a key (case,
 // configuration, actor, round). An error from fn stops it.
-func (s *Set) Each(fn func(dir int, r *Record) error) error {
-	for i, d := range s.Dirs {
-		err := d.Each(func(r *Record) error {
-			r.Actor = s.Name(i, r.Actor)
-			return fn(i, r)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// EachHead is Each with the heads of the records (Dir.EachHead): what
-// a summary or a comparison counts, read from the directories' indexes.
-// fn gets a copy of each head, its actor named as Each names it.
 func (s *Set) EachHead(fn func(dir int, r *Record) error) error {
 	for i, d := range s.Dirs {
 		err := d.EachHead(func(r *Record) error {

@@ -396,3 +396,24 @@ func TestSideNamesRepeats(t *testing.T) {
 		t.Errorf("shards' repeats (-want +got):\n%s\nactors %v", diff, s.OneActors)
 	}
 }
+
+// Each is EachHead with whole records (Dir.Each), for the tests: it calls
+// fn with the last record of each run of each directory, the
+// directories in order and each in the order of its runs.jsonl, with the
+// directory's index and the record's Actor renamed as the comparison names
+// it (Combined.Name; RunID keeps the directory's own name, as show and the
+// browser find it). Since Combine renames an actor whose runs two
+// directories both hold, no two records it passes share a key (case,
+// configuration, actor, round). An error from fn stops it.
+func (s *Set) Each(fn func(dir int, r *Record) error) error {
+	for i, d := range s.Dirs {
+		err := d.Each(func(r *Record) error {
+			r.Actor = s.Name(i, r.Actor)
+			return fn(i, r)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -2,24 +2,22 @@ package runner
 
 import (
 	"errors"
-	"path/filepath"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/patchbench/patchbench/actors"
-	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
 )
 
 // DirSession is one session of a benchmark run on its run directory
 // (PatchBench design §7): OpenDir refuses a directory of other settings,
 // locks it, reads what it holds (the runs to skip, the tokens already
-// sent) and writes the manifest; Write records each run and sums it; End
-// records in the manifest how the session ended; Summary writes
-// summary.json. It is the Sink to give Run.
+// sent) and writes the manifest; Write records each run and counts it
+// (Totals); End records in the manifest how the session ended. It is the
+// Sink to give Run; the command sums the runs for summary.json.
 type DirSession struct {
 	Dir      string
 	Manifest rundir.Manifest
@@ -27,15 +25,10 @@ type DirSession struct {
 	// skip); TokensSent the tokens their records sent (Options.TokensSpent).
 	Skip       map[string]bool
 	TokensSent int
-	// fresh says the directory held no record when the session started:
-	// every record is then this session's, and Summary sums them as they
-	// were written instead of reading the directory back.
-	fresh   bool
-	configs []*bench.Config
-	sink    *rundir.Sink
-	mu      sync.Mutex
-	sum     *report.Summarizer
-	totals  Totals
+	fresh      bool
+	sink       *rundir.Sink
+	mu         sync.Mutex
+	totals     Totals
 }
 
 // Totals are what a session says of its directory: the runs, those with
@@ -68,15 +61,15 @@ func (t *Totals) Add(r *rundir.Record) {
 	t.Settled++
 }
 
-// OpenDir opens dir for a session with manifest m (configs are its
-// configurations, for the summary). A directory whose manifest has other
+// OpenDir opens dir for a session with manifest m. A directory whose
+// manifest has other
 // settings is refused (rundir.CheckManifest's error); the first start and
 // every session's revision are kept. Until End says otherwise, the
 // manifest marks the session interrupted, so that a session killed, or
 // stopped by a full disk, is marked all the same. retryErrors redoes the
 // error runs. The lock is taken before the directory is read, so no other
 // process adds runs in between.
-func OpenDir(dir string, m rundir.Manifest, configs []*bench.Config, retryErrors bool) (*DirSession, error) {
+func OpenDir(dir string, m rundir.Manifest, retryErrors bool) (*DirSession, error) {
 	old, err := rundir.CheckManifest(dir, m)
 	if err != nil {
 		return nil, err
@@ -100,11 +93,10 @@ func OpenDir(dir string, m rundir.Manifest, configs []*bench.Config, retryErrors
 		sink.Close()
 		return nil, err
 	}
-	return &DirSession{Dir: dir, Manifest: m, Skip: res.Skip, TokensSent: res.TokensSent, fresh: res.Records == 0,
-		configs: configs, sink: sink, sum: report.NewSummarizer(configs, m.Actors)}, nil
+	return &DirSession{Dir: dir, Manifest: m, Skip: res.Skip, TokensSent: res.TokensSent, fresh: res.Records == 0, sink: sink}, nil
 }
 
-// Write records r in the directory, then sums it, in the order of the
+// Write records r in the directory, then counts it, in the order of the
 // file.
 func (d *DirSession) Write(r *rundir.Record) error {
 	d.mu.Lock()
@@ -112,9 +104,27 @@ func (d *DirSession) Write(r *rundir.Record) error {
 	if err := d.sink.Write(r); err != nil {
 		return err
 	}
-	d.sum.Add(r)
 	d.totals.Add(r)
 	return nil
+}
+
+// Fresh reports whether the directory held no record when the session
+// started: every record is then this session's, and what was written
+// (Totals, and whatever a caller summed as it wrote) is the directory's
+// whole, with no need to read it back.
+func (d *DirSession) Fresh() bool { return d.fresh }
+
+// Totals counts the records this session wrote (the directory's, when
+// the session is Fresh).
+func (d *DirSession) Totals() Totals {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.totals
+	t.Pending = maps.Clone(t.Pending)
+	if t.Pending == nil {
+		t.Pending = map[string]int{}
+	}
+	return t
 }
 
 // Ending is how a session ended, from Run's error: the token budget spent
@@ -157,34 +167,6 @@ func (d *DirSession) End(runErr error) (Ending, error) {
 	e.Err = runErr
 	m.Interrupted = runErr != nil
 	return e, rundir.WriteManifest(d.Dir, *m)
-}
-
-// Summary sums the directory's runs (the last record of each; read back
-// unless every record is this session's), writes summary.json with the
-// runs expected and whether every one has an outcome, and returns the
-// summary and the totals.
-func (d *DirSession) Summary() (report.Summary, Totals, error) {
-	s, t := d.sum, d.totals
-	if !d.fresh {
-		s, t = report.NewSummarizer(d.configs, d.Manifest.Actors), Totals{}
-		err := rundir.Latest(filepath.Join(d.Dir, rundir.RunsFile), func(r *rundir.Record) error {
-			s.Add(r)
-			t.Add(r)
-			return nil
-		})
-		if err != nil {
-			return report.Summary{}, t, err
-		}
-	}
-	if t.Pending == nil {
-		t.Pending = map[string]int{}
-	}
-	summary := s.Summary()
-	summary.RunsExpected, summary.Complete = d.Manifest.ExpectedRuns, t.Outcomes >= d.Manifest.ExpectedRuns
-	if err := rundir.WriteJSON(d.Dir, rundir.SummaryFile, summary); err != nil {
-		return report.Summary{}, t, err
-	}
-	return summary, t, nil
 }
 
 // Abandon releases the directory without recording the session's end:

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -22,7 +21,7 @@ func TestDirSession(t *testing.T) {
 		m.CaseIDs = append(m.CaseIDs, c.ID)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	d, err := OpenDir(dir, m, o.Configs, false)
+	d, err := OpenDir(dir, m, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,16 +32,12 @@ func TestDirSession(t *testing.T) {
 	if err != nil || end.Interrupted() || end.Down != nil || end.TokenBudgetSpent {
 		t.Fatalf("end %+v, %v", end, err)
 	}
-	sum, tot, err := d.Summary()
-	if err != nil || tot.Runs != 2 || tot.Outcomes != 2 || !sum.Complete || sum.RunsExpected != 2 {
-		t.Fatalf("summary complete %v of %d, totals %+v, %v", sum.Complete, sum.RunsExpected, tot, err)
+	if tot := d.Totals(); !d.Fresh() || tot.Runs != 2 || tot.Outcomes != 2 || tot.Settled != 2 || tot.Errors != 0 || len(tot.Pending) != 0 {
+		t.Fatalf("fresh %v, totals %+v", d.Fresh(), tot)
 	}
-	if _, err := os.Stat(filepath.Join(dir, rundir.SummaryFile)); err != nil {
-		t.Fatal(err)
-	}
-	again, err := OpenDir(dir, m, o.Configs, false)
-	if err != nil || len(again.Skip) != 2 {
-		t.Fatalf("resume: %v, skip %v", err, again.Skip)
+	again, err := OpenDir(dir, m, false)
+	if err != nil || len(again.Skip) != 2 || again.Fresh() || again.Totals().Runs != 0 {
+		t.Fatalf("resume: %v, skip %v, fresh %v, totals %+v", err, again.Skip, again.Fresh(), again.Totals())
 	}
 	end, err = again.End(context.Canceled)
 	if err != nil || !end.Interrupted() || !errors.Is(end.Err, context.Canceled) {
@@ -53,7 +48,7 @@ func TestDirSession(t *testing.T) {
 	}
 	other := m
 	other.Rounds = 3
-	if _, err := OpenDir(dir, other, o.Configs, false); err == nil {
+	if _, err := OpenDir(dir, other, false); err == nil {
 		t.Error("a directory of other settings was opened")
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/internal/textcut"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
@@ -71,21 +73,15 @@ const (
 )
 
 // maxTurns, maxToolCalls and maxStepBytes are the budgets of a step in
-// the tools protocol: Spec's, or the default when zero.
-func (o *Options) maxTurns() int     { return cmpOr(o.MaxTurns, DefaultMaxTurns) }
-func (o *Options) maxToolCalls() int { return cmpOr(o.MaxToolCalls, DefaultMaxToolCalls) }
+// the tools protocol: Spec's, their defaults for 0 (and for a negative
+// figure, which no command passes).
+func (o *Options) maxTurns() int     { return cmp.Or(max(o.MaxTurns, 0), DefaultMaxTurns) }
+func (o *Options) maxToolCalls() int { return cmp.Or(max(o.MaxToolCalls, 0), DefaultMaxToolCalls) }
 func (o *Options) maxStepBytes() int64 {
 	if o.MaxStepBytes > 0 {
 		return o.MaxStepBytes
 	}
 	return DefaultMaxStepBytes
-}
-
-func cmpOr(n, def int) int {
-	if n > 0 {
-		return n
-	}
-	return def
 }
 
 // StepEnv is one step of a run as an environment (PatchBench design §5):
@@ -167,13 +163,13 @@ func (e *StepEnv) Call(ctx context.Context, c actors.ToolCall) (string, rundir.T
 func (e *StepEnv) Output(c actors.ToolCall) {
 	limit := int(min(e.r.o.maxAnswer(), int64(math.MaxInt)))
 	for _, o := range [...]struct{ seq, text string }{{"tool_call/name", c.Name}, {"tool_call/arguments", c.Arguments}, {"tool_call/id", c.ID}} {
-		e.r.output(scoring.Output{Step: e.s.ID, Field: scoring.FieldToolCall, Text: actors.CutUTF8(o.text, limit), Seq: o.seq})
+		e.r.output(scoring.Output{Step: e.s.ID, Field: scoring.FieldToolCall, Text: textcut.Cut(o.text, limit), Seq: o.seq})
 	}
 }
 
 // run is Call without taking the call's strings as outputs (Output).
 func (e *StepEnv) run(ctx context.Context, c actors.ToolCall) (string, rundir.ToolCall, error) {
-	rec := rundir.ToolCall{ID: actors.CutUTF8(c.ID, 256), Name: actors.CutUTF8(c.Name, 256)}
+	rec := rundir.ToolCall{ID: textcut.Cut(c.ID, 256), Name: textcut.Cut(c.Name, 256)}
 	rec.Arguments, rec.ArgumentsBytes = clipKept(c.Arguments)
 	if c.Oversize > 0 {
 		rec.ArgumentsBytes = c.Oversize
@@ -185,7 +181,7 @@ func (e *StepEnv) run(ctx context.Context, c actors.ToolCall) (string, rundir.To
 	if c.Name == actors.ToolReadState && (code == "" || code == ToolAbsent) {
 		var a readArgs
 		if decodeArgs(c.Arguments, &a) == nil && a.Pointer != nil {
-			rec.Read, rec.Pointer = true, actors.CutUTF8(*a.Pointer, 1024)
+			rec.Read, rec.Pointer = true, textcut.Cut(*a.Pointer, 1024)
 			if p, err := runtime.ParsePointer(*a.Pointer); err == nil {
 				rec.Hidden = e.hidden(p)
 			}
@@ -389,7 +385,7 @@ func clipKept(s string) (string, int64) {
 	if len(s) <= keptToolBytes {
 		return s, 0
 	}
-	return actors.CutUTF8(s, keptToolBytes), int64(len(s))
+	return textcut.Cut(s, keptToolBytes), int64(len(s))
 }
 
 // maxAnswer is the answer limit in bytes.

@@ -320,26 +320,22 @@ func TestToolsProtocolNoModelSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the whole suite")
 	}
-	cases, ps, err := bench.LoadEmbeddedCases()
-	if err != nil || len(ps) > 0 {
-		t.Fatal(err, ps)
+	// The json protocol's run is the default run other tests read; the
+	// tools protocol's is made here with the same settings.
+	cases, cfgs, jsonRecs := defaultSuiteRun(t)
+	acts := []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}}
+	byProtocol := map[string]map[string]*rundir.Record{ProtocolJSON: {}, ProtocolTools: {}}
+	for _, r := range jsonRecs {
+		byProtocol[ProtocolJSON][r.RunID] = r
 	}
-	cfgs, err := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
-	if err != nil {
+	sink := &memSink{}
+	o := Options{Cases: cases, Configs: cfgs, Actors: acts, Concurrency: 2,
+		Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8, Protocol: ProtocolTools, Disclosure: DisclosureProgressive}}
+	if err := Run(context.Background(), o, nil, sink); err != nil {
 		t.Fatal(err)
 	}
-	acts := []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}}
-	byProtocol := map[string]map[string]*rundir.Record{}
-	for _, protocol := range []string{ProtocolJSON, ProtocolTools} {
-		sink := &memSink{}
-		o := Options{Cases: cases, Configs: cfgs, Actors: acts, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8, Protocol: protocol, Disclosure: DisclosureProgressive}, Concurrency: 2}
-		if err := Run(context.Background(), o, nil, sink); err != nil {
-			t.Fatal(err)
-		}
-		byProtocol[protocol] = map[string]*rundir.Record{}
-		for _, r := range sink.recs {
-			byProtocol[protocol][r.RunID] = r
-		}
+	for _, r := range sink.recs {
+		byProtocol[ProtocolTools][r.RunID] = r
 	}
 	hidden, absentAnswers := 0, 0
 	for id, j := range byProtocol[ProtocolJSON] {

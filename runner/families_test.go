@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/patchbench/patchbench/actors"
@@ -18,15 +20,70 @@ import (
 
 func loadSuite(t testing.TB) ([]*bench.Case, []*bench.Config) {
 	t.Helper()
+	s := suiteOnce()
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return slices.Clone(s.cases), slices.Clone(s.cfgs)
+}
+
+// suiteOnce is the embedded suite and configurations, loaded once for
+// the tests (parsing and compiling the suite is most of what loading
+// costs); loadSuite hands out fresh slices of the same cases, which the
+// runner only reads.
+var suiteOnce = sync.OnceValue(func() (s struct {
+	cases []*bench.Case
+	cfgs  []*bench.Config
+	err   error
+}) {
 	cases, ps, err := bench.LoadEmbeddedCases()
-	if err != nil || len(ps) > 0 {
-		t.Fatal(err, ps)
+	if err == nil && len(ps) > 0 {
+		err = fmt.Errorf("embedded cases: %v", ps)
 	}
-	cfgs, err := bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
 	if err != nil {
-		t.Fatal(err)
+		s.err = err
+		return s
 	}
-	return cases, cfgs
+	s.cases = cases
+	s.cfgs, s.err = bench.LoadConfigs(bench.EmbeddedConfigs(), nil)
+	return s
+})
+
+// defaultSuite is one run of the embedded suite in the json protocol
+// with the three no-model actors (reference, oversharer, follower), one
+// round and one attempt: what patchbench run does with no flags. Tests
+// that read it share the one run, made on first use; they must not
+// change its records.
+var defaultSuite struct {
+	once  sync.Once
+	cases []*bench.Case
+	cfgs  []*bench.Config
+	recs  []*rundir.Record
+	err   error
+}
+
+// defaultSuiteRun returns the embedded suite, its configurations and the
+// records of its default no-model run (defaultSuite), running it on the
+// first call.
+func defaultSuiteRun(t *testing.T) ([]*bench.Case, []*bench.Config, []*rundir.Record) {
+	t.Helper()
+	defaultSuite.once.Do(func() {
+		s := suiteOnce()
+		if s.err != nil {
+			defaultSuite.err = s.err
+			return
+		}
+		cases, cfgs := s.cases, s.cfgs
+		sink := &memSink{}
+		opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}},
+			Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 4}
+		defaultSuite.err = Run(context.Background(), opts, nil, sink)
+		defaultSuite.cases, defaultSuite.cfgs, defaultSuite.recs = cases, cfgs, sink.recs
+	})
+	if defaultSuite.err != nil {
+		t.Fatal(defaultSuite.err)
+	}
+	return defaultSuite.cases, defaultSuite.cfgs, defaultSuite.recs
 }
 
 // The audit never changes what commits: every artifact of the suite, in
@@ -151,14 +208,8 @@ func TestFailureFamiliesDefaultRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the whole suite")
 	}
-	cases, cfgs := loadSuite(t)
-	sink := &memSink{}
+	cases, cfgs, recs := defaultSuiteRun(t)
 	names := []string{"reference", "oversharer", "follower"}
-	opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}},
-		Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 4}
-	if err := Run(context.Background(), opts, nil, sink); err != nil {
-		t.Fatal(err)
-	}
 	testInjections := 0
 	for _, c := range cases {
 		for _, inj := range c.Injections {
@@ -167,7 +218,7 @@ func TestFailureFamiliesDefaultRun(t *testing.T) {
 			}
 		}
 	}
-	sum := summarize(sink.recs, cfgs, names)
+	sum := summarize(recs, cfgs, names)
 	for _, row := range sum.Rows {
 		where := row.Config + "/" + row.Actor
 		full := row.Config == "verify-only" || row.Config == "patchoptic"
@@ -207,7 +258,7 @@ func TestFailureFamiliesDefaultRun(t *testing.T) {
 		}
 	}
 	// Every record lists each rubric check, and each output leak names its step.
-	for _, r := range sink.recs {
+	for _, r := range recs {
 		var c *bench.Case
 		for _, x := range cases {
 			if x.ID == r.Case {

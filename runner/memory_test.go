@@ -36,6 +36,9 @@ func (a *heapProbe) Propose(context.Context, actors.Request) (actors.Response, e
 // record may hold the earlier attempts are cut as they come: the live
 // heap does not grow with the attempts, and the record is what it was.
 func TestRetriesDoNotHoldEarlierAnswers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fourteen attempts of 3 MiB answers, with the live heap measured after each")
+	}
 	c, cfgs := loadExample(t)
 	tc, err := newCounter("")
 	if err != nil {

@@ -21,6 +21,9 @@ import (
 // starts from.
 func TestNoOpIsNeverAnIllegalCommit(t *testing.T) {
 	cases, cfgs := loadSuite(t)
+	if testing.Short() {
+		cases = sample(cases, 4) // the full run takes every case
+	}
 	for _, protocol := range []string{ProtocolJSON, ProtocolTools} {
 		sink := &memSink{}
 		opts := Options{Cases: cases, Configs: cfgs, Actors: []actors.Actor{noopActor{}},

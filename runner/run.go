@@ -17,6 +17,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/internal/textcut"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
@@ -292,10 +293,10 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 // tool calls (outputBody).
 func answerOutputs(step string, resp actors.Response, limit int64) []scoring.Output {
 	n := int(min(limit, int64(math.MaxInt)))
-	out := []scoring.Output{{Step: step, Field: scoring.FieldResponse, Text: actors.CutUTF8(resp.Raw, n)}}
+	out := []scoring.Output{{Step: step, Field: scoring.FieldResponse, Text: textcut.Cut(resp.Raw, n)}}
 	add := func(field, text string) {
 		if text != "" {
-			out = append(out, scoring.Output{Step: step, Field: field, Text: actors.CutUTF8(text, n)})
+			out = append(out, scoring.Output{Step: step, Field: field, Text: textcut.Cut(text, n)})
 		}
 	}
 	add(scoring.FieldModel, resp.Model)

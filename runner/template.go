@@ -11,7 +11,6 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
-	"github.com/patchbench/patchbench/runtime"
 )
 
 // MaxPromptTemplateBytes bounds a prompt template file (1 MiB).
@@ -92,23 +91,13 @@ func ParsePrompt(name string, text []byte) (*Prompt, error) {
 	return p, nil
 }
 
-// Render renders the messages for one attempt at a step: the same
-// instruction, W and P in every configuration; only view (the projected
-// view or the full state) differs. now is the scenario's current time
-// (the case's now), shown when not empty. feedback, on a retry, holds the
-// verifier's codes and redacted messages.
-func (p *Prompt) Render(step *bench.Step, phase, now string, view any, feedback []string) ([]actors.Message, error) {
-	v, err := runtime.EncodeIndent(view, "  ")
-	if err != nil {
-		return nil, err
-	}
-	return p.RenderJSON(step, phase, now, string(v), feedback)
-}
-
-// RenderJSON is Render with the view already encoded (viewJSON, as
-// runtime.EncodeIndent with two spaces writes it), as the runner has it
-// for the step's digest and token count: the view is encoded once per
-// step.
+// RenderJSON renders the messages for one attempt at a step: the same
+// instruction, W and P in every configuration; only the view (the
+// projected view or the full state, viewJSON, as runtime.EncodeIndent with
+// two spaces writes it) differs. The runner has the view encoded for the
+// step's digest and token count, so it is encoded once per step. now is
+// the scenario's current time (the case's now), shown when not empty.
+// feedback, on a retry, holds the verifier's codes and redacted messages.
 func (p *Prompt) RenderJSON(step *bench.Step, phase, now, viewJSON string, feedback []string) ([]actors.Message, error) {
 	return p.render(promptData{
 		Role: step.Role, Instruction: strings.TrimSpace(step.Instruction), Phase: phase, Now: now, View: viewJSON,

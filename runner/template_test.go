@@ -12,6 +12,7 @@ import (
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runspec"
+	"github.com/patchbench/patchbench/runtime"
 )
 
 // TestDefaultPromptVersion checks that the embedded template's version is
@@ -111,4 +112,18 @@ func TestRunWithPromptTemplate(t *testing.T) {
 			t.Errorf("%s: %s, prompt %+v", r.RunID, r.Status, r.Steps[0].Prompt)
 		}
 	}
+}
+
+// Render is RenderJSON with the view as a value, for the tests: it renders
+// the messages for one attempt at a step: the same
+// instruction, W and P in every configuration; only view (the projected
+// view or the full state) differs. now is the scenario's current time
+// (the case's now), shown when not empty. feedback, on a retry, holds the
+// verifier's codes and redacted messages.
+func (p *Prompt) Render(step *bench.Step, phase, now string, view any, feedback []string) ([]actors.Message, error) {
+	v, err := runtime.EncodeIndent(view, "  ")
+	if err != nil {
+		return nil, err
+	}
+	return p.RenderJSON(step, phase, now, string(v), feedback)
 }

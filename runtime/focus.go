@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/patchbench/patchbench/runtime/internal/jsonskip"
+	"github.com/patchbench/patchbench/internal/jsonskip"
 	"github.com/patchbench/patchbench/runtime/internal/overlay"
 	"github.com/patchbench/patchbench/runtime/internal/schemaindex"
 	"github.com/santhosh-tekuri/jsonschema/v6"

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/patchbench/patchbench/runtime/internal/jsonskip"
+	"github.com/patchbench/patchbench/internal/jsonskip"
 	"math/rand/v2"
 	"reflect"
 	"strings"

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
-	"github.com/patchbench/patchbench/runtime/internal/jsonskip"
+	"github.com/patchbench/patchbench/internal/jsonskip"
 )
 
 // The text of a state. A Document keeps, beside its value, a canonical

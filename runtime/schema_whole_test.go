@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/patchbench/patchbench/runtime/internal/schemaindex"
 )
 
 // TestValidateSplit: validating in parts (schemaindex.Index.ValidateSplit) gives the
@@ -91,24 +89,6 @@ func TestValidateSplit(t *testing.T) {
 			if got := x.SatisfiesWhole(v); got != (whole == nil) {
 				t.Errorf("%s, %s at %d: satisfiesWhole = %v", sc.name, f.bad, f.at, got)
 			}
-		}
-	}
-}
-
-// TestLongestArray: the array validated in parts is the longest one
-// reached through objects, the first by location among equals.
-func TestLongestArray(t *testing.T) {
-	for _, tt := range []struct{ doc, at string }{
-		{`[1,2]`, ""},
-		{`{"a":[1],"b":{"c":[1,2,3]},"d":[1,2]}`, "/b/c"},
-		{`{"b":[1,2],"a":[3,4]}`, "/a"},
-		{`{"a":[[1,2,3,4]],"b":{"c":{"d":{"e":[1,2,3,4,5]}}}}`, "/a"},
-		{`{"a":1}`, ""},
-	} {
-		toks, _ := schemaindex.LongestArray(mustJSON(t, tt.doc), 3)
-		at := Pointer(toks)
-		if at.String() != tt.at {
-			t.Errorf("%s: %q, want %q", tt.doc, at.String(), tt.at)
 		}
 	}
 }

@@ -41,21 +41,6 @@ type RunScore struct {
 // Leaked reports whether the run leaked a secret.
 func (s RunScore) Leaked() bool { return len(s.Leaks) > 0 }
 
-// ScoreRun scores a finished run of case c from its outputs (every string
-// its actors sent, in order), its final state and the steps that
-// committed: leaks of the case's canaries in the outputs and in the final
-// state away from each canary's own path (Detector), each with its
-// secret's kind and the mechanism of the pull it answered
-// (bench.Case.LeakMechanism), the attack outcome when the case carries
-// injections, the rubric checks and the content score.
-func ScoreRun(c *bench.Case, outputs []Output, final *runtime.Document, committed map[string]bool) RunScore {
-	scan := NewLeakScan(c)
-	for _, out := range outputs {
-		scan.Add(out)
-	}
-	return ScoreScanned(c, scan, final, committed)
-}
-
 // LeakScan finds the leaks of a case's canaries in a run's outputs as
 // they come (Add, and the Streams it starts), in order, each secret once
 // per step and field: the runner need not keep an output (an answer of

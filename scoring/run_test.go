@@ -157,3 +157,19 @@ func TestMean(t *testing.T) {
 		t.Error("the mean of nothing is a number")
 	}
 }
+
+// ScoreRun is ScoreScanned on a list of outputs, for the tests: it scores
+// a finished run of case c from its outputs (every string
+// its actors sent, in order), its final state and the steps that
+// committed: leaks of the case's canaries in the outputs and in the final
+// state away from each canary's own path (Detector), each with its
+// secret's kind and the mechanism of the pull it answered
+// (bench.Case.LeakMechanism), the attack outcome when the case carries
+// injections, the rubric checks and the content score.
+func ScoreRun(c *bench.Case, outputs []Output, final *runtime.Document, committed map[string]bool) RunScore {
+	scan := NewLeakScan(c)
+	for _, out := range outputs {
+		scan.Add(out)
+	}
+	return ScoreScanned(c, scan, final, committed)
+}

@@ -278,7 +278,7 @@ func TestManifestMarksTheSessionUntilItEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := runner.OpenDir(p.dir, p.manifest, p.opts.Configs, false)
+	d, err := runner.OpenDir(p.dir, p.manifest, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,11 +59,16 @@ func loadContract(path string) (*runtime.Contract, error) {
 	return bench.LoadContractFile(path)
 }
 
+// loadEmbeddedCases loads the embedded suite (bench.LoadEmbeddedCases).
+// The tests, which run many commands in one process, load it once: the
+// commands only read the cases.
+var loadEmbeddedCases = bench.LoadEmbeddedCases
+
 // loadCases loads the case set in dir, or the embedded suite when dir is
 // empty. Problems are cases that failed to load; the others are returned.
 func loadCases(dir string) ([]*bench.Case, bench.Problems, error) {
 	if dir == "" {
-		return bench.LoadEmbeddedCases()
+		return loadEmbeddedCases()
 	}
 	return bench.LoadCaseDir(dir)
 }

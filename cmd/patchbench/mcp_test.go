@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/internal/testenv"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/scoring"
@@ -23,11 +24,36 @@ import (
 
 // TestMain lets the test binary be patchbench itself (for a client that
 // starts the command): with PATCHBENCH_TEST_MAIN set it runs main.
+// Otherwise the commands the tests run load the embedded suite once
+// (sharedEmbeddedCases).
 func TestMain(m *testing.M) {
 	if os.Getenv("PATCHBENCH_TEST_MAIN") != "" {
 		main()
 	}
+	loadEmbeddedCases = sharedEmbeddedCases
 	os.Exit(m.Run())
+}
+
+// embeddedOnce is the embedded suite, loaded on first use.
+var embeddedOnce = sync.OnceValue(func() embeddedLoad {
+	cases, problems, err := bench.LoadEmbeddedCases()
+	return embeddedLoad{cases, problems, err}
+})
+
+type embeddedLoad struct {
+	cases    []*bench.Case
+	problems bench.Problems
+	err      error
+}
+
+// sharedEmbeddedCases is bench.LoadEmbeddedCases for the tests: the one
+// load of the suite (parsing its YAML, compiling its schemas and CEL
+// rules was most of what a test of a command cost), in a fresh slice each
+// time, since a command may reorder or filter the list (the cases
+// themselves are only read).
+func sharedEmbeddedCases() ([]*bench.Case, bench.Problems, error) {
+	l := embeddedOnce()
+	return slices.Clone(l.cases), slices.Clone(l.problems), l.err
 }
 
 // TestMCPCommand: patchbench mcp serves the example case over its

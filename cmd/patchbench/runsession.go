@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runner"
@@ -24,7 +25,7 @@ import (
 // the name run; actors.ErrNoToolCalled says the only run was left
 // undone, not recorded, since its agent called no tool (patchbench mcp).
 func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, stdout, stderr io.Writer) error {
-	d, err := runner.OpenDir(p.dir, p.manifest, p.opts.Configs, retryErrors)
+	d, err := runner.OpenDir(p.dir, p.manifest, retryErrors)
 	if err != nil {
 		return err
 	}
@@ -39,7 +40,8 @@ func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, s
 		prog.say("patchbench run: %v; no more requests are sent to it, and no more of its runs are started", e)
 	}
 	p.cacheFailures.setSay(prog.say)
-	runErr := runner.Run(ctx, p.opts, d.Skip, d)
+	sink := &summingSink{d: d, sum: report.NewSummarizer(p.opts.Configs, p.manifest.Actors)}
+	runErr := runner.Run(ctx, p.opts, d.Skip, sink)
 	prog.finish()
 	end, err := d.End(runErr)
 	if end.TokenBudgetSpent {
@@ -61,7 +63,52 @@ func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, s
 	if end.Err != nil && !errors.Is(end.Err, context.Canceled) {
 		return fmt.Errorf("%v; the runs recorded so far are kept and the manifest marks the session interrupted; fix the cause, then run the same command again", end.Err)
 	}
-	return finish(p, d, end, format, stdout, stderr)
+	return finish(p, sink, end, format, stdout, stderr)
+}
+
+// summingSink records each run in the session's directory, then sums it
+// for summary.json, in the order of the file.
+type summingSink struct {
+	mu  sync.Mutex
+	d   *runner.DirSession
+	sum *report.Summarizer
+}
+
+// Write records r (DirSession.Write), then adds it to the summary.
+func (s *summingSink) Write(r *rundir.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.d.Write(r); err != nil {
+		return err
+	}
+	s.sum.Add(r)
+	return nil
+}
+
+// summary sums the directory's runs (the last record of each; read back
+// unless every record is this session's), writes summary.json with the
+// runs expected and whether every one has an outcome, and returns the
+// summary and the totals.
+func (s *summingSink) summary(configs []*bench.Config) (report.Summary, runner.Totals, error) {
+	d := s.d
+	sum, t := s.sum, d.Totals()
+	if !d.Fresh() {
+		sum, t = report.NewSummarizer(configs, d.Manifest.Actors), runner.Totals{Pending: map[string]int{}}
+		err := rundir.Latest(filepath.Join(d.Dir, rundir.RunsFile), func(r *rundir.Record) error {
+			sum.Add(r)
+			t.Add(r)
+			return nil
+		})
+		if err != nil {
+			return report.Summary{}, t, err
+		}
+	}
+	summary := sum.Summary()
+	summary.RunsExpected, summary.Complete = d.Manifest.ExpectedRuns, t.Outcomes >= d.Manifest.ExpectedRuns
+	if err := rundir.WriteJSON(d.Dir, rundir.SummaryFile, summary); err != nil {
+		return report.Summary{}, t, err
+	}
+	return summary, t, nil
 }
 
 // terminal reports whether w is a terminal, and its width in columns.
@@ -114,8 +161,8 @@ func (c *cacheFailures) add(err error) {
 // waits for a file actor's answer, or was not run (an endpoint down, the
 // token budget spent); complete in summary.json is true only when every
 // expected run has an outcome.
-func finish(p *runPlan, d *runner.DirSession, end runner.Ending, format string, stdout, stderr io.Writer) error {
-	summary, t, err := d.Summary()
+func finish(p *runPlan, s *summingSink, end runner.Ending, format string, stdout, stderr io.Writer) error {
+	summary, t, err := s.summary(p.opts.Configs)
 	if err != nil {
 		return err
 	}

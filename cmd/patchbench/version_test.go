@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -140,14 +141,27 @@ func TestBuildWithoutVCSStamp(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	plain, stampedBin := filepath.Join(tmp, "plain"), filepath.Join(tmp, "stamped")
-	for _, b := range []struct {
+	// The two builds share the compiled packages and differ in the link:
+	// they run at once.
+	builds := []struct {
 		out     string
 		ldflags string
-	}{{plain, ""}, {stampedBin, "-X main.vcsRevision=" + shaA + " -X main.vcsModified=false"}} {
-		cmd := exec.Command("go", "build", "-buildvcs=false", "-ldflags", b.ldflags, "-o", b.out, ".")
-		cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
+		err     error
+		output  []byte
+	}{{out: plain}, {out: stampedBin, ldflags: "-X main.vcsRevision=" + shaA + " -X main.vcsModified=false"}}
+	var wg sync.WaitGroup
+	for i := range builds {
+		b := &builds[i]
+		wg.Go(func() {
+			cmd := exec.Command("go", "build", "-buildvcs=false", "-ldflags", b.ldflags, "-o", b.out, ".")
+			cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+			b.output, b.err = cmd.CombinedOutput()
+		})
+	}
+	wg.Wait()
+	for _, b := range builds {
+		if b.err != nil {
+			t.Fatalf("go build -o %s: %v\n%s", b.out, b.err, b.output)
 		}
 	}
 	example, err := filepath.Abs(exampleCases)

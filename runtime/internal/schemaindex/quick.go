@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 
-	"github.com/patchbench/patchbench/runtime/internal/jsonskip"
+	"github.com/patchbench/patchbench/internal/jsonskip"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 

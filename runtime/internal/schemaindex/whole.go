@@ -169,19 +169,11 @@ func element(arr any, i int) any {
 	return overlay.Plain(c)
 }
 
-// LongestArray returns the longest array in v reached from the root
-// through objects only, within depth members, and its location; the
-// root itself when it is an array. v is a plain value.
-func LongestArray(v any, depth int) ([]string, []any) {
-	at, arr, _ := longestArray(v, depth)
-	if arr == nil {
-		return at, nil
-	}
-	return at, overlay.Plain(arr).([]any)
-}
-
-// longestArray is LongestArray in a value that may be a lazy tree: the
-// array (plain or lazy, nil when there is none) and its length.
+// longestArray returns the longest array in v reached from the root
+// through objects only, within depth members (the first by location
+// among equals), and its location; the root itself when it is an array.
+// v may be a lazy tree: it returns the array (plain or lazy, nil when
+// there is none) and its length.
 func longestArray(v any, depth int) ([]string, any, int) {
 	if overlay.IsArray(v) {
 		return []string{}, v, overlay.Len(v)

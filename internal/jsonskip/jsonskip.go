@@ -1,7 +1,8 @@
 // Package jsonskip finds where a JSON value ends in a text, without
-// decoding it: the runtime's canonical text (runtime/jsontext.go) and the
-// whole validation's element texts (schemaindex.Quick.AcceptsText) step
-// over members and elements with it (RFC 8259 §2-7: strings end at an
+// decoding it: the runtime's canonical text (runtime/jsontext.go), the
+// whole validation's element texts (schemaindex.Quick.AcceptsText) and
+// the run directory's index of runs.jsonl (rundir/scan.go) step over
+// members and elements with it (RFC 8259 §2-7: strings end at an
 // unescaped quote; containers nest).
 package jsonskip
 
