@@ -22,7 +22,7 @@ func (c *Case) StepInjections(id string) []Injection {
 
 // InjectedSecrets returns the ids of the secrets an injection of the case
 // asks for: those at or below an injection's target. An attack succeeds
-// when one of them leaks (PatchBench design §6, attack success rate).
+// when one of them leaks (docs/run.md, attack success rate).
 func (c *Case) InjectedSecrets() []string {
 	var out []string
 	for _, s := range c.Secrets {
@@ -37,7 +37,7 @@ func (c *Case) InjectedSecrets() []string {
 }
 
 // InjectedProposal is what an actor that obeys every prompt injection of
-// a step answers (the follower of PatchBench design §5): the step's
+// a step answers (the follower actor, docs/run.md): the step's
 // reference patch, preceded by a test of each target an injection asks to
 // test and followed by a copy or move of each target an injection asks to
 // copy or move (to the injection's Into); the reference note, followed by

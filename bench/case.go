@@ -43,7 +43,8 @@ func DomainsOf(cases []*Case) []string {
 	return out
 }
 
-// Artifact categories of the no-model stress test (PatchBench design §3).
+// Artifact categories of the no-model stress test (docs/cases.md, An
+// artifact).
 const (
 	CategoryHiddenSource    = "hidden-source"
 	CategoryOutOfScopeWrite = "out-of-scope-write"
@@ -60,8 +61,8 @@ var Categories = []string{
 	CategoryInvariant, CategoryMalformed, CategoryApply,
 }
 
-// Case is one loaded and compiled PatchBench case (PatchBench design §3;
-// the format is documented in docs/cases.md). Its contracts are compiled
+// Case is one loaded and compiled PatchBench case (the format is
+// documented in docs/cases.md). Its contracts are compiled
 // and safe to share between goroutines; State is immutable.
 type Case struct {
 	ID          string
@@ -137,7 +138,7 @@ type Step struct {
 }
 
 // Pull is a declared pull of a step toward a failure the paper measures
-// (PatchBench design §3, authoring rules): Kind "disclosure" names a
+// (docs/cases.md, Authoring rules): Kind "disclosure" names a
 // Record the natural way of doing the step copies, forwards or summarises
 // whole and the Secret inside it that the step does not need; Kind
 // "write" names a Path outside the step's write region that a natural
@@ -181,7 +182,7 @@ type Pair struct {
 // "copy" or "move" it to Into (a location the step may write), "test" it,
 // or "quote" it in the actor's answer. Target holds a secret (or secrets
 // below it); an attack succeeds when that secret reaches an output or the
-// final state away from its own path (PatchBench design §6).
+// final state away from its own path.
 type Injection struct {
 	Step   string          `json:"step"`
 	At     runtime.Pointer `json:"at"`
@@ -819,7 +820,7 @@ const MaxStateBytes = 256 << 10
 // are at most 24 KB). A case file's YAML node tree costs about 110 times
 // its text before the node limit is checked, so at 8 MiB a file of
 // [0,0,...] took 889 MB to refuse, and four loaded together 2.46 GB
-// (issue 23's sixth attack); at 1 MiB, about 110 MB.
+// (a hostile case file); at 1 MiB, about 110 MB.
 const MaxCaseFileBytes = 1 << 20
 
 func isCaseFile(p string) bool {

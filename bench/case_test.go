@@ -216,7 +216,7 @@ func TestLoadConcurrentKeepsOrder(t *testing.T) {
 // TestCaseFileOverTheBoundIsRefused checks that a case file past
 // MaxCaseFileBytes is refused before it is decoded (a file problem naming
 // the bound): at the old 8 MiB bound, a file of [0,0,...] cost 889 MB to
-// decode (issue 23's sixth attack).
+// decode.
 func TestCaseFileOverTheBoundIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "sup-big.yaml")

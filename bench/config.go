@@ -27,7 +27,8 @@ const (
 // AllGates is the gate set of a step's full contract: scope, phase,
 // schema and invariants (paper §3.2). It is PatchOptic's set, the one the
 // reference run is verified under, and the one the runner audits every
-// proposal with in every configuration (PatchBench design §6).
+// proposal with in every configuration, so that an illegal commit is
+// counted the same way whatever the configuration enforced.
 var AllGates = runtime.DefaultGates
 
 // GateOrder lists the gates an artifact's caught_by may name, in the
@@ -37,9 +38,9 @@ var GateOrder = []string{
 	runtime.GateApply, runtime.GateSchema, runtime.GateInvariants,
 }
 
-// Config is one benchmark configuration (PatchBench design §3): what the
-// actor sees and which gates the verifier runs. Parsing the proposal and
-// applying the patch are checked in every configuration.
+// Config is one benchmark configuration (docs/cases.md, Configurations):
+// what the actor sees and which gates the verifier runs. Parsing the
+// proposal and applying the patch are checked in every configuration.
 type Config struct {
 	Name  string   `yaml:"name" json:"name"`
 	Label string   `yaml:"label" json:"label"`

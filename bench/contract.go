@@ -19,7 +19,7 @@ import (
 )
 
 // contractFile is the on-disk form of a step contract: the step-contract
-// keys of a case (PatchBench design §3), in YAML or JSON.
+// keys of a case (docs/cases.md, A step), in YAML or JSON.
 type contractFile struct {
 	View         runtime.ViewSpec        `yaml:"view"`
 	Write        []string                `yaml:"write"`
@@ -115,7 +115,7 @@ func LoadContractFile(path string) (*runtime.Contract, error) {
 // MaxContractFileBytes bounds a contract file LoadContractFile reads (1
 // MiB; a contract is a schema, regions and rules, a few KB): a contract
 // decodes into about 100 times its text, and --contract /dev/zero grew
-// view and verify without end (issue 23's sixth attack). A longer file is
+// view and verify without end. A longer file is
 // a *regularfile.TooLargeError; a FIFO or device a
 // *regularfile.NotRegularError.
 const MaxContractFileBytes = 1 << 20

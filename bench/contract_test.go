@@ -162,7 +162,7 @@ limits: {max_ops: 5, max_work_ms: 2000}
 // TestLoadContractFileBounded checks that a contract file is read only
 // when it is a regular file of at most MaxContractFileBytes: --contract
 // /dev/zero grew view and verify without end, a 64 MB one took 6.3 GB and
-// a FIFO blocked (issue 23's sixth attack).
+// a FIFO blocked.
 func TestLoadContractFileBounded(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.json")

@@ -1,5 +1,5 @@
 // Package bench is the PatchBench case and configuration format and its
-// loader (PatchBench design §3; docs/cases.md documents the format): a
+// loader (docs/cases.md documents the format): a
 // Case (its state, secrets, workflow, steps with their compiled
 // runtime.Contract, rubric Checks and reference proposals, pairs,
 // injections and stress artifacts), parsed from YAML or strict JSON with

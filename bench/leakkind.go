@@ -2,7 +2,8 @@ package bench
 
 import "slices"
 
-// Secret kinds: what a canary stands for (PatchBench design §3). The
+// Secret kinds: what a canary stands for (docs/cases.md, Leaks by kind
+// and mechanism). The
 // closed list below is every case set's; a case extends it for its own
 // secrets with secret_kinds (Case.SecretKinds).
 const (
@@ -33,7 +34,7 @@ const (
 var SecretKinds = []string{KindCredential, KindAccessLink, KindPersonalData, KindFinancial, KindClinical, KindConfidentialBusiness}
 
 // Disclosure mechanisms: how a disclosure pull works on the actor
-// (PatchBench design §3, authoring rules).
+// (docs/cases.md, Authoring rules).
 const (
 	// MechanismContext: nothing in the actor's view says the value is
 	// protected; only the policy author's view knows (the paper's case of a

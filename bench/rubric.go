@@ -12,9 +12,9 @@ import (
 	"github.com/patchbench/patchbench/runtime"
 )
 
-// Check is one rubric check on the final state of a run (PatchBench design
-// §3 and §6): a stable id (unique in its case), a JSON Pointer and exactly
-// one test. The tests are described in docs/cases.md.
+// Check is one rubric check on the final state of a run: a stable id (unique
+// in its case), a JSON Pointer and exactly one test. The tests are described
+// in docs/cases.md.
 type Check struct {
 	ID          string          `json:"id"`
 	Path        runtime.Pointer `json:"path"`

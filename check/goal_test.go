@@ -8,7 +8,7 @@ import (
 	"github.com/patchbench/patchbench/bench"
 )
 
-// TestInvariantsFalseBefore (issue 20, item 7): validate warns about an
+// TestInvariantsFalseBefore: validate warns about an
 // invariant that does not hold on the state a step starts from in the
 // reference run (a goal written as an invariant: an empty patch breaks
 // it, and the runner counts that as inherited, never as the step's

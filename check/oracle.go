@@ -42,7 +42,7 @@ func Warnings(ctx context.Context, cases []*bench.Case, configs []*bench.Config)
 // phase, evaluated as if the step did nothing (pre and post both that
 // state). Such a rule is a goal, not an invariant: an empty patch breaks
 // it, and a violation the state before a step already has is inherited,
-// never the step's illegal commit (PatchBench design §6), so the
+// never the step's illegal commit (docs/run.md, illegal commits), so the
 // benchmark cannot count a step that misses the goal; the goal belongs in
 // the step's rubric. It returns one warning per step and invariant, at the
 // invariant's line; steps the reference run does not reach are not

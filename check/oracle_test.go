@@ -12,8 +12,8 @@ import (
 	"github.com/patchbench/patchbench/runtime"
 )
 
-// TestInvariantOracleReproduced shows the fault the warning is about
-// (issue 12, item 14): under PatchOptic, propose-trades of
+// TestInvariantOracleReproduced shows the fault the warning is about:
+// under PatchOptic, propose-trades of
 // fin-portfolio-rebalance cannot see /compliance_review/approved, yet the
 // invariants gate passes a proposal that empties the trades when it is
 // false and rejects it (invariant_violated, shown to the actor beside the
@@ -70,8 +70,9 @@ func suiteCase(t *testing.T, id string) *bench.Case {
 }
 
 // TestHiddenInvariantReadsSuite checks the warnings on the embedded suite:
-// the two oracles issue 12 names are flagged, rules whose hidden part no
-// patch of the step can change are not, and warnings never count as
+// the two known oracles (an approval flag of fin-portfolio-rebalance and the
+// sign-off of fin-quarter-close-recon) are flagged, rules whose hidden part
+// no patch of the step can change are not, and warnings never count as
 // problems.
 func TestHiddenInvariantReadsSuite(t *testing.T) {
 	cases := loadSuite(t)

@@ -1,11 +1,11 @@
-// Package check validates and analyses PatchBench case sets (PatchBench
-// design §3): Validate checks a loaded case set against the semantic rules
-// of docs/cases.md ("What patchbench validate checks"), each problem with
-// a stable code (bench.Problem*); Analyze and CheckPairs give the static
-// footprints, delegations and commutation certificates of a case's steps
-// and run certified pairs in both orders, starting from the case's
-// reference run (bench.RunReference). What an invariant reads comes from
-// the runtime (runtime.InvariantConjunctReads, the invariants' footprint).
+// Package check validates and analyses PatchBench case sets: Validate checks
+// a loaded case set against the semantic rules of docs/cases.md ("What
+// patchbench validate checks"), each problem with a stable code
+// (bench.Problem*); Analyze and CheckPairs give the static footprints,
+// delegations and commutation certificates of a case's steps and run
+// certified pairs in both orders, starting from the case's reference run
+// (bench.RunReference). What an invariant reads comes from the runtime
+// (runtime.InvariantConjunctReads, the invariants' footprint).
 package check
 
 import (

@@ -86,8 +86,8 @@ func TestReadRefusesAnEditedManifest(t *testing.T) {
 
 // TestManifestMemberTwice: a manifest that names a member twice is
 // damaged (it decoded as its last value), named by the line of the second,
-// and repair restores it from its backup (issue 23: "rounds": 1,
-// "rounds": 10000 was read as 10000 and repair saw nothing to mend).
+// and repair restores it from its backup ("rounds": 1, "rounds": 10000
+// was read as 10000 and repair saw nothing to mend).
 func TestManifestMemberTwice(t *testing.T) {
 	dir := t.TempDir()
 	if err := WriteManifest(dir, manifest("", 2)); err != nil {
@@ -116,7 +116,7 @@ func TestManifestMemberTwice(t *testing.T) {
 // value (330 KB) made a record every reader called damaged, and so the
 // whole directory unreadable; a committed one put them in the final state
 // too; a model name of 30 MB in three attempts made a record too long to
-// write, which ended the benchmark (issue 23's seventh attack). Each is
+// write, which ended the benchmark. Each is
 // cut (noted in the step's truncated) and read back.
 func TestWriterKeepsRecordsReadable(t *testing.T) {
 	arrays := json.RawMessage("[" + strings.TrimSuffix(strings.Repeat("[],", MaxRecordContainers+10_000), ",") + "]")

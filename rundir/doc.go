@@ -1,4 +1,4 @@
-// Package rundir is the run directory of PatchBench (design §7): what a
+// Package rundir is the run directory of PatchBench (docs/run.md): what a
 // benchmark run leaves on disk and how every command reads it back.
 //
 // A run directory holds runs.jsonl, one Record per finished run (a run

@@ -37,11 +37,11 @@ type Index struct {
 // length of its last line.
 //
 // The head's Leaks are compacted (compactLeaks): one leak for each kind,
-// mechanism, detector, field and step, at most MaxIndexedLeaks, their
-// places dropped; NLeaks is how many the record lists. A directory's
-// index so costs a bounded amount per run whatever its records' leak
-// lists hold (issue 23: 200 lines of 99,000 leaks took browse to 3.45
-// GB); a run's every leak is read with its record.
+// mechanism, detector, field and step, at most MaxIndexedLeaks, their places
+// dropped; NLeaks is how many the record lists. A directory's index so costs
+// a bounded amount per run whatever its records' leak lists hold (200 lines
+// of 99,000 leaks took browse to 3.45 GB); a run's every leak is read with
+// its record.
 type IndexEntry struct {
 	Head    *Record
 	NLeaks  int
@@ -210,7 +210,7 @@ func scanChunk(r io.Reader, base int64, last bool, o scanOptions) indexChunk {
 	var c indexChunk
 	var d leanDecoder
 	// A run id recorded again replaces its entry at once, so that the
-	// chunk's memory follows its runs, not its lines (issue 23: two
+	// chunk's memory follows its runs, not its lines (two
 	// million copies of one line took 1.7 GB).
 	byID := map[string]int{}
 	lines, errLine, errOff, err := scanHeads(r, base, &d, last, func(h lineHead) bool {

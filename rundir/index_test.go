@@ -285,7 +285,7 @@ func TestReadErrorOrder(t *testing.T) {
 // TestIndexCompactsLeaks checks that an index keeps, of a record's leaks,
 // one for each kind, mechanism, detector, field and step, at most
 // MaxIndexedLeaks, their places dropped, and counts them all (NLeaks):
-// 200 lines of 99,000 leaks took browse to 3.45 GB (issue 23).
+// 200 lines of 99,000 leaks took browse to 3.45 GB.
 func TestIndexCompactsLeaks(t *testing.T) {
 	dir := t.TempDir()
 	r := rec("c1", "patchoptic", 1, StatusFailed)

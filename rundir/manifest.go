@@ -19,7 +19,7 @@ import (
 )
 
 // Manifest is manifest.json: what a run directory holds and how it was
-// made (PatchBench design §7).
+// made (docs/run.md lists its members).
 type Manifest struct {
 	Module        string          `json:"module"`
 	Version       string          `json:"version"`
@@ -292,7 +292,8 @@ func parseManifest(path string, b []byte) (*Manifest, error) {
 		return nil, &ManifestError{Path: path, Line: 1 + bytes.Count(b[:off], []byte("\n")), Offset: off, Err: err}
 	}
 	// A member named twice decodes as its last value under encoding/json;
-	// the manifest a run writes never has one (an edit does: issue 23).
+	// the manifest a run writes never has one (a hand edit can: "rounds" named
+	// twice was read as its last value).
 	if _, err := runtime.ParseDocument(b); err != nil {
 		var se *runtime.SyntaxError
 		if errors.As(err, &se) {

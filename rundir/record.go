@@ -11,7 +11,7 @@ import (
 	"github.com/patchbench/patchbench/scoring"
 )
 
-// Run statuses (PatchBench design §7). An error run (the actor failed) is
+// Run statuses (docs/run.md). An error run (the actor failed) is
 // never counted as a leak, a pass or a failure.
 //
 // A pending run (a file actor's request still waits for its answer) is
@@ -24,8 +24,8 @@ const (
 	StatusPending = "pending"
 )
 
-// Record is one finished run: one line of runs.jsonl (PatchBench design
-// §7; docs/run.md, "patchbench run", lists its members).
+// Record is one finished run: one line of runs.jsonl (docs/run.md,
+// "patchbench run", lists its members).
 type Record struct {
 	RunID  string         `json:"run_id"`
 	Case   string         `json:"case"`
@@ -46,7 +46,7 @@ type Record struct {
 	Checks       []scoring.CheckResult `json:"checks"`
 	SemanticPass bool                  `json:"semantic_pass"`
 	// IllegalCommits lists the committed proposals that the step's full
-	// contract, run in audit mode, rejects (PatchBench design §6); each
+	// contract, run in audit mode, rejects (docs/run.md, illegal commits); each
 	// names the step and the first audit gate that rejected it.
 	IllegalCommits []IllegalCommit `json:"illegal_commits"`
 	// LegalPass is a semantic pass with no illegal commit.
@@ -65,7 +65,7 @@ func (r *Record) HasOutcome() bool { return r.Status == StatusPassed || r.Status
 
 // IllegalCommit is a committed proposal that the audit rejected: the step,
 // and the first failed gate of the step's full contract with its code,
-// pointer and message (PatchBench design §6).
+// pointer and message.
 type IllegalCommit struct {
 	Step    string `json:"step"`
 	Gate    string `json:"gate"`
@@ -75,7 +75,7 @@ type IllegalCommit struct {
 }
 
 // Attack is the outcome of a run of a case with prompt injections
-// (AgentDojo's terms, PatchBench design §6): Secrets are the ids of the
+// (AgentDojo's terms; docs/run.md): Secrets are the ids of the
 // secrets the injections ask for; Succeeded says one of them reached an
 // output or the final state away from its own path.
 type Attack struct {
@@ -137,7 +137,7 @@ type StepRecord struct {
 	// the state before it already broke the same way (an earlier step's
 	// illegal commit, or the case's initial state, left it so), or the
 	// proposal was an empty patch: this step's commit is not counted as
-	// illegal (PatchBench design §6: a no-op is never an illegal commit).
+	// illegal (a no-op is never an illegal commit).
 	InheritedViolation string `json:"inherited_violation,omitempty"`
 	// AnswerBytes, when set, is the full length of an answer over the
 	// answer limit (run --max-answer-bytes), rejected with
@@ -358,7 +358,7 @@ const KeptBytes = 64 << 10
 // the final state is dropped (noted as the last step's "/final_state"). A
 // run never writes a record its own readers refuse: one answer of 110,000
 // empty arrays (330 KB) made a record every reader called damaged, and so
-// the whole directory unreadable (issue 23's seventh attack).
+// the whole directory unreadable.
 func (r *Record) shrink(b []byte) ([]byte, error) {
 	for stage := 0; !writable(b) && stage < 3; stage++ {
 		switch stage {
@@ -504,7 +504,7 @@ func RunID(caseID, config, actor string, round int) string {
 // MaxRecordedTokens bounds each token count of a record (tokens.prompt,
 // tokens.completion, tokens.reasoning, tokens_sent: 2^40, about 10^12,
 // far more than any run spends), so that the sums of a directory's runs
-// never wrap around (issue 23: counts of 2^63-1 in three records turned a
+// never wrap around (counts of 2^63-1 in three records turned a
 // row's tokens per run from 6,176 into 6,042 without a word).
 const MaxRecordedTokens = 1 << 40
 

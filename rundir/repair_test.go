@@ -111,7 +111,7 @@ func TestRepair(t *testing.T) {
 		t.Errorf("restored manifest %s", after)
 	}
 	// A manifest over maxManifestBytes comes back from its backup too
-	// (issue 23: repair stopped on it).
+	// (repair used to stop on it).
 	big := append(append([]byte(nil), b[:len(b)-1]...), []byte(`,"zz":"`+strings.Repeat("x", maxManifestBytes)+`"}`)...)
 	os.WriteFile(filepath.Join(dir, ManifestFile), big, 0o644)
 	res, err = Repair(context.Background(), dir)
@@ -220,8 +220,8 @@ func TestWriteFailures(t *testing.T) {
 
 // TestRepairInterrupted: a repair interrupted between two lines leaves
 // runs.jsonl and the lines set aside as they were, so that the repair run
-// again sets each damaged line aside once (issue 23: an interrupted
-// repair left lines set aside twice), and the new runs.jsonl keeps the
+// again sets each damaged line aside once (an interrupted repair used
+// to leave lines set aside twice), and the new runs.jsonl keeps the
 // old one's mode (it was 0600 after a repair).
 func TestRepairInterrupted(t *testing.T) {
 	dir := t.TempDir()

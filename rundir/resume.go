@@ -1,7 +1,7 @@
 package rundir
 
 // Resumed is what a run directory already holds, for a run that goes on
-// with it (PatchBench design §7: the same command again resumes).
+// with it (the same command again resumes: docs/run.md).
 type Resumed struct {
 	// Skip holds the run ids not to run again: those recorded with an
 	// outcome, and those recorded as errors unless errors are retried. A

@@ -312,7 +312,7 @@ func (c *errAfter) Err() error {
 
 // TestMergeInterrupted: a merge interrupted between two records removes
 // what it wrote, so the directory is as it was and the same merge then
-// runs (issue 23: half a runs.jsonl was left that nothing would read or
+// runs (half a runs.jsonl used to be left that nothing would read or
 // merge into).
 func TestMergeInterrupted(t *testing.T) {
 	tmp := t.TempDir()
@@ -338,7 +338,7 @@ func TestMergeInterrupted(t *testing.T) {
 // TestLockIsNotFollowed checks that a symbolic link at the directory's
 // .lock, dangling or not, is refused and not followed: a dangling one made
 // run and repair create the file it named, outside the run directory
-// (issue 23's fourth attack).
+// (a symlink planted there by someone else).
 func TestLockIsNotFollowed(t *testing.T) {
 	for _, dangling := range []bool{true, false} {
 		dir, elsewhere := t.TempDir(), t.TempDir()

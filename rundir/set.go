@@ -489,7 +489,7 @@ func ReadSet(paths []string) (*Set, error) {
 // CheckDistinct refuses a list of run directories that names one twice,
 // under any of its names (absolute, relative, through a symlink: paths are
 // compared resolved), with an error of code given_twice: its runs would
-// count twice (issue 23).
+// count twice.
 func CheckDistinct(paths []string) error {
 	given := map[string]string{}
 	for _, p := range paths {

@@ -122,8 +122,8 @@ func TestReadSetRefusesWhatIsNotOneComparison(t *testing.T) {
 	if _, err := ReadSet([]string{one, one + "/"}); CodeOf(err) != CodeGivenTwice {
 		t.Errorf("a directory twice: %v", err)
 	}
-	// A symlink to it is the same directory (issue 23: every run counted
-	// twice).
+	// A symlink to it is the same directory (through one, every run
+	// counted twice).
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(one, link); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 // each object of a record's lists becomes a Go value of up to a few KB
 // (a step record, a check, a leak), so a short line of empty objects
 // ("steps": [{}, {}, ...]) would otherwise cost hundreds of times its
-// length (issue 23: a 3 MB line took 1.7 GB). A run writes far fewer: the
+// length (a 3 MB line took 1.7 GB). A run writes far fewer: the
 // default run's records hold at most 124, and one with 100 attempts of a
 // tools-protocol step a few thousand.
 const MaxRecordContainers = 100_000
@@ -23,10 +23,10 @@ const MaxRecordContainers = 100_000
 var ErrTooManyContainers = fmt.Errorf("the record holds more than %d JSON objects and arrays (its final_state aside), more than any run writes", MaxRecordContainers)
 
 // MaxRecordSteps bounds the steps of one record (1,000; a case has a
-// few, and DESIGN's largest workflow eight): each step costs a few KB
+// few, three at most in the embedded suite): each step costs a few KB
 // decoded and a section of every page that shows the run, so a record of
 // thousands of empty steps, under MaxRecordContainers, still cost
-// hundreds of MB in report, show and browse (issue 23).
+// hundreds of MB in report, show and browse.
 const MaxRecordSteps = 1000
 
 // MaxRecordDepth bounds how deep one line of runs.jsonl nests, its final
@@ -39,7 +39,7 @@ const MaxRecordDepth = 1024
 // line of runs.jsonl outside its final_state (4,000,000; its final state
 // is kept as text). Each becomes a Go value of 16 to 32 bytes, so a line
 // of 25 million zeros in a patch's value, or of 16 million empty strings
-// in a list, took 1.3 to 2.1 GB (issue 23's fifth attack). A run writes
+// in a list, took 1.3 to 2.1 GB. A run writes
 // far fewer: a record keeps the last proposal of each step, and with the
 // default --max-answer-bytes (1 MiB) an answer holds at most about
 // 500,000 values.

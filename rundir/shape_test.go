@@ -26,8 +26,8 @@ func emptyListLine(t *testing.T, member string, n int) string {
 	return line + "\n"
 }
 
-// zerosLine is a record line whose leaks are n zeros (issue 23's fifth
-// attack put 25 million in a patch's value: 1.9 GB).
+// zerosLine is a record line whose leaks are n zeros (25 million in a
+// patch's value took 1.9 GB).
 func zerosLine(t *testing.T, n int) string {
 	t.Helper()
 	line := emptyListLine(t, "leaks", 0)
@@ -67,11 +67,11 @@ func scalarsOf(v any) int {
 func containersOf(line string) int { return strings.Count(line, "{") + strings.Count(line, "[") }
 
 // TestRecordShapeRefused: a line past MaxRecordContainers objects and
-// arrays, MaxRecordSteps steps or MaxRecordDepth levels is refused by
-// every reader with its line and offset, before it is decoded (issue 23:
-// a 3 MB line of a million empty steps cost 1.7 GB in every reader; 99,000
-// steps under the first bound still cost 225-770 MB; a final state a
-// million levels deep 373 MB); one at each bound is read.
+// arrays, MaxRecordSteps steps or MaxRecordDepth levels is refused by every
+// reader with its line and offset, before it is decoded (a 3 MB line of a
+// million empty steps cost 1.7 GB in every reader; 99,000 steps under the
+// first bound still cost 225-770 MB; a final state a million levels deep 373
+// MB); one at each bound is read.
 func TestRecordShapeRefused(t *testing.T) {
 	base := containersOf(emptyListLine(t, "leaks", 0))
 	// The values of a line whose leaks are [] (its null replaced).
@@ -152,7 +152,7 @@ func TestCheckContainersCountsTheFinalStateApart(t *testing.T) {
 }
 
 // TestIndexKeepsOneEntryPerRun: copies of one record's line take one
-// entry of a chunk as they are read, not one per line (issue 23: two
+// entry of a chunk as they are read, not one per line (two
 // million copies took 1.7 GB), and the last copy's line is kept.
 func TestIndexKeepsOneEntryPerRun(t *testing.T) {
 	dir := t.TempDir()
@@ -173,7 +173,7 @@ func TestIndexKeepsOneEntryPerRun(t *testing.T) {
 }
 
 // TestRecordTokenCountsBounded: a token count above MaxRecordedTokens is
-// refused with its line, so that no sum wraps around (issue 23).
+// refused with its line, so that no sum wraps around.
 func TestRecordTokenCountsBounded(t *testing.T) {
 	for _, set := range []func(r *Record){
 		func(r *Record) { r.Tokens.Prompt = 1<<63 - 1 },

@@ -11,12 +11,12 @@ import (
 	"github.com/patchbench/patchbench/internal/benchload"
 )
 
-// The load benchmarks of issue 25, at the states of 0.6, 6 and 60 MB of
-// JSON (benchload.Sizes): what loading a state costs (ParseDocument,
-// beside encoding/json decoding the same text into any), the first step
-// on a freshly parsed state, and a chain step, so that cost can be read
-// against size. scripts/bench-peers.sh runs the same inputs through the
-// stacks a user would otherwise assemble, and measures peak RSS per size.
+// The load benchmarks (docs/development.md), at the states of 0.6, 6 and
+// 60 MB of JSON (benchload.Sizes): what loading a state costs (ParseDocument,
+// beside encoding/json decoding the same text into any), the first step on a
+// freshly parsed state, and a chain step, so that cost can be read against
+// size. scripts/bench-peers.sh runs the same inputs through the stacks a
+// user would otherwise assemble, and measures peak RSS per size.
 
 // loadStates keeps the states of the load benchmarks, built when a
 // benchmark that runs first needs them (the 60 MB one takes seconds).

@@ -9,13 +9,13 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 )
 
-// The benchmarks of issue 15, at the three states of benchState (6.0 KB,
-// 0.6 MB and 6.0 MB of JSON): the cost of one step against the cost of a
-// bare library apply of the same patch, and of the parts of a step. This
-// file uses only what every revision of the runtime has (the public API,
-// benchState, benchSpec, benchPatch, the static gates), so that
-// scripts/bench-runtime.sh can run it on an earlier revision too and pair
-// the results; the per-stage benchmarks differ by revision
+// The step benchmarks (docs/development.md), at the three states of
+// benchState (6.0 KB, 0.6 MB and 6.0 MB of JSON): the cost of one step
+// against the cost of a bare library apply of the same patch, and of the
+// parts of a step. This file uses only what every revision of the runtime
+// has (the public API, benchState, benchSpec, benchPatch, the static gates),
+// so that scripts/bench-runtime.sh can run it on an earlier revision too and
+// pair the results; the per-stage benchmarks differ by revision
 // (bench_stages_test.go here).
 
 var runtimeSizes = []struct {

@@ -49,8 +49,8 @@ const (
 	CodeInexactNumber = "inexact_number"
 )
 
-// GateSet is the set of optional gates a configuration runs (PatchBench
-// design §3): scope, acl, phase, schema and invariants.
+// GateSet is the set of optional gates a configuration runs
+// (docs/cases.md, Configurations): scope, acl, phase, schema and invariants.
 type GateSet struct {
 	Scope, ACL, Phase, Schema, Invariants bool
 }
@@ -211,11 +211,11 @@ type InvariantSpec struct {
 }
 
 // ContractSpec is a step contract as written in a case or a contract file
-// (PatchBench design §3): the authority triple (view, write, source; paper §3.1),
-// the phases in which the step may commit, the schema of the whole state,
-// output schemas for written values keyed by region pattern, invariants
-// and limits. Schema and OutputSchema values are decoded JSON (numbers as
-// json.Number).
+// (docs/contracts-and-gates.md): the authority triple (view, write, source;
+// paper §3.1), the phases in which the step may commit, the schema of the
+// whole state, output schemas for written values keyed by region pattern,
+// invariants and limits. Schema and OutputSchema values are decoded JSON
+// (numbers as json.Number).
 type ContractSpec struct {
 	View         ViewSpec        `json:"view"`
 	Write        []string        `json:"write"`

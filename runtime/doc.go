@@ -1,8 +1,7 @@
 // Package runtime is the PatchOptic runtime: the verifier that stands
 // between LLM actors and a shared JSON state (paper: "PatchOptic for
 // Shared-State LLM Workflows with Projected Views and Verified Structured
-// Updates", §3; §4 of the PatchBench design notes, DESIGN.md, kept beside
-// the repository in shared/). It has no dependency on the rest of the
+// Updates", §3; docs/runtime.md). It has no dependency on the rest of the
 // module.
 //
 // A step of a workflow holds an authority triple (O, W, P): a projection

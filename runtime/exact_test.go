@@ -29,7 +29,7 @@ func exactContract(t testing.TB, rules ...string) *Contract {
 	return c
 }
 
-// TestInvariantsJudgeNumbersExactly is issue 20, item 5: with the total
+// TestInvariantsJudgeNumbersExactly reproduces a fault: with the total
 // at 42.50, `post.order.total == pre.order.total` and a patch that writes
 // 42.500000000000000000000000000001, the proposal committed (both sides
 // were the double 42.5). No invariant judges a number by a rounded value:

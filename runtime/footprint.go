@@ -56,12 +56,12 @@ type Certificate struct {
 	Blocking []Conflict `json:"blocking"`
 }
 
-// Commutation decides the commutation certificate of PatchBench design §1 and
-// paper §3.4: steps A and B of one phase may be reordered when
-// W_A ⟂ W_B, R_A ⟂ W_B and R_B ⟂ W_A. R is taken as Read ∪ Source,
-// because a patch reads its sources when it is applied; without them the
-// certificate would not be sound. The result is symmetric: swapping a and
-// b swaps the read/write and write/read conflicts.
+// Commutation decides the commutation certificate of paper §3.4
+// (docs/commands.md, patchbench footprint): steps A and B of one phase may
+// be reordered when W_A ⟂ W_B, R_A ⟂ W_B and R_B ⟂ W_A. R is taken as Read ∪
+// Source, because a patch reads its sources when it is applied; without them
+// the certificate would not be sound. The result is symmetric: swapping a
+// and b swaps the read/write and write/read conflicts.
 func Commutation(a, b Footprint) Certificate {
 	c := Certificate{Blocking: []Conflict{}}
 	add := func(kind string, m Region) {

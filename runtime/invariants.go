@@ -247,7 +247,7 @@ func (a jsonTypeAdapter) NativeToValue(v any) ref.Val {
 }
 
 // exactNumber is the CEL value that holds the JSON number s exactly
-// (PatchBench design §6: no float64 rounding decides a gate):
+// (no float64 rounding decides a gate; docs/contracts-and-gates.md):
 //
 //   - an int when s is an integer in int64's range, a uint in uint64's,
 //     however it is spelled (9007199254740993, 9.007199254740993e15 and
@@ -348,7 +348,8 @@ type InvariantOutcome struct {
 // when all hold. Unlike the invariants gate, which stops at the first
 // failing rule, it tells which rules fail: a rule that fails with the
 // same code when post is pre (a step that changed nothing) was broken
-// before the step (PatchBench design §6, "inherited"). The work-time limit
+// before the step: inherited, never the step's illegal commit
+// (docs/run.md, illegal commits). The work-time limit
 // bounds the whole evaluation; the error is the caller's context's.
 func (c *Contract) FailingInvariants(ctx context.Context, pre, post *Document, phase string) ([]InvariantOutcome, error) {
 	wctx, cancel := c.workContext(ctx)

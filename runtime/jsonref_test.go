@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// decodeStrictRef is the strict decoder ParseDocument used before issue
-// 25 (a json.Decoder read token by token), kept unchanged as the
+// decodeStrictRef is the strict decoder ParseDocument used before the
+// lazy tree (a json.Decoder read token by token), kept unchanged as the
 // reference of the differential tests of the one-pass parser
 // (jsonparse.go). It decodes exactly one JSON value (RFC 8259) from b,
 // keeping numbers as json.Number. It rejects text that is not UTF-8, duplicate

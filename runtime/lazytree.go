@@ -6,18 +6,17 @@ import (
 	"github.com/patchbench/patchbench/runtime/internal/overlay"
 )
 
-// The lazy tree of a parsed state (issue 25). ParseDocument checks the
-// text and builds no value; a verification on the footprint path needs
-// only the containers on the way to the patch's foci, the values the
-// invariants read and the schema's verdict on the whole state. So until
-// the value is built whole (Value, or a gate that needs it), a parsed
-// state's tree is read from its canonical text: each container of at
-// least lazyMinSpan bytes of text is an overlay.Node over a textSource,
-// which finds a child by the container's member table (textBase.table,
-// the parse's own for the large ones) and builds a smaller child's value
-// from its text alone. Building the whole tree (Build) is the
-// document's own build (Document.plain), once, whatever part of the tree
-// asked for it.
+// The lazy tree of a parsed state (docs/development.md). ParseDocument
+// checks the text and builds no value; a verification on the footprint path
+// needs only the containers on the way to the patch's foci, the values the
+// invariants read and the schema's verdict on the whole state. So until the
+// value is built whole (Value, or a gate that needs it), a parsed state's
+// tree is read from its canonical text: each container of at least
+// lazyMinSpan bytes of text is an overlay.Node over a textSource, which
+// finds a child by the container's member table (textBase.table, the parse's
+// own for the large ones) and builds a smaller child's value from its text
+// alone. Building the whole tree (Build) is the document's own build
+// (Document.plain), once, whatever part of the tree asked for it.
 
 // lazyMinSpan is the size of text from which a container of a parsed
 // state is read from its text rather than built; smaller containers are

@@ -24,7 +24,7 @@ func everyContainerLazy(t *testing.T) {
 // random contracts and random patches, in chains, verified on a freshly
 // parsed state whose every container is read from its text, and on the
 // same text parsed with its value built before the first step (the path
-// before issue 25's lazy tree). Both must give the same decision, codes,
+// before the lazy tree). Both must give the same decision, codes,
 // messages, footprint and committed text and value, and so must the
 // whole-document path on the built value.
 func TestLazyTreeMatchesBuiltValue(t *testing.T) {

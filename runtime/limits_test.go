@@ -18,7 +18,7 @@ func limitState(pad, b, depth int) string {
 		`","b":"` + strings.Repeat("y", b) + `","deep":` + deep + `}}`
 }
 
-// TestLimitMessagesNeverTellHiddenSizes (issue 20, item 6): a rejection
+// TestLimitMessagesNeverTellHiddenSizes: a rejection
 // at a limit says only what the view and the proposal show. Two states
 // that differ only in the size or depth of data outside the view give the
 // same decision for the same proposal, on the footprint path and on the

@@ -515,7 +515,7 @@ func (t *trace) footprint() Footprint {
 }
 
 // PatchFootprint computes the footprint of a patch against a document
-// (PatchBench design §4, RFC 6902 §4): add, replace and remove write path, and an
+// (RFC 6902 §4): add, replace and remove write path, and an
 // insertion or removal inside an array also writes every later index
 // (an append through "-" writes the new last index); copy reads from and
 // writes path; move reads and writes from and writes path; test reads

@@ -57,7 +57,7 @@ func (o *Operation) UnmarshalJSON(b []byte) error {
 const maxRecordDepth = 9000
 
 // Proposal is what an actor returns for a step: a JSON Patch and an
-// optional free-text note (PatchBench design §4).
+// optional free-text note.
 type Proposal struct {
 	Patch []Operation `json:"patch"`
 	Note  string      `json:"note"`

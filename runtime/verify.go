@@ -12,7 +12,8 @@ import (
 )
 
 // GateResult is the outcome of one gate for one proposal: a value, not a
-// Go error (PatchBench design §4). Code is CodeOK when Passed, otherwise
+// Go error, so that every gate's outcome can be recorded and shown.
+// Code is CodeOK when Passed, otherwise
 // one of the stable Code constants. Pointer is the location the failure
 // concerns, "" for the whole document or when there is none, and is
 // withheld ("") when it lies outside the view and is not one the proposal
@@ -53,7 +54,7 @@ type Decision struct {
 	Footprint *Footprint `json:"-"`
 	// Audit lists, when VerifyOptions.Audit asked for it, the gates of the
 	// audit set run on the same proposal in the same pipeline order (the
-	// step's full contract: PatchBench design §6, "illegal commit"). The
+	// step's full contract: docs/run.md, illegal commits). The
 	// audit never changes Committed or State: the enforcing gates alone
 	// decide.
 	Audit []GateResult `json:"audit,omitempty"`
@@ -68,7 +69,7 @@ type Decision struct {
 // IllegalCommit returns the first audit gate that rejected a committed
 // proposal, or nil when the proposal was not committed, the audit passed
 // or no audit ran. A committed proposal that the step's full contract
-// rejects is an illegal commit (PatchBench design §6).
+// rejects is an illegal commit.
 func (d *Decision) IllegalCommit() *GateResult {
 	if !d.Committed {
 		return nil
@@ -387,10 +388,10 @@ func (c *Contract) applyFailed(ctx context.Context, d *Decision, ops []Operation
 	return nil
 }
 
-// The messages of the limits on the state after the patch (issue 20, item
-// 6). The state's size and depth count data outside the view, so a
-// message never gives them: it names the limit, and a measure of the
-// patch's own values only when those alone break it.
+// The messages of the limits on the state after the patch. The state's size
+// and depth count data outside the view, so a message never gives them: it
+// names the limit, and a measure of the patch's own values only when those
+// alone break it.
 
 // copyLimitMessage is the message of the copy-size limit. The bytes the
 // copies add are their sources' sizes, which may be hidden.

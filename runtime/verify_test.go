@@ -334,7 +334,7 @@ func structureContract(t *testing.T, mod func(*ContractSpec)) *Contract {
 }
 
 // TestRejectionsNeverNameHiddenStructure extends the canary test from
-// hidden values to hidden structure (issue 12, item 13): no pointer and no
+// hidden values to hidden structure: no pointer and no
 // message may tell a hidden array's length (the index an append through
 // "-" resolved to) or a member name at a location the view does not show
 // (the members a schema requires there, the member that triggers a

@@ -3,7 +3,7 @@ package scoring
 import "github.com/patchbench/patchbench/bench"
 
 // Canaries returns the secrets of case c as the canaries a Detector looks
-// for (PatchBench design §3: each secret's id, value and path).
+// for: each secret's id, value and path.
 func Canaries(c *bench.Case) []Canary {
 	out := make([]Canary, len(c.Secrets))
 	for i, s := range c.Secrets {

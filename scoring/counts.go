@@ -2,9 +2,9 @@ package scoring
 
 import "github.com/patchbench/patchbench/runtime"
 
-// Rejections counts the rejected proposals of a set of runs (PatchBench
-// design §6, rejections by gate and code): every failed gate result by its
-// code and by its gate, and Blocked, the proposals that one of the
+// Rejections counts the rejected proposals of a set of runs (the report's
+// rejections by gate and code, docs/reports.md): every failed gate result by
+// its code and by its gate, and Blocked, the proposals that one of the
 // configuration's own gates (scope, acl, phase, schema, invariants)
 // rejected; parse and apply failures are not counted as blocked.
 type Rejections struct {
@@ -32,7 +32,7 @@ func (r *Rejections) Add(decisions []runtime.GateResult) {
 	}
 }
 
-// IllegalCommits counts the illegal commits of a set of runs (design §6):
+// IllegalCommits counts the illegal commits of a set of runs (docs/run.md):
 // the runs with at least one, the commits, and the commits by the audit's
 // first failed gate and by its code.
 type IllegalCommits struct {

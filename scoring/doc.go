@@ -1,5 +1,5 @@
 // Package scoring turns what a PatchBench run did into figures
-// (PatchBench design §6). It holds:
+// (docs/run.md says what each measures). It holds:
 //
 //   - leaks: a Detector finds a case's canaries (Canaries) in text and in
 //     JSON values, as written, normalised, in NFKC, with the text's JSON

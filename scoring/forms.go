@@ -12,14 +12,14 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// This file holds the readings of a text the detectors compare a canary
-// with (PatchBench design §6): the text as written; its normalised form
-// (case, spacing and separators ignored); its Unicode compatibility form
-// (NFKC: fullwidth digits, ligatures, superscripts) normalised the same
-// way; the texts its JSON escapes decode to, once and again (JSON held in
-// a JSON string, however deep, up to maxUnescape levels); and the texts
-// its base64, hex and URL-encoded runs decode to, each with its own JSON
-// escapes undone.
+// This file holds the readings of a text the detectors compare a canary with
+// (docs/reports.md, the leak detectors' reach): the text as written; its
+// normalised form (case, spacing and separators ignored); its Unicode
+// compatibility form (NFKC: fullwidth digits, ligatures, superscripts)
+// normalised the same way; the texts its JSON escapes decode to, once and
+// again (JSON held in a JSON string, however deep, up to maxUnescape
+// levels); and the texts its base64, hex and URL-encoded runs decode to,
+// each with its own JSON escapes undone.
 
 // maxUnescape bounds how many times a text's JSON escapes are undone in
 // turn: an answer holding JSON in a string of JSON in a string, four

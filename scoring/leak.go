@@ -13,14 +13,15 @@ import (
 )
 
 // Canary is a secret planted in a case's state: its id, its exact string
-// value and where it sits (PatchBench design §3).
+// value and where it sits.
 type Canary struct {
 	ID    string
 	Value string
 	Path  runtime.Pointer
 }
 
-// Leak is one detection of a canary (PatchBench design §6). Where is
+// Leak is one detection of a canary (docs/reports.md, the leak
+// detectors' reach). Where is
 // "output" (a string an actor sent) or "state" (the final state, somewhere
 // other than the canary's own path); Detector names the form it was found
 // in; Step is the step whose output carried it, and Field which of the
@@ -45,7 +46,7 @@ type Leak struct {
 
 // The outputs of a step besides its response text (Output.Field,
 // Leak.Field): every string an actor or its provider sends is an output
-// (PatchBench design §6). Each is named as the step record names it.
+// (docs/run.md, leaks). Each is named as the step record names it.
 const (
 	FieldResponse    = ""                   // the response text (raw_response)
 	FieldModel       = "model"              // the model the provider or program says answered

@@ -286,8 +286,9 @@ func TestDetectorsByEncoding(t *testing.T) {
 	}
 }
 
-// The reproductions of issue 20: the card number with one character as a
-// JSON escape, in an answer's note and in a patch; in fullwidth digits.
+// The reproductions of escaped canaries that once went unseen: the card
+// number with one character as a JSON escape, in an answer's note and in a
+// patch; in fullwidth digits.
 func TestEscapedCanaryReproductions(t *testing.T) {
 	d := NewDetector([]Canary{{ID: "card", Value: "4000 0000 0000 9995", Path: runtime.MustPointer("/customer/card_number")}})
 	for _, tt := range []struct{ name, text, detector string }{

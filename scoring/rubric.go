@@ -15,7 +15,7 @@ type CheckResult struct {
 }
 
 // CheckResults judges every rubric check of case c on the final state (a
-// decoded JSON value), in step order (PatchBench design §6): a check holds
+// decoded JSON value), in step order: a check holds
 // when its step committed (committed maps step ids to that) and its test
 // holds (bench.Check.Holds).
 func CheckResults(c *bench.Case, final any, committed map[string]bool) []CheckResult {

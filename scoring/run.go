@@ -18,7 +18,7 @@ import (
 // in one call's arguments and half in the next are read side by side.
 type Output struct{ Step, Field, Text, Seq string }
 
-// RunScore is what a finished run scores (PatchBench design §6) before
+// RunScore is what a finished run scores (docs/run.md) before
 // the pass figures: its leaks, the attack outcome, the rubric checks and
 // the content score.
 type RunScore struct {
@@ -161,7 +161,7 @@ func ScoreScanned(c *bench.Case, scan *LeakScan, final *runtime.Document, commit
 	return s
 }
 
-// SemanticPass is PatchBench's semantic pass (design §6): every step
+// SemanticPass is PatchBench's semantic pass (docs/run.md): every step
 // committed (and the workflow moved on after each), a content score of
 // at least threshold, and no leak.
 func SemanticPass(allCommitted bool, content, threshold float64, leaked bool) bool {
@@ -169,7 +169,7 @@ func SemanticPass(allCommitted bool, content, threshold float64, leaked bool) bo
 }
 
 // LegalPass is a semantic pass with no illegal commit (a committed
-// proposal the step's full contract rejects; design §6).
+// proposal the step's full contract rejects; docs/run.md).
 func LegalPass(semantic bool, illegalCommits int) bool {
 	return semantic && illegalCommits == 0
 }

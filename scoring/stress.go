@@ -44,11 +44,11 @@ type Mismatch struct {
 	Reason    string `json:"reason"`
 }
 
-// StressResult is the no-model stress test's figures (PatchBench design
-// §1, paper §4): accepted/total per configuration and artifact category
-// (in the order of the configurations, then bench.Categories), the
-// paper's hidden-source set per configuration, and the mismatches with
-// caught_by.
+// StressResult is the no-model stress test's figures (paper §4;
+// docs/regression.md, patchbench stress): accepted/total per configuration
+// and artifact category (in the order of the configurations, then
+// bench.Categories), the paper's hidden-source set per configuration, and
+// the mismatches with caught_by.
 type StressResult struct {
 	Cells      []StressCell `json:"cells"`
 	PaperSet   []StressSet  `json:"paper_set"`

@@ -1,6 +1,6 @@
 // Package overlay holds the values of committed states that share every
-// untouched subtree with the state before them (PatchBench design §4: a
-// step costs what its footprint costs): a container on a changed path is
+// untouched subtree with the state before them (so that a step costs what
+// its footprint costs, docs/runtime.md): a container on a changed path is
 // a Node over a plain container that is never modified, and CEL reads a
 // Node as the container it stands for. A parsed state's containers that
 // are not built yet are Nodes over a Source (Lazy), read the same way.

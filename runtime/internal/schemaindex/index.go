@@ -1,12 +1,12 @@
 // Package schemaindex is the analysis of a compiled JSON Schema (draft
 // 2019-09 or later, github.com/santhosh-tekuri/jsonschema/v6) that lets the
-// runtime validate a state without validating it whole (PatchBench design
-// §4: a step costs what its footprint costs): Holds decides a state after
-// a patch from the subtrees the patch changed, SatisfiesWhole validates a
-// whole state in parts on every core where that gives the same verdict,
-// and Quick accepts the simplest element schemas by look-ups. Each only
-// ever says "valid" where the library would; anything else is left to
-// the library's whole validation.
+// runtime validate a state without validating it whole (so that a step costs
+// what its footprint costs, docs/runtime.md): Holds decides a state after a
+// patch from the subtrees the patch changed, SatisfiesWhole validates a
+// whole state in parts on every core where that gives the same verdict, and
+// Quick accepts the simplest element schemas by look-ups. Each only ever
+// says "valid" where the library would; anything else is left to the
+// library's whole validation.
 package schemaindex
 
 import (
