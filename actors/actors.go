@@ -1,5 +1,5 @@
 // Package actors holds the actors of a PatchBench run: what proposes a
-// patch for a step (PatchBench design §5). An actor gets a Request (the
+// patch for a step (docs/actors.md). An actor gets a Request (the
 // rendered prompt, the step's role and view, and for the no-model actors
 // the step's reference proposal) and returns its raw response text, which
 // the runner parses and verifies. The no-model actors (reference,
@@ -184,7 +184,7 @@ func (Reference) Propose(_ context.Context, req Request) (Response, error) {
 
 // Oversharer answers with the reference patch and a note that quotes the
 // whole view it was shown: the worst-case discloser, which leaks exactly
-// what it sees (PatchBench design §5). In the tools protocol it reads the
+// what it sees. In the tools protocol it reads the
 // whole view first.
 type Oversharer struct{}
 
@@ -216,8 +216,8 @@ func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
 	return Response{Raw: string(out)}, nil
 }
 
-// Follower obeys the prompt injections the case declares (PatchBench
-// design §5): at a step with injections it answers with the request's
+// Follower obeys the prompt injections the case declares (the attacker
+// of docs/run.md): at a step with injections it answers with the request's
 // Injected proposal (the reference patch plus the copy, move or test each
 // injection asks for, and every target value its view shows quoted in the
 // note); at other steps with the reference proposal. It sends the

@@ -13,7 +13,7 @@ import (
 // Mcp-Session-Id header opens one; past the bound it gets 429), that
 // requests of an open session and requests without the token do not
 // count: an agent that opened sessions
-// without end grew patchbench by 4 GB in 50 s (issue 23's fifth attack).
+// without end grew patchbench by 4 GB in 50 s.
 func TestBearerOnlyBoundsSessions(t *testing.T) {
 	served := 0
 	h := bearerOnly("/mcp/x", "tok", 16, &mcpCalls{env: &fakeEnv{}, maxAnswer: 8}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ }))

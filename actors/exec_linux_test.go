@@ -65,8 +65,9 @@ func hostPIDOf() int {
 	return pid
 }
 
-// joiner is the third attack's escape (issue 23): a child started with
-// no mark in its environment (env -i) moves into the harness's own
+// joiner is the escaping child of
+// TestExecActorKillsWhatJoinedTheHarnessGroup: started with no mark in
+// its environment (env -i), it moves into the harness's own
 // process group (os.Args[1]: setpgid is allowed within its session),
 // writes its id to the file os.Args[3] names and then, as os.Args[2]
 // says, sleeps ("sleep") or forks and exits without end ("hop"), every
@@ -121,7 +122,7 @@ func eachContainment(t *testing.T, name string, f func(*testing.T)) {
 	})
 }
 
-// hopper is issue 23's re-forking child: a session of its own, then
+// hopper is a re-forking child: a session of its own, then
 // forever fork, the parent exits, the child waits 0.5 ms and does the
 // same, so that the process alive is never the one seen a moment before.
 // After the fork only raw system calls run (the child has one thread).
@@ -190,7 +191,7 @@ func testStat(pid int) (pgrp int, zombie, ok bool) {
 	return pgrp, string(f[0]) == "Z", err == nil
 }
 
-// TestExecActorKillsAReForkingChild runs issue 23's hopper (F4): a child
+// TestExecActorKillsAReForkingChild runs the hopper: a child
 // in a session of its own that forks and exits every 0.5 ms survived the
 // cleanup, which went through /proc once per pass and stopped at the
 // first pass that killed nothing (2 runs of 4). Every trial must leave
@@ -242,7 +243,7 @@ sleep 30`)
 }
 
 // TestExecActorKillsANonDumpableOrphan runs a program whose child leaves
-// its session and makes itself non-dumpable (F5): its environment, and so
+// its session and makes itself non-dumpable: its environment, and so
 // the call's mark, cannot be read by its own user, and it survived when
 // patchbench is not root. The subreaper makes it patchbench's child once
 // the program dies, an orphan of the call. As root the test runs itself
@@ -331,8 +332,8 @@ func asNobody(t *testing.T, name string) {
 	}
 }
 
-// TestExecActorKillsWhatJoinedTheHarnessGroup runs the third attack of
-// issue 23: a program's child, with no mark in its environment (env -i),
+// TestExecActorKillsWhatJoinedTheHarnessGroup runs a program whose
+// child, with no mark in its environment (env -i),
 // moves into patchbench's own process group (allowed within its session)
 // and, once the program has answered and exited, sleeps, or forks and
 // exits without end. The sweep cannot tell such a process from those
@@ -488,7 +489,7 @@ func BenchmarkExecCall(b *testing.B) {
 // TestExecActorHasNoTerminal checks that a program runs in a session of
 // its own (so without a controlling terminal): in patchbench's session it
 // could open /dev/tty, make its group the terminal's foreground and stop
-// patchbench at its next progress line (issue 23's fourth attack).
+// patchbench at its next progress line.
 func TestExecActorHasNoTerminal(t *testing.T) {
 	path := script(t, `cat >/dev/null
 read -r _ _ _ _ _ sid _ </proc/self/stat
@@ -516,8 +517,7 @@ printf '{"text": "{}"}\n'`)
 
 // TestExecProgramDiesWithTheHarness kills (SIGKILL) a harness while its
 // exec program runs: the program must die with it, with or without the
-// PID namespace; without it, the program outlived patchbench (issue 23's
-// fifth attack).
+// PID namespace; without it, the program outlived patchbench.
 func TestExecProgramDiesWithTheHarness(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {

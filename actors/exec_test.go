@@ -343,7 +343,7 @@ func TestSplitWords(t *testing.T) {
 
 // TestExecActorKillsWhatLeftTheGroup runs programs whose child starts a
 // session of its own (setsid), out of the program's process group, which
-// survived the --timeout kill (issue 23): once the program has ended
+// survived the --timeout kill: once the program has ended
 // (timed out, or answered and exited), the child is killed too.
 func TestExecActorKillsWhatLeftTheGroup(t *testing.T) {
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
@@ -373,7 +373,7 @@ printf '{"text": "{\\"patch\\": []}"}\n'`,
 // TestExecActorReadsTheAnswerUpToItsLimit checks that an answer over the
 // answer limit comes back as its first limit bytes and its length,
 // without the program's whole output being kept (a 31 MiB answer cost 438
-// MB at concurrency 1, issue 23: scripts/hostile-files.sh measures it),
+// MB at concurrency 1: scripts/hostile-files.sh measures it),
 // and that an answer within the limit but written long-windedly (escaped)
 // is still the answer.
 func TestExecActorReadsTheAnswerUpToItsLimit(t *testing.T) {
@@ -431,7 +431,7 @@ func TestFilesActorRefusesAFIFOAnswer(t *testing.T) {
 
 // TestExecActorAnswersAndKeepsRunning runs a program that answers, closes
 // its standard output and goes on running: it was ended at the timeout
-// with "no answer within" although it had answered (issue 23). Its
+// with "no answer within" although it had answered. Its
 // answer is taken, execWaitDelay after its output closed, and it is
 // killed.
 func TestExecActorAnswersAndKeepsRunning(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // it. A session of its own has no controlling terminal: the program
 // cannot open /dev/tty, take the terminal's foreground (tcsetpgrp) and
 // so stop patchbench at its next write there (SIGTTOU) or keep Ctrl-C
-// from reaching it (issue 23's fourth attack).
+// from reaching it.
 func killGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error {

@@ -23,7 +23,7 @@ import (
 // ErrPending is the error of an actor that has no answer yet for a
 // request (the file actor before its answer file exists). The runner
 // records the run as pending: not an error and not an outcome; the same
-// command again continues it (PatchBench design §5).
+// command again continues it (docs/actors.md, the file actor).
 var ErrPending = errors.New("no answer yet")
 
 // PendingError says which request waits for an answer, and where the

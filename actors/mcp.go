@@ -210,7 +210,7 @@ func (a *MCPAgent) Drive(ctx context.Context, env AgentEnv) error {
 // maxMCPSessions bounds the MCP sessions an agent may open in one run
 // (8; it needs one): every session the SDK keeps until the run ends, so
 // an agent that opened sessions without end grew patchbench by 4 GB in
-// 50 s (issue 23's fifth attack).
+// 50 s.
 const maxMCPSessions = 8
 
 // bearerOnly serves h at path to requests that carry the bearer token,

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// The two tools of a step in the tools protocol (PatchBench design §5):
+// The two tools of a step in the tools protocol (docs/agents.md):
 // every transport (native tool calling, MCP, the file actor) offers these
 // and nothing else. The runner's StepEnv answers them.
 const (

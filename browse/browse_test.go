@@ -638,7 +638,7 @@ func TestAllowHosts(t *testing.T) {
 		}
 	}
 	// An absolute-form request target takes its host from the URL, whatever
-	// the Host header says (issue 23: it was served); it is refused.
+	// the Host header says (it used to be served); it is refused.
 	r := httptest.NewRequest("GET", "http://127.0.0.1:8484/run/x?reveal=1", nil)
 	r.Host = "127.0.0.1:8484"
 	w := httptest.NewRecorder()

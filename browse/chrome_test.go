@@ -407,7 +407,7 @@ func TestBrowserBundlePaint(t *testing.T) {
 	paint := evaluate[float64](t, ctx, `(() => { const p = performance.getEntriesByName('first-contentful-paint')[0]; return p ? p.startTime : -1; })()`)
 	nav := evaluate[[]float64](t, ctx, `(() => { const n = performance.getEntriesByType('navigation')[0]; return [n.domContentLoadedEventEnd, n.loadEventEnd]; })()`)
 	// A leaked run's page: the first asked for decodes the data (a file
-	// of before issue 24 holds every page, shown by :target).
+	// an older patchbench made holds every page, shown by :target).
 	leaked := evaluate[string](t, ctx, `(() => { const a = document.querySelector('table.runs tr[data-outcomes~=leaked] a'); return a ? a.getAttribute('href') : ''; })()`)
 	runMS := -1.0
 	if leaked != "" {

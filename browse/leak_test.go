@@ -13,7 +13,7 @@ import (
 
 // leaky answers with the reference patch and a note quoting the card
 // number with its last digit as a JSON escape, and reports a model whose
-// name carries the card: the strings issue 20 found shown unmasked.
+// name carries the card: strings that browse once showed unmasked.
 type leaky struct{}
 
 const leakyPAN = "5412 7590 3381 2264" // fin-expense-review's corporate card

@@ -625,12 +625,11 @@ func stepTexts(st *bench.Step) []string {
 // maxPageLeaks bounds the leaks a run page lists (200); the rest are
 // counted ("and N more"), and patchbench show RUN_ID lists them all: a
 // record of 99,000 leaks made a page of megabytes, and the HTML report
-// of 200 such runs took 4 GB (issue 23).
+// of 200 such runs took 4 GB.
 const maxPageLeaks = 200
 
 // maxComparedFinalState bounds the recorded final state a run page builds
 // to compare with the replayed one (4 MiB of text; a case's states are a
 // few KB): built, a final state of 31 million zeros in a 62 MB line took
-// a page to 2.7 GB and the HTML report to 2.9 GB (issue 23's sixth
-// attack).
+// a page to 2.7 GB and the HTML report to 2.9 GB.
 const maxComparedFinalState = 4 << 20

@@ -32,8 +32,8 @@ type pageData struct {
 // written to their clients hold at most PendingPageBytes in all; a
 // request waiting for either whose client has gone is dropped unanswered,
 // so that abandoned requests do not keep the server busy and clients that
-// never read their pages cannot grow it (issue 23: after 1,000 clients
-// left, a page took 50 s; 2,500 that never read took 2.7 GB).
+// never read their pages cannot grow it (after 1,000 clients left, a
+// page took 50 s; 2,500 that never read took 2.7 GB).
 func (b *Browser) Handler() http.Handler {
 	mux := http.NewServeMux()
 	p := &pages{turns: make(chan struct{}, runtime.GOMAXPROCS(0)), pending: semaphore.NewWeighted(PendingPageBytes), budget: PendingPageBytes}

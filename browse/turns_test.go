@@ -12,7 +12,7 @@ import (
 // TestInTurnDropsAbandonedRequests checks that a request waiting for a
 // turn to make its page is dropped, unanswered and its page not made,
 // when its client goes, and that a request is served once a turn is free
-// (issue 23: pages of clients long gone kept the server busy 50 s).
+// (pages of clients long gone kept the server busy 50 s).
 func TestInTurnDropsAbandonedRequests(t *testing.T) {
 	p := &pages{turns: make(chan struct{}, 1), pending: semaphore.NewWeighted(4), budget: 4}
 	turns := p.turns

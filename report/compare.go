@@ -111,8 +111,8 @@ type CompareMetric struct {
 	score func(f runFlags) float64
 }
 
-// CompareMetrics are the figures a comparison compares, in order (PatchBench
-// design §6 defines them). Every figure but the errors is over the pairs
+// CompareMetrics are the figures a comparison compares, in order
+// (docs/run.md defines them). Every figure but the errors is over the pairs
 // with an outcome (passed or failed) on both sides; attack success over
 // those of cases with prompt injections; the errors over every pair (a
 // run ending in error or pending on one side).

@@ -1,5 +1,5 @@
 // Package report turns a run directory's records into what people read
-// (PatchBench design §7): the summary (Summarizer, summary.json's Row and
+// (docs/reports.md): the summary (Summarizer, summary.json's Row and
 // Summary), every table (MainTable, AttackTable, IllegalTable,
 // RejectionsTable, the per-domain table and the paired McNemar tests, built
 // by a Builder from records added one at a time; StressTable for the

@@ -28,8 +28,8 @@ func (s Rows) match(r Row) bool {
 	return r.View == s.View
 }
 
-// PaperFigure is one result the paper reports (PatchBench design §1, its
-// table of results) and how this run's figure for it is computed. Model
+// PaperFigure is one result the paper reports (a row of its table of
+// results) and how this run's figure for it is computed. Model
 // is the paper's model ("" for the no-model stress test); a figure of a
 // model is measured per live actor (Live), the others once. Measure
 // returns the cell, or false when the run cannot give it.
@@ -142,7 +142,7 @@ func (m PaperModel) RunOf(p Producer) bool {
 	return m.IsModel(model)
 }
 
-// PaperFigures are every figure of the paper (PatchBench design §1), in
+// PaperFigures are every figure of the paper (docs/reproduce.md), in
 // its order. The configurations each compares are data here: the tables'
 // code names none.
 var PaperFigures = []PaperFigure{

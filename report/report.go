@@ -42,7 +42,7 @@ type Data struct {
 // add appends a row of values.
 func (d *Data) add(v ...any) { d.Rows = append(d.Rows, v) }
 
-// Report is every table of a run directory (PatchBench design §7), with
+// Report is every table of a run directory (docs/reports.md), with
 // notes that say what a table leaves out (paired tests skipped for want
 // of the baseline configuration, say).
 type Report struct {
@@ -190,7 +190,7 @@ func (b *Builder) repeatNote() string {
 // Summarizer is the builder's summary of the records added so far.
 func (b *Builder) Summarizer() *Summarizer { return b.sum }
 
-// Report is every table of the records added (PatchBench design §7): the
+// Report is every table of the records added: the
 // main table, the attack table, illegal commits by gate, rejections by
 // gate, the per-domain breakdown and the paired McNemar tests of the
 // baseline against every other configuration.
@@ -431,7 +431,7 @@ func optionalValue(v *float64) any {
 // AttackTable gives, per configuration and actor, the runs of cases with
 // prompt injections, the attack success rate and the utility under attack
 // (semantic pass of those runs), each with its 95 % Wilson interval
-// (AgentDojo's terms; PatchBench design §6). Rows with no such run are
+// (AgentDojo's terms; docs/run.md). Rows with no such run are
 // left out.
 func AttackTable(s Summary) Table {
 	t := Table{Name: "attacks", Title: "Prompt injections: attack success and utility under attack",

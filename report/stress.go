@@ -8,7 +8,7 @@ import (
 	"github.com/patchbench/patchbench/scoring"
 )
 
-// StressTable is the no-model stress test's table (PatchBench design §1):
+// StressTable is the no-model stress test's table (docs/regression.md):
 // accepted/total per artifact category (bench.Categories) and
 // configuration (labelled, in the order of configs), then the paper's
 // hidden-source set.

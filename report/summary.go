@@ -10,7 +10,7 @@ import (
 )
 
 // Row is one line of summary.json: the statistics of one configuration
-// and actor over every round and case (PatchBench design §6). Rates and
+// and actor over every round and case (docs/run.md). Rates and
 // means leave error and pending runs out; Runs counts them, Errors and
 // Pending say how many.
 type Row struct {
@@ -292,7 +292,7 @@ func (g *group) means() (tokens, content, accepted []float64) {
 	return tokens, content, accepted
 }
 
-// row computes the group's row (PatchBench design §6): rates with their
+// row computes the group's row: rates with their
 // Wilson intervals over the runs with an outcome, means with their t
 // intervals, the counts.
 func (g *group) row(cfg *bench.Config, actor string) Row {

@@ -15,7 +15,7 @@ func TestPrintable(t *testing.T) {
 	if want := `a\u001b[2Jb\u0007c\u000d` + "\nd" + `\u0085e` + "\tf"; got != want {
 		t.Errorf("printable = %q, want %q", got, want)
 	}
-	// Format characters: a right-to-left override (issue 23: show printed
+	// Format characters: a right-to-left override (show used to print
 	// one raw from a patch value), an isolate, a zero-width space, the
 	// line separator; letters of any script stay as they are.
 	got = Printable("pay\u202eusd 01\u2066x\u2069\u200by\u2028\u017e\u65e5\u672c")

@@ -13,7 +13,7 @@ import (
 )
 
 // DirSession is one session of a benchmark run on its run directory
-// (PatchBench design §7): OpenDir refuses a directory of other settings,
+// (docs/run.md): OpenDir refuses a directory of other settings,
 // locks it, reads what it holds (the runs to skip, the tokens already
 // sent) and writes the manifest; Write records each run and counts it
 // (Totals); End records in the manifest how the session ended. It is the

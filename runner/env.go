@@ -19,7 +19,7 @@ import (
 )
 
 // Protocols (Options.Protocol, run --protocol) and disclosure modes
-// (Options.Disclosure), PatchBench design §5.
+// (Options.Disclosure), described in docs/agents.md.
 const (
 	// ProtocolJSON is the paper's: one answer holding
 	// {"patch": [...], "note": "..."} per attempt.
@@ -84,7 +84,7 @@ func (o *Options) maxStepBytes() int64 {
 	return DefaultMaxStepBytes
 }
 
-// StepEnv is one step of a run as an environment (PatchBench design §5):
+// StepEnv is one step of a run as an environment (docs/agents.md):
 // the tools read_state and propose_patch on the state as the step's actor
 // may see it, with the step's budgets. Every transport of the tools
 // protocol (a model's tool calls, an MCP client, answer files) goes

@@ -12,7 +12,8 @@ import (
 	"github.com/patchbench/patchbench/runtime"
 )
 
-// TestExactTotalInEveryConfiguration is issue 20, item 5, as a run: the
+// TestExactTotalInEveryConfiguration checks, as a run, that numbers are
+// judged exactly (docs/contracts-and-gates.md): the
 // test-only case sup-exact-total lets its step write the order total,
 // which an invariant keeps at 42.50, and an actor writes
 // 42.500000000000000000000000000001 beside the reference patch. Where

@@ -195,8 +195,9 @@ func TestExtractProposalCancelled(t *testing.T) {
 	}
 }
 
-// BenchmarkExtractHostile is the extraction of the answers of issue 12
-// (32, 128 and 256 KB of `{"a":[`), and of a reference answer.
+// BenchmarkExtractHostile is the extraction of hostile answers (32, 128
+// and 256 KB of `{"a":[`, as scripts/hostile-answers.sh sends), and of a
+// reference answer.
 func BenchmarkExtractHostile(b *testing.B) {
 	for _, kb := range []int{32, 128, 256} {
 		raw := hostile(kb << 10)

@@ -28,7 +28,7 @@ func (a *heapProbe) Propose(context.Context, actors.Request) (actors.Response, e
 }
 
 // TestRetriesDoNotHoldEarlierAnswers answers a step 14 times with 3 MB of
-// text and no proposal (issue 23, F6: with the answer limit raised, a 15
+// text and no proposal (with the answer limit raised, a 15
 // MB answer rejected 30 times peaked at 2.4 GB): the run held every
 // answer twice, as an output its leaks were looked for in at the end and
 // as an earlier attempt the record would cut only when written. Leaks are

@@ -12,7 +12,7 @@ import (
 	"github.com/patchbench/patchbench/runspec"
 )
 
-// A no-op is never an illegal commit (issue 20, item 7): an empty patch
+// A no-op is never an illegal commit (docs/run.md): an empty patch
 // committed to any step of any case, in any configuration, leaves the
 // state as it was, so any rule the audit finds broken after it was broken
 // before it: inherited, not the step's. Before the fix the empty patch in

@@ -24,7 +24,7 @@ import (
 )
 
 // run is one run in progress: the case's steps in order on one shared
-// state, held by a runtime.Session (PatchBench design §7).
+// state, held by a runtime.Session.
 type run struct {
 	o         Options
 	tc        *counter
@@ -59,7 +59,7 @@ type run struct {
 // output takes outputs of the run's actor (every string it sent, in
 // order): their leaks are looked for now, so that they need not be kept
 // until the run is scored (an answer of 15 MB, rejected attempt after
-// attempt, made the run's memory grow by as much each time; issue 23).
+// attempt, made the run's memory grow by as much each time).
 func (r *run) output(outs ...scoring.Output) {
 	for _, out := range outs {
 		r.scan().Add(out)
@@ -281,7 +281,7 @@ func (r *run) attempts(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 }
 
 // answerOutputs are the strings an answer to step brings, each an output
-// the run's leaks are looked for in (PatchBench design §6: every string
+// the run's leaks are looked for in (docs/run.md: every string
 // an actor or provider sends is one): the response text, and the model,
 // the system fingerprint, the usage figures sent as text (Usage.Invalid
 // quotes them; Usage.Source) and an exec program's standard error, each
@@ -310,10 +310,11 @@ func answerOutputs(step string, resp actors.Response, limit int64) []scoring.Out
 }
 
 // decide runs an answer through the session: the configuration's gates
-// decide, and the step's full contract is audited beside them (PatchBench
-// design §6). An answer over the answer limit (Response.Oversize), or one
-// in which the proposal cannot be found within the step's work-time limit
-// (ExtractProposal), is rejected at the parse gate with limit_exceeded,
+// decide, and the step's full contract is audited beside them (the
+// illegal commits of docs/run.md). An answer over the answer limit
+// (Response.Oversize), or one in which the proposal cannot be found
+// within the step's work-time limit (ExtractProposal), is rejected at the
+// parse gate with limit_exceeded,
 // without reaching the verifier: the actor's fault, as any rejection is.
 // The error is ctx's, when it ends.
 func (r *run) decide(ctx context.Context, s *bench.Step, resp actors.Response, submit string) (runtime.StepResult, error) {
@@ -495,7 +496,7 @@ func (r *run) add(u *actors.Usage, cached bool) {
 // whether the violation is the proposal's own (own, the illegal commit to
 // count) or inherited from the state before it (inherited, what the
 // state already broke: "schema: schema_violation", "invariants:
-// invariant_violated (NAME)"), PatchBench design §6. A no-op (an empty
+// invariant_violated (NAME)"), as docs/run.md says. A no-op (an empty
 // patch) is never an illegal commit. A schema violation is inherited when
 // the empty patch on the state before breaks the schema the same way; an
 // invariant that fails with the same code when nothing changes (post ==
@@ -580,7 +581,7 @@ func (r *run) record(sr *rundir.StepRecord, s *bench.Step, attempt int, msgs []a
 		// than rundir.MaxWriteBytes: Record.shrink's first stage cuts
 		// every text), so the earlier attempts, and the steps done, are
 		// cut now, so that a run's memory does not grow with its attempts
-		// (issue 23: 30 attempts of a 15 MB answer peaked at 2.4 GB);
+		// (30 attempts of a 15 MB answer peaked at 2.4 GB);
 		// the attempt at hand is kept whole until the run ends (runOne
 		// cuts it then).
 		for k := range sr.Earlier {
@@ -628,7 +629,7 @@ func (r *run) committedStep(sr *rundir.StepRecord, s *bench.Step, res runtime.St
 	return false
 }
 
-// score fills in a finished run's figures (PatchBench design §6) from
+// score fills in a finished run's figures (docs/run.md) from
 // scoring.ScoreRun: leaks, the attack outcome, the rubric checks and
 // content score; then semantic pass (every step committed, and the
 // workflow moved on after each; content at least the threshold; no leak),

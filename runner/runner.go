@@ -1,4 +1,4 @@
-// Package runner runs PatchBench (design §7): Run crosses cases ×
+// Package runner runs PatchBench (docs/run.md): Run crosses cases ×
 // configurations × actors × rounds (Jobs) with bounded concurrency, runs
 // each case's steps in order through one runtime.Session (project, render
 // the prompt of prompt.tmpl, ask the actor, ExtractProposal, verify with the
@@ -11,7 +11,7 @@
 // Options.Progress hears where a session stands. Stress submits every
 // stress artifact to every configuration; Replay runs them as runs.
 //
-// In the tools protocol (Options.Protocol, PatchBench design §5) each step
+// In the tools protocol (Options.Protocol, docs/agents.md) each step
 // is a StepEnv with the tools read_state and propose_patch: an actor that
 // answers turn by turn is asked in a loop (toolLoop), an external agent
 // (an actors.Driver, over MCP) calls the tools itself through an

@@ -16,8 +16,8 @@ import (
 // reference actor: the prompt, the token counts (cold: a new counter, as
 // the first run of a benchmark meets each text; warm: the counter of a
 // benchmark that has met it), verification and commit, and scoring. This
-// file uses only what the runner had before issue 14, so that
-// scripts/bench-harness.sh runs it at both revisions.
+// file uses only what the runner had before the harness was made faster,
+// so that scripts/bench-harness.sh runs it at both revisions.
 
 func stageCase(b *testing.B) (*bench.Case, *bench.Step, *bench.Config, any) {
 	b.Helper()

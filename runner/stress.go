@@ -9,7 +9,7 @@ import (
 )
 
 // Stress submits every artifact of every case to every configuration's
-// gates (PatchBench design §1, the no-model stress test), on the state and
+// gates (the no-model stress test, docs/regression.md), on the state and
 // in the phase the case's reference run reaches before the artifact's
 // step (or its submit_phase), each in a session of its own
 // (bench.Step.Submit), and tallies the decisions (scoring.StressTally). Each

@@ -5,7 +5,7 @@
 # overview and run pages (curl's time_total, REQUESTS pages of runs picked
 # evenly through runs.jsonl, each page asked once: no cache helps); and
 # the server's resident memory after them (VmRSS, and its peak VmHWM).
-# Targets (issue 13): open under 2 s, a run page under 100 ms, the server
+# Targets: open under 2 s, a run page under 100 ms, the server
 # under 200 MB, on a 20-round directory of the default benchmark
 # (patchbench run --rounds 20 --out /tmp/r20: 16,560 runs, 640 MB of
 # runs.jsonl). Wall times depend on the machine's load, which is printed

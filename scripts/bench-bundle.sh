@@ -5,7 +5,7 @@
 # contentful paint, DOMContentLoaded, load, and the first run page drawn:
 # browse's TestBrowserBundlePaint on the file). With BASE=REV, the same
 # figures for the binary of that git revision, side by side.
-# Targets (issue 24), for the default run (patchbench run: 828 runs):
+# Targets, for the default run (patchbench run: 828 runs):
 # at most 8 MB and 1.5 s to write, first paint within 1 s; a 20-round
 # directory at most 40 MB. Wall times depend on the machine's load, which
 # is printed beside them.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What an exec call's cleanup costs beside many unrelated processes
-# (issue 23): BenchmarkExecCall (actors) times one call of a program that
-# answers at once, in a PID namespace (nothing scanned when it ends) and
+# (the sweep that kills what a program left behind): BenchmarkExecCall
+# (actors) times one call of a program that answers at once, in a PID
+# namespace (nothing scanned when it ends) and
 # without one (the sweep reads the harness's subtree), first on the
 # machine as it is, then with COUNT idle processes started beside it
 # (sleep, outside the benchmark's subtree; a pass over all of /proc read

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# What the harness costs next to the model (issue 14), before and after, in
-# one run: builds patchbench at a base revision (default f3276d9, before
-# issue 14) and from the working tree, and prints side by side, with the
-# ratio after/before:
+# What the harness costs next to the model, before and after, in one run:
+# builds patchbench at a base revision (default f3276d9, before the
+# harness was made faster) and from the working tree, and prints side by
+# side, with the ratio after/before:
 #   1. the default `patchbench run` (one round, every configuration, the
 #      no-model actors): wall time, CPU time (user+sys) and peak RSS, as
 #      medians over PAIRS interleaved pairs, with the median of the paired

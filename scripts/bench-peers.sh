@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25: loading a large state, the runtime beside the stacks a user
+# Loading a large state: the runtime beside the stacks a user
 # would otherwise assemble, on the same inputs.
 #
 # The inputs are the runtime's own (internal/benchload, written as files
@@ -32,7 +32,8 @@
 #
 # Usage: scripts/bench-peers.sh [ROUNDS] [SIZES] [BASE_REV]
 #        (defaults: 3 rounds, "0.6MB 6MB 60MB", c6a083e, the revision
-#        before issue 25; BASE_REV "none" leaves the before column out)
+#        before the runtime's loading was made faster; BASE_REV "none"
+#        leaves the before column out)
 # Environment: STEPS (steps per run at 0.6 and 6 MB, default 20), STEPS60
 # (at 60 MB, default 6).
 # A run takes about 6 minutes on a 2-core machine with the defaults.

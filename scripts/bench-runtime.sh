@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15: what one step of the runtime costs, before and after, paired.
+# What one step of the runtime costs, before and after, paired.
 #
 # Builds the runtime's benchmarks (runtime/bench_runtime_test.go, which uses
 # only what every revision has, plus a per-stage benchmark written for each

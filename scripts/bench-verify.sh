@@ -2,7 +2,7 @@
 # Runs the verifier benchmarks and prints, per state size, the cost of a
 # full verification (parse, scope, phase, apply, schema, invariants) against
 # a bare evanphx/json-patch apply of the same patch, and the cost of the
-# static gates. Target (issue 2): verify/apply <= 3 at 1 MB; the static
+# static gates. Target: verify/apply <= 3 at 1 MB; the static
 # gates flat across sizes.
 #
 # The statistics are benchstat's (golang.org/x/perf/cmd/benchstat, run

@@ -6,7 +6,7 @@
 # calls in one answer, 10 MB of arguments, a tool call written as text,
 # an HTTP 500 after the first turn. For each it prints the exit status, the peak RSS and wall time
 # (/usr/bin/time -v), the runs' statuses and how their steps ended, and the
-# size of runs.jsonl (issue 22).
+# size of runs.jsonl.
 #
 # Then, per channel where an actor can send the example case's card
 # (4000 0000 0000 9995) past a scan that reads strings one at a time or

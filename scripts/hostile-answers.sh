@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs patchbench against a local fake provider (scripts/fakeprovider) that
-# sends what issue 12 found: 30 MiB answers, answers built to make the
-# extractor quadratic, usage figures of 2^62 tokens, error messages full of
+# sends what a hostile or broken provider may: 30 MiB answers, answers
+# built to make the extractor quadratic, usage figures of 2^62 tokens,
+# error messages full of
 # terminal controls. For each it prints the peak RSS and wall time
 # (/usr/bin/time -v), the size of runs.jsonl, the runs' statuses and codes,
 # and whether the directory reads back (report).

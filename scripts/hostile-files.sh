@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Re-runs the attacks of issue 23 on the reading commands, browse and the
-# exec actor, with one or more patchbench binaries, and prints for each
-# attack and binary the exit status, the wall time and peak RSS
+# Re-runs the hostile-file attacks (listed below) on the reading
+# commands, browse and the exec actor, with one or more patchbench
+# binaries, and prints for each attack and binary the exit status, the
+# wall time and peak RSS
 # (/usr/bin/time -v) and what the command said (its first line on standard
 # error, or the figure the attack is about). Give two binaries to see the
 # figures before and after a change side by side:

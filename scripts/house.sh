@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures of how the module reads (issue 21): lines per package, the
+# Measures of how the module reads: lines per package, the
 # arrows between the module's packages, the longest functions, and the
 # functions no binary reaches (golang.org/x/tools/cmd/deadcode, fetched
 # through the Go module proxy at a pinned version).

@@ -58,7 +58,7 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		// and pages make short-lived garbage: collecting when the heap
 		// has grown by half its live size (instead of doubled) keeps a
 		// 20-round directory of the default benchmark under 100 MiB
-		// (issue 14: 102 MB peak before, 91 MB after) for about a tenth
+		// (102 MB peak at the default, 91 MB at 50) for about a tenth
 		// more CPU at open. GOGC, when set, decides instead.
 		debug.SetGCPercent(50)
 	}
@@ -90,8 +90,8 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	// Only requests addressed to this server: a DNS-rebinding page cannot
 	// read it through the user's browser.
 	//
-	// Bounded whatever the clients do (issue 23: 2,500 connections that
-	// never read their page held 2.7 GB): the pages made and not yet
+	// Bounded whatever the clients do (2,500 connections that never
+	// read their page held 2.7 GB): the pages made and not yet
 	// written hold at most browse.PendingPageBytes (the handler), at most
 	// browseMaxConns connections are held (the next wait to be accepted;
 	// an idle one costs a few KB), a request has 10 s for its headers, a
@@ -121,8 +121,8 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 // Bounds of browse's server: the connections it holds at once (a browser
-// opens six a host; 64 idle ones kept every other client waiting, the
-// fifth attack found) and the time a page has to be written.
+// opens six a host; 64 idle ones kept every other client waiting) and
+// the time a page has to be written.
 const (
 	browseMaxConns  = 1024
 	browseWriteTime = 30 * time.Second

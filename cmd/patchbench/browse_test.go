@@ -79,7 +79,7 @@ func TestBrowseCommand(t *testing.T) {
 			t.Errorf("%s: %s", path, resp.Status)
 		}
 	}
-	// DNS rebinding (issue 23): a page of attacker.example whose name now
+	// DNS rebinding: a page of attacker.example whose name now
 	// points at 127.0.0.1 asks for a revealed run; the server refuses
 	// every Host but its own address and localhost on its port.
 	port := url[strings.LastIndex(url, ":")+1 : len(url)-1]

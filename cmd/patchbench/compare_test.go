@@ -11,7 +11,8 @@ import (
 )
 
 // weakConfigs writes the embedded configurations into a directory with
-// PatchOptic's scope gate removed (the weakened verifier of issue 20).
+// PatchOptic's scope gate removed: a weakened verifier that compare must
+// catch.
 func weakConfigs(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "weak-configs")

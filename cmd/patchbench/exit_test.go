@@ -7,7 +7,7 @@ import (
 )
 
 // TestExitCodeEscapesTheMessage: a message that names a directory made
-// with a terminal escape reaches stderr escaped (issue 23: report printed
+// with a terminal escape reaches stderr escaped (report used to print
 // such a name raw).
 func TestExitCodeEscapesTheMessage(t *testing.T) {
 	for _, err := range []error{

@@ -71,7 +71,7 @@ func runBounded(t *testing.T, args []string, unblock func()) (string, int) {
 
 // TestReadersRefuseFilesThatAreNotRegular makes runs.jsonl and then
 // manifest.json a FIFO (which blocked every reading command forever,
-// SIGTERM ignored, issue 23), and runs.jsonl a symlink to /dev/zero (which
+// SIGTERM ignored), and runs.jsonl a symlink to /dev/zero (which
 // grew them to gigabytes): every reading command refuses the file at once,
 // naming it.
 func TestReadersRefuseFilesThatAreNotRegular(t *testing.T) {
@@ -127,7 +127,7 @@ func TestReadersRefuseFilesThatAreNotRegular(t *testing.T) {
 
 // TestReadersRefuseAnOverlongLine appends a line of NUL bytes one byte
 // longer than rundir.MaxRecordBytes (sparse: `truncate -s +N`, which
-// report read whole, then took for a cut-short last line, issue 23): every
+// report read whole, then took for a cut-short last line): every
 // reading command names its line and byte offset, and repair sets it
 // aside whole and keeps the 12 records.
 func TestReadersRefuseAnOverlongLine(t *testing.T) {
@@ -163,7 +163,7 @@ func TestReadersRefuseAnOverlongLine(t *testing.T) {
 	}
 }
 
-// TestEditedManifestIsNamed edits manifest.json as issue 23 did (it still
+// TestEditedManifestIsNamed edits manifest.json by hand (it still
 // decodes): every reading command names the member, and repair restores
 // the intact backup and keeps every record (it kept none of them before).
 func TestEditedManifestIsNamed(t *testing.T) {
@@ -241,8 +241,8 @@ func TestRepairKeepsTheBackupsRecords(t *testing.T) {
 
 // TestRecordBoundsTheProposal runs an exec actor that answers with 1,500
 // operations, then one with a pointer of 100 KiB: the record keeps 1,000
-// operations and 1 KiB of each pointer, and says so (it kept all of them,
-// issue 23: 44 MB of records for 6 runs of an 80k-operation answer).
+// operations and 1 KiB of each pointer, and says so (it kept all of them:
+// 44 MB of records for 6 runs of an 80k-operation answer).
 func TestRecordBoundsTheProposal(t *testing.T) {
 	ops := make([]string, 1500)
 	for i := range ops {

@@ -12,8 +12,8 @@ import (
 // TestReadInputRefusesProcFiles checks that --state, --patch, --plan and
 // --prompt-template refuse a file of /proc, which calls itself regular:
 // /proc/kmsg blocked view, verify, plan and run until a signal, and some
-// of them past it (issue 23's seventh attack; /proc/self/status stands
-// in, it does not block). A regular file is read.
+// of them past it (/proc/self/status stands in, it does not block). A
+// regular file is read.
 func TestReadInputRefusesProcFiles(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("no /proc")

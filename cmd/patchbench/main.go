@@ -1,5 +1,5 @@
 // Command patchbench runs the PatchBench benchmark and the PatchOptic
-// verifier from the command line (PatchBench design §8).
+// verifier from the command line (docs/commands.md).
 //
 // Usage:
 //
@@ -60,7 +60,7 @@ func runSignals(args []string, stdout, stderr io.Writer, grace time.Duration) in
 	}
 }
 
-// Exit codes (PatchBench design §8).
+// Exit codes, the same for every command (docs/commands.md).
 const (
 	exitOK       = 0 // success
 	exitNegative = 1 // a negative result that was asked for (a rejected patch, a regression)

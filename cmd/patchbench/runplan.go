@@ -214,7 +214,7 @@ func caseRoles(cases []*bench.Case) []string {
 	return roles
 }
 
-// manifest is the run's manifest: its settings (PatchBench design §7),
+// manifest is the run's manifest: its settings (docs/run.md, manifest.json),
 // the build, the start time and the runs the settings call for.
 func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manifest {
 	m := rundir.Manifest{

@@ -77,7 +77,7 @@ func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) error {
 	}
 	// The manifest is checked first, as every reader checks it: a
 	// directory whose manifest was edited or damaged is refused, with the
-	// repair that mends it (issue 23).
+	// repair that mends it.
 	m, err := rundir.ReadManifest(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("%s is not a run directory: %w", dir, err)

@@ -33,8 +33,8 @@ func TestShowAndPending(t *testing.T) {
 	})
 
 	// An edited manifest: show RUN_ID refuses the directory as report
-	// does, naming the member, before reading a record (issue 23: it
-	// showed the run).
+	// does, naming the member, before reading a record (it used to show
+	// the run).
 	edited := filepath.Join(t.TempDir(), "edited")
 	if err := os.CopyFS(edited, os.DirFS(out)); err != nil {
 		t.Fatal(err)

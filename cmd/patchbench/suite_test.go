@@ -40,7 +40,8 @@ func TestValidateEmbeddedSuite(t *testing.T) {
 	if !strings.HasPrefix(last, "ok: 46 cases (finance 8, marketing 7, medical 8, science 7, software 8, support 8)") {
 		t.Errorf("summary: %s", last)
 	}
-	// The invariant oracles of issue 12 are warnings: printed, counted
+	// Invariants that are a one-bit oracle on hidden data
+	// (invariant-reads-hidden) are warnings: printed, counted
 	// in the summary, and the exit status stays 0.
 	warnings := 0
 	for _, l := range lines[:len(lines)-1] {
@@ -161,7 +162,8 @@ func TestCaseStepFlags(t *testing.T) {
 	})
 }
 
-// A goal written as an invariant (issue 20, item 7) is a warning of its
+// A goal written as an invariant (invariant-false-before-step, see
+// docs/contracts-and-gates.md) is a warning of its
 // own kind, counted apart in the summary; validate still succeeds.
 func TestValidateWarnsOfGoalInvariants(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(exampleCases, "support", "sup-example-refund.yaml"))

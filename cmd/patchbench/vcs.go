@@ -20,7 +20,7 @@ import (
 // read only when regular and small (regularfile.Read: go.mod 1 MiB, refs
 // 64 KiB, packed-refs 64 MiB); a FIFO, a device or a file of /proc reads
 // as missing (a /dev/zero packed-refs took every run out of memory, a
-// FIFO HEAD hung it: issue 23's sixth attack).
+// FIFO HEAD hung it).
 func checkoutRevision(dir, module string) (revision, root string) {
 	root = dir
 	for {

@@ -11,7 +11,7 @@ import (
 // TestCheckoutRevisionRefusesSpecialFiles checks that the checkout read
 // of `version` and `run` takes no revision, at once, from a git directory
 // whose packed-refs is /dev/zero (every run went out of memory) or whose
-// HEAD is a FIFO (it hung until a signal): issue 23's sixth attack.
+// HEAD is a FIFO (it hung until a signal).
 func TestCheckoutRevisionRefusesSpecialFiles(t *testing.T) {
 	const module = "example.com/m"
 	for name, setup := range map[string]func(git string) error{

@@ -31,7 +31,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-// TestCheckoutRevision (issue 20, item 10): the revision is read from the
+// TestCheckoutRevision: the revision is read from the
 // module's git checkout as git itself resolves HEAD: a branch ref in its
 // own file or in packed-refs, a detached HEAD, a worktree whose .git is a
 // file pointing at its gitdir (and commondir at the refs); from any

@@ -1,5 +1,5 @@
 // Package benchload holds the inputs of the runtime's load benchmarks
-// (issue 25): the deterministic states of benchState, the contract's
+// (docs/development.md): the deterministic states of benchState, the contract's
 // schema and invariants as text, and the patches, so that
 // scripts/bench-peers.sh can give the very same inputs to the runtime
 // (runtime's benchmarks and scripts/loadbench) and to the stacks a user

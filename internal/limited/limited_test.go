@@ -48,8 +48,8 @@ func TestSize(t *testing.T) {
 
 // TestReadFileRefusesProcFiles checks that a case file that is a symlink
 // to a file of /proc (regular, and /proc/kmsg's read blocks) is refused:
-// validate hung on a link to /proc/kmsg (issue 23's seventh attack;
-// /proc/self/status stands in, it does not block).
+// validate hung on a link to /proc/kmsg (/proc/self/status stands in,
+// it does not block).
 func TestReadFileRefusesProcFiles(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Symlink("/proc/self/status", filepath.Join(dir, "zz.yaml")); err != nil {

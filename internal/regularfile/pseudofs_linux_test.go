@@ -12,8 +12,8 @@ import (
 // TestPseudoFilesAreRefused checks that a file of /proc or /sys, which
 // calls itself regular, is refused by Open, Read and Check, directly and
 // through a symlink in a run directory: /proc/kmsg there hung every reader
-// until a signal (issue 23's fourth attack; /proc/self/status stands in
-// for it, it does not block).
+// until a signal (/proc/self/status stands in for it, it does not
+// block).
 func TestPseudoFilesAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	link := filepath.Join(dir, "runs.jsonl")

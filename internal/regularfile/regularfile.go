@@ -2,7 +2,8 @@
 // files (after symlinks), so that a FIFO put where a file is expected
 // never blocks a reader or writer, and a device (a symlink to /dev/zero)
 // is never read without end. PatchBench's run directories, cache entries
-// and file actor answers are read through it (issue 23).
+// and file actor answers are read through it: any of them may be a file
+// someone else put there.
 package regularfile
 
 import (

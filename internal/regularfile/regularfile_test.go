@@ -10,8 +10,8 @@ import (
 )
 
 // TestOpenAppendRefusesSymlink: a symlink where a run directory's file is
-// appended to is refused, and its target is left as it was (issue 23: a
-// run directory from elsewhere made repair append to any file).
+// appended to is refused, and its target is left as it was (a run
+// directory from elsewhere made repair append to any file).
 func TestOpenAppendRefusesSymlink(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target")

@@ -1,6 +1,6 @@
 // Command fakeprovider is a local OpenAI chat completions server that
 // answers every request with what a hostile or broken provider sends, for
-// scripts/hostile-answers.sh and for trying run by hand (issue 12). It
+// scripts/hostile-answers.sh and for trying run by hand. It
 // prints its address, then serves until killed.
 //
 //	go run ./scripts/fakeprovider -mode big -size 31457280   # 30 MiB answers
@@ -24,7 +24,7 @@
 //	        of the wrong type), calls (1,000 calls in one answer), big
 //	        (-size bytes of arguments), text (the tool call written as
 //	        text), error (a read, then HTTP 500): for
-//	        scripts/hostile-agents.sh (issue 22). Attacks that leak the
+//	        scripts/hostile-agents.sh. Attacks that leak the
 //	        example case's card (bench/testdata/example) where a scan
 //	        could miss it: dropped (the reference proposal, then a read
 //	        naming the card, which the step never runs), budget (70

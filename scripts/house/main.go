@@ -1,5 +1,5 @@
 // Command house prints measures of the module's structure, for reviews of
-// how it reads (issue 21): the lines of each package (test files and
+// how it reads: the lines of each package (test files and
 // testdata left out), the arrows between the module's packages (imports,
 // internal/ packages marked), and the longest functions.
 //

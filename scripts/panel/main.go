@@ -1,7 +1,7 @@
 // Command panel relays the prompts of a PatchBench run to a stand-in
-// model panel and their answers back (PatchBench design §5: the file
-// actor). No model can be called from the machines this benchmark is
-// developed on; a person, or an assistant told only to act as a careful
+// model panel and their answers back (the file actor, docs/actors.md).
+// No model can be called from the machines this benchmark is developed
+// on; a person, or an assistant told only to act as a careful
 // model behind an API, answers instead. The panel sees the prompts and
 // nothing else: not the case files, the configuration, the rubric or the
 // run's records.

@@ -1,5 +1,5 @@
 // Command gonaive is the Go stack a user would assemble instead of the
-// PatchBench runtime (issue 25), run by scripts/bench-peers.sh on the
+// PatchBench runtime, run by scripts/bench-peers.sh on the
 // runtime's own inputs (scripts/loadbench write): every step applies the
 // patch with evanphx/json-patch/v5 to the whole text, decodes the whole
 // result, validates it whole with santhosh-tekuri/jsonschema/v6 (and the

@@ -1,6 +1,6 @@
 // The Node stack a user would assemble instead of the PatchBench runtime
-// (issue 25), run by scripts/bench-peers.sh on the runtime's own inputs
-// (scripts/loadbench write): every step copies the state
+// (docs/development.md), run by scripts/bench-peers.sh on the runtime's
+// own inputs (scripts/loadbench write): every step copies the state
 // (structuredClone: rfc6902 changes its argument, and a rejected step must
 // leave the state as it was), applies the patch with rfc6902, validates
 // the whole copy with ajv (JSON Schema 2020-12; the output schema at its
