@@ -3,7 +3,6 @@ package rundir
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -321,14 +320,9 @@ func copyRuns(ctx context.Context, out string, dirs []*Dir, res *Merged) error {
 			if r.HasOutcome() {
 				res.Outcomes++
 			}
-			b, err := json.Marshal(r)
+			b, err := r.line()
 			if err != nil {
-				return fmt.Errorf("run %s: %w", r.RunID, err)
-			}
-			if !writable(b) {
-				if b, err = r.shrink(b); err != nil {
-					return err
-				}
+				return err
 			}
 			w.Write(b)
 			if err := w.WriteByte('\n'); err != nil {

@@ -103,14 +103,9 @@ func lockDir(dir string) (*flock.Flock, error) {
 // write that fails (a full disk) leaves no part of its line behind, and
 // its error names the run, the file and the cause.
 func (s *Sink) Write(r *Record) error {
-	b, err := json.Marshal(r)
+	b, err := r.line()
 	if err != nil {
-		return fmt.Errorf("run %s: %w", r.RunID, err)
-	}
-	if !writable(b) {
-		if b, err = r.shrink(b); err != nil {
-			return err
-		}
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,4 +147,19 @@ func (s *Sink) Close() error {
 		err = uerr
 	}
 	return err
+}
+
+// line is r's JSON line (without its newline) as every writer of a run
+// directory writes it: cut first (Record.shrink, which changes r) when
+// longer than MaxWriteBytes or past the readers' shape bounds, so that
+// every reader can read it back.
+func (r *Record) line() ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", r.RunID, err)
+	}
+	if !writable(b) {
+		return r.shrink(b)
+	}
+	return b, nil
 }
