@@ -36,6 +36,21 @@ const maxDrainBytes = 1 << 30
 // it carries (the JSON around it, escapes in it).
 const envelopeBytes = 64 << 10
 
+// answerLimit is limit, or DefaultMaxAnswerBytes when it is not positive:
+// what every bound of an answer starts from.
+func answerLimit(limit int64) int64 {
+	if limit <= 0 {
+		return DefaultMaxAnswerBytes
+	}
+	return limit
+}
+
+// bodyBound is how much of what carries an answer of at most limit bytes
+// (answerLimit) is read whole, in bytes: twice the answer (its JSON
+// escapes) and envelopeBytes of room. A provider's response body, an exec
+// program's standard output and an MCP message all get it.
+func bodyBound(limit int64) int64 { return 2*answerLimit(limit) + envelopeBytes }
+
 // ollamaBodyBytes is the longest body handed to the Ollama client, whose
 // reader stops silently at 8,000,000 bytes per line.
 const ollamaBodyBytes = 7 << 20
@@ -48,9 +63,7 @@ const ollamaBodyBytes = 7 << 20
 // what the runner scans for leaks: a canary anywhere in the first limit
 // bytes of an answer counts. Kept cuts it further for the record.
 func (r Response) Clip(limit int64) Response {
-	if limit <= 0 {
-		limit = DefaultMaxAnswerBytes
-	}
+	limit = answerLimit(limit)
 	n := int(min(limit, int64(math.MaxInt)))
 	cloned := false
 	for i, c := range r.Calls {
@@ -106,18 +119,15 @@ type bodyTap struct {
 	path        []string
 }
 
-// newBodyTap bounds bodies for answers of at most answerLimit bytes
+// newBodyTap bounds bodies for answers of at most maxAnswer bytes
 // (DefaultMaxAnswerBytes when not positive) found at path, and for bodies
 // of at most maxBody bytes when maxBody is positive.
-func newBodyTap(next http.RoundTripper, answerLimit, maxBody int64, path ...string) *bodyTap {
-	if answerLimit <= 0 {
-		answerLimit = DefaultMaxAnswerBytes
-	}
-	limit := 2*answerLimit + envelopeBytes
+func newBodyTap(next http.RoundTripper, maxAnswer, maxBody int64, path ...string) *bodyTap {
+	limit := bodyBound(maxAnswer)
 	if maxBody > 0 {
 		limit = min(limit, maxBody)
 	}
-	return &bodyTap{next: next, limit: limit, answerLimit: answerLimit, path: path}
+	return &bodyTap{next: next, limit: limit, answerLimit: answerLimit(maxAnswer), path: path}
 }
 
 // bodySlot receives the body of the last successful response of the

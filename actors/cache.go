@@ -228,26 +228,30 @@ func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 	return resp, err
 }
 
-// maxCacheEntryBytes bounds a cache entry read (64 MiB: an answer of at
+// cacheEntryBound bounds a cache entry read for a run whose answer limit
+// is limit bytes: at least maxCacheEntryBytes, and room for the entry's
+// answer and body (bodyBound) escaped once more, each byte at most six
+// (a control character as \u0000), so that an entry written under that
+// limit is never refused as too long and fetched again.
+func cacheEntryBound(limit int64) int64 {
+	return max(maxCacheEntryBytes, 6*(answerLimit(limit)+bodyBound(limit)))
+}
+
+// maxCacheEntryBytes is the least bound of a cache entry read (64 MiB: an answer of at
 // most 16 MiB, --max-answer-bytes's bound, escaped).
 const maxCacheEntryBytes = 64 << 20
 
 // limit is the answer limit of the wrapped actor, in bytes.
-func (c *Cached) limit() int64 {
-	if c.MaxAnswerBytes > 0 {
-		return c.MaxAnswerBytes
-	}
-	return DefaultMaxAnswerBytes
-}
+func (c *Cached) limit() int64 { return answerLimit(c.MaxAnswerBytes) }
 
 // lookup reads the cache entry at path (a regular file of at most
-// maxCacheEntryBytes) for a run whose answer limit is limit bytes, and
+// cacheEntryBound) for a run whose answer limit is limit bytes, and
 // returns its answer clipped at that limit. ok is false when there is
 // none, it holds another key, or its answer was clipped at a smaller
 // limit than limit (stale then says how it was cut; its Limit is 0 when
 // the entry does not record it).
 func lookup(path string, key []byte, limit int64) (resp Response, ok bool, stale *cacheCut) {
-	b, err := readLimited(path, maxCacheEntryBytes)
+	b, err := readLimited(path, cacheEntryBound(limit))
 	if err != nil {
 		return Response{}, false, nil
 	}

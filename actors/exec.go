@@ -215,7 +215,7 @@ func checkProgram(argv []string) error {
 func (e *Exec) Name() string { return e.spec }
 
 // ExecError is an exec actor's failure: what went wrong and what the
-// program wrote to standard error (its last 64 KiB), which the runner
+// program wrote to standard error (its first and last 32 KiB: Excerpt), which the runner
 // keeps in the step's record, and to standard output (as far as it is
 // kept: its first twice the answer limit plus 64 KiB), which the runner
 // scans for leaks (a failed answer is an output all the same) and does
@@ -429,12 +429,9 @@ type execOutput struct {
 	exceeded    bool
 }
 
-func newExecOutput(answerLimit int64, over func()) *execOutput {
-	if answerLimit <= 0 {
-		answerLimit = DefaultMaxAnswerBytes
-	}
-	keep := int(min(2*answerLimit+envelopeBytes, maxExecOutput))
-	return &execOutput{keep: keep, answerLimit: answerLimit, over: over}
+func newExecOutput(maxAnswer int64, over func()) *execOutput {
+	keep := int(min(bodyBound(maxAnswer), maxExecOutput))
+	return &execOutput{keep: keep, answerLimit: answerLimit(maxAnswer), over: over}
 }
 
 // maxExecOutput bounds what an exec actor's program may write to

@@ -187,9 +187,7 @@ func fileToolAnswer(resp Response, turn int) Response {
 // not positive) is read only for its first limit bytes (what the runner
 // scans for leaks), with its length in Oversize.
 func readAnswer(path string, limit int64) (Response, error) {
-	if limit <= 0 {
-		limit = DefaultMaxAnswerBytes
-	}
+	limit = answerLimit(limit)
 	fh, err := regularfile.Open(path)
 	if err != nil {
 		return Response{}, err

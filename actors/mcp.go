@@ -56,14 +56,6 @@ func NewMCPServer(env AgentEnv, instructions string, maxAnswer int64) *mcp.Serve
 	return newMCPServer(&mcpCalls{env: env, maxAnswer: answerLimit(maxAnswer)}, instructions)
 }
 
-// answerLimit is limit, or DefaultMaxAnswerBytes when it is not positive.
-func answerLimit(limit int64) int64 {
-	if limit <= 0 {
-		return DefaultMaxAnswerBytes
-	}
-	return limit
-}
-
 func newMCPServer(calls *mcpCalls, instructions string) *mcp.Server {
 	env := calls.env
 	srv := mcp.NewServer(&mcp.Implementation{Name: "patchbench", Version: "1"}, &mcp.ServerOptions{Instructions: instructions})

@@ -26,12 +26,7 @@ const (
 // bytes, for an answer limit of maxAnswer bytes: twice the answer (its
 // JSON escapes) and room for the envelope, as a provider's response body
 // gets. Past it a message is read no further than counting its length.
-func mcpMessageBound(maxAnswer int64) int64 {
-	if maxAnswer <= 0 {
-		maxAnswer = DefaultMaxAnswerBytes
-	}
-	return 2*maxAnswer + envelopeBytes
-}
+func mcpMessageBound(maxAnswer int64) int64 { return bodyBound(maxAnswer) }
 
 // mcpCalls makes the tool calls of one MCP server on its AgentEnv: every
 // tools/call a client sends, whatever tool it names, goes to env.Call, so
