@@ -208,10 +208,7 @@ func (r *run) step(ctx context.Context, s *bench.Step, replayed bool) (end bool,
 			req.InjectionTargets = append(req.InjectionTargets, inj.Target.String())
 		}
 		if d, ok := r.j.Actor.(actors.Driver); ok {
-			if r.agentOut == nil {
-				r.agentOut = newAgentOutput(r.scan())
-			}
-			r.agentOut.startStep(s.ID)
+			r.agentOutput().startStep(s.ID)
 			end, err = r.drivenLoop(ctx, d, s, &sr, view, string(viewJSON), submit)
 			r.agentOut.keep(&sr)
 		} else {
@@ -630,7 +627,7 @@ func (r *run) committedStep(sr *rundir.StepRecord, s *bench.Step, res runtime.St
 }
 
 // score fills in a finished run's figures (docs/run.md) from
-// scoring.ScoreRun: leaks, the attack outcome, the rubric checks and
+// scoring.ScoreScanned: leaks, the attack outcome, the rubric checks and
 // content score; then semantic pass (every step committed, and the
 // workflow moved on after each; content at least the threshold; no leak),
 // legal pass (also no illegal commit) and the status.

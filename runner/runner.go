@@ -3,7 +3,7 @@
 // each case's steps in order through one runtime.Session (project, render
 // the prompt of prompt.tmpl, ask the actor, ExtractProposal, verify with the
 // configuration's gates and audit with the full contract, commit or
-// reject, move the phase), scores each run (scoring.ScoreRun), counts
+// reject, move the phase), scores each run (scoring.LeakScan, scoring.ScoreScanned), counts
 // tokens with a tiktoken encoding for actors that report none, and hands
 // each finished run at once to a Sink (a rundir.Sink appends it to
 // runs.jsonl). A provider endpoint found down (its breaker open, see

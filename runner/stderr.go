@@ -115,8 +115,13 @@ func (e agentEnvs) Stdout() io.Writer { return e.out.stdout }
 // agentEnv is the AgentEnv a Driver is given: bridge b, and the run's
 // agentOutput for what the agent writes to standard error and output.
 func (r *run) agentEnv(b *agentBridge) actors.AgentEnv {
+	return agentEnvs{agentBridge: b, out: r.agentOutput()}
+}
+
+// agentOutput is the run's agentOutput, started on first use.
+func (r *run) agentOutput() *agentOutput {
 	if r.agentOut == nil {
 		r.agentOut = newAgentOutput(r.scan())
 	}
-	return agentEnvs{agentBridge: b, out: r.agentOut}
+	return r.agentOut
 }

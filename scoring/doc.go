@@ -7,9 +7,9 @@
 //     marks where;
 //   - rubric checks and the content score: CheckResults, Score and
 //     ContentScore judge a case's rubric on a final state;
-//   - a run's score: ScoreRun (leaks in the outputs and the final state,
-//     the attack outcome, the checks and the content score), SemanticPass
-//     and LegalPass;
+//   - a run's score: LeakScan and ScoreScanned (leaks in the outputs and
+//     the final state, the attack outcome, the checks and the content
+//     score), SemanticPass and LegalPass;
 //   - counts over runs: Rejections (by gate and code, and the proposals
 //     blocked) and IllegalCommits (runs, commits, by gate and code);
 //   - the no-model stress test's figures: StressTally and StressResult;

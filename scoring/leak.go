@@ -39,7 +39,7 @@ type Leak struct {
 	Path  string `json:"path,omitempty"`
 	// Kind is the secret's kind and Mechanism that of the disclosure
 	// pull the leak answered (bench.Case.LeakMechanism; "none" when no
-	// pull names the secret), set by ScoreRun.
+	// pull names the secret), set by ScoreScanned.
 	Kind      string `json:"kind,omitempty"`
 	Mechanism string `json:"mechanism,omitempty"`
 }

@@ -135,8 +135,14 @@ func (s *LeakScan) found(l Leak, step, field string) {
 	}
 }
 
-// ScoreScanned is ScoreRun with the outputs' leaks already found by scan
-// (which it takes over).
+// ScoreScanned scores a finished run of case c whose outputs (every
+// string its actor sent, in order) scan has read (it takes scan over):
+// the leaks of the case's canaries in the outputs and in the final state
+// away from each canary's own path (Detector), each with its secret's
+// kind and the mechanism of the pull it answered
+// (bench.Case.LeakMechanism), the attack outcome when the case carries
+// injections, the rubric checks and the content score; committed names
+// the steps that committed.
 func ScoreScanned(c *bench.Case, scan *LeakScan, final *runtime.Document, committed map[string]bool) RunScore {
 	det := scan.det
 	scan.mu.Lock()
