@@ -114,23 +114,19 @@ func ParsePlan(name string, b []byte) (*Plan, error) {
 	if len(b) > MaxPlanBytes {
 		return nil, &bench.FileError{File: name, Err: fmt.Errorf("larger than %d bytes", MaxPlanBytes)}
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(b, &root); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var root, extra yaml.Node
+	if err := dec.Decode(&root); err != nil && err != io.EOF {
 		return nil, bench.YAMLError(name, err, nil)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, &bench.FileError{File: name, Err: errors.New("empty plan (it needs at least version: 1)")}
 	}
-	if err := checkWrittenOut(name, root.Content[0]); err != nil {
-		return nil, err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	var first, extra yaml.Node
-	if err := dec.Decode(&first); err != nil {
-		return nil, bench.YAMLError(name, err, nil)
-	}
 	if err := dec.Decode(&extra); err != io.EOF {
 		return nil, &bench.FileError{File: name, Line: extra.Line, Err: errors.New("more than one YAML document; a plan file holds one")}
+	}
+	if err := checkWrittenOut(name, root.Content[0]); err != nil {
+		return nil, err
 	}
 	p := &Plan{set: map[string]bool{}, file: name, lines: map[string]int{}, durations: map[string]string{}}
 	top := root.Content[0] // no aliases: checkWrittenOut
