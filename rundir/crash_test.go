@@ -67,7 +67,7 @@ func TestMergeKilledLeavesNothingOrAll(t *testing.T) {
 	root := filepath.Join(tmp, "results")
 	os.MkdirAll(root, 0o755)
 	images, points := crashImages(t, root, func() {
-		if _, err := Merge(context.Background(), filepath.Join(root, "all"), []string{s0, s1}); err != nil {
+		if _, err := MergeWith(context.Background(), filepath.Join(root, "all"), []string{s0, s1}, MergeOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -80,7 +80,7 @@ func TestMergeKilledLeavesNothingOrAll(t *testing.T) {
 			t.Errorf("killed at %s: %s exists: %v", points[i], out, names(out))
 			continue
 		}
-		m, err := Merge(context.Background(), out, []string{s0, s1})
+		m, err := MergeWith(context.Background(), out, []string{s0, s1}, MergeOptions{})
 		if err != nil || m.Runs != 4 {
 			t.Fatalf("killed at %s: merged again: %+v %v", points[i], m, err)
 		}
@@ -132,7 +132,7 @@ func TestMergeRefusesMixedSeries(t *testing.T) {
 		{[]string{a0, whole}, whole + " is not a shard (run without --shard), the others are shards 0/2"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
-		_, err := Merge(context.Background(), out, c.dirs)
+		_, err := MergeWith(context.Background(), out, c.dirs, MergeOptions{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || CodeOf(err) != CodeSettingsDiffer {
 			t.Errorf("%v: %v, want %q", c.dirs, err, c.want)
 		}
@@ -140,7 +140,7 @@ func TestMergeRefusesMixedSeries(t *testing.T) {
 			t.Errorf("%v: %s was made", c.dirs, out)
 		}
 	}
-	if _, err := Merge(context.Background(), filepath.Join(tmp, "out"), []string{a0, a0}); CodeOf(err) != CodeGivenTwice {
+	if _, err := MergeWith(context.Background(), filepath.Join(tmp, "out"), []string{a0, a0}, MergeOptions{}); CodeOf(err) != CodeGivenTwice {
 		t.Errorf("a shard twice: %v", err)
 	}
 	// Shards of another run: the settings that differ are named.
@@ -149,12 +149,12 @@ func TestMergeRefusesMixedSeries(t *testing.T) {
 	other := filepath.Join(tmp, "other")
 	writeRecords(t, other, rec("a", "y", 1, StatusPassed))
 	WriteJSON(other, ManifestFile, m3)
-	_, err := Merge(context.Background(), filepath.Join(tmp, "out"), []string{a0, other})
+	_, err := MergeWith(context.Background(), filepath.Join(tmp, "out"), []string{a0, other}, MergeOptions{})
 	if want := other + " holds a run with other settings than " + a0 + " (actors, rounds differ)"; err == nil || !strings.Contains(err.Error(), want) || CodeOf(err) != CodeSettingsDiffer {
 		t.Errorf("shards of two runs: %v, want %q", err, want)
 	}
 	half := filepath.Join(tmp, "new", "half")
-	_, err = Merge(context.Background(), half, []string{a1})
+	_, err = MergeWith(context.Background(), half, []string{a1}, MergeOptions{})
 	if want := "shards 0/2 of the series are missing (1/2 given)"; err == nil || !strings.Contains(err.Error(), want) || CodeOf(err) != CodeMissingShards {
 		t.Errorf("a missing shard: %v, want %q", err, want)
 	}

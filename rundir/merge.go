@@ -30,12 +30,6 @@ type Merged struct {
 	Missing  string
 }
 
-// Merge is MergeWith without options: a missing shard is refused, and
-// the caller writes the summary into out once Merge has returned.
-func Merge(ctx context.Context, out string, dirs []string) (*Merged, error) {
-	return MergeWith(ctx, out, dirs, MergeOptions{})
-}
-
 // MergeOptions are MergeWith's options. AllowMissing merges the shards
 // given when some of their series are missing (they are refused
 // otherwise, with CodeMissingShards); the manifest then records them

@@ -238,10 +238,10 @@ func TestMerge(t *testing.T) {
 	if m.Runs != 3 || m.Settled != 2 || m.Missing != "2/3" || m.Manifest.ExpectedRuns != 4 || m.Manifest.Shard != "" || m.Manifest.MissingShards != "2/3" {
 		t.Errorf("merged %+v %+v", m, m.Manifest)
 	}
-	if _, err := Merge(context.Background(), out, []string{s0}); CodeOf(err) != CodeHoldsRuns {
+	if _, err := MergeWith(context.Background(), out, []string{s0}, MergeOptions{}); CodeOf(err) != CodeHoldsRuns {
 		t.Errorf("into a directory with runs: %v", err)
 	}
-	if _, err := Merge(context.Background(), filepath.Join(tmp, "o2"), []string{s0, s0}); CodeOf(err) != CodeGivenTwice {
+	if _, err := MergeWith(context.Background(), filepath.Join(tmp, "o2"), []string{s0, s0}, MergeOptions{}); CodeOf(err) != CodeGivenTwice {
 		t.Errorf("a shard twice: %v", err)
 	}
 	other := manifest("2/3", 2)
@@ -249,7 +249,7 @@ func TestMerge(t *testing.T) {
 	s2 := filepath.Join(tmp, "s2")
 	writeRecords(t, s2)
 	WriteJSON(s2, ManifestFile, other)
-	if _, err := Merge(context.Background(), filepath.Join(tmp, "o3"), []string{s0, s2}); CodeOf(err) != CodeSettingsDiffer {
+	if _, err := MergeWith(context.Background(), filepath.Join(tmp, "o3"), []string{s0, s2}, MergeOptions{}); CodeOf(err) != CodeSettingsDiffer {
 		t.Errorf("other settings: %v", err)
 	}
 }
@@ -322,13 +322,13 @@ func TestMergeInterrupted(t *testing.T) {
 	writeRecords(t, s1, rec("a", "y", 1, StatusFailed))
 	WriteJSON(s1, ManifestFile, manifest("1/2", 2))
 	for _, out := range []string{filepath.Join(tmp, "new"), t.TempDir()} {
-		if _, err := Merge(&errAfter{context.Background(), 2}, out, []string{s0, s1}); !errors.Is(err, context.Canceled) {
+		if _, err := MergeWith(&errAfter{context.Background(), 2}, out, []string{s0, s1}, MergeOptions{}); !errors.Is(err, context.Canceled) {
 			t.Fatalf("%s: %v", out, err)
 		}
 		if entries, _ := os.ReadDir(out); len(entries) != 0 {
 			t.Errorf("%s holds %d files after the interruption", out, len(entries))
 		}
-		m, err := Merge(context.Background(), out, []string{s0, s1})
+		m, err := MergeWith(context.Background(), out, []string{s0, s1}, MergeOptions{})
 		if err != nil || m.Runs != 3 {
 			t.Fatalf("%s: merged again: %+v %v", out, m, err)
 		}
