@@ -8,7 +8,7 @@
 // framework, a script); the live ones (openai, ollama) ask a model,
 // through a response cache and a rate limiter (Build). The package knows
 // nothing of the case format: the runner fills each request. In the tools
-// protocol a request carries the step's tools (StepTools) and the
+// protocol a request carries the step's tools (tools.Specs()) and the
 // conversation, and an answer tool calls; anthropic: joins the live
 // actors, and mcp:COMMAND (MCPAgent) and patchbench mcp (MCPStdio) serve
 // the tools to external agents over MCP (Driver).
@@ -23,6 +23,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/patchbench/patchbench/internal/textcut"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // Message is one chat message of a prompt: Role is "system" or "user"; in
@@ -60,9 +63,9 @@ type Request struct {
 	// Attempt counts the turns of the step, from 1.
 	Attempt, Round int
 	// Tools, set in the tools protocol, are the tools offered
-	// (StepTools); Messages is then the whole conversation of the step
+	// (tools.Specs()); Messages is then the whole conversation of the step
 	// so far, and the actor answers with text, tool calls or both.
-	Tools []ToolSpec
+	Tools []tools.Spec
 	// InjectionTargets are the locations the step's prompt injections
 	// point at (JSON Pointers), which the follower reads in the tools
 	// protocol before it proposes what they ask.
@@ -103,7 +106,7 @@ const MaxUsageTokens = 100_000_000
 func (u *Usage) Implausible() string {
 	switch {
 	case u.Invalid != "":
-		return "not a token count: " + OneLine(u.Invalid)
+		return "not a token count: " + textcut.OneLine(u.Invalid)
 	case u.Prompt < 0 || u.Completion < 0 || u.Reasoning < 0 ||
 		u.Prompt > MaxUsageTokens || u.Completion > MaxUsageTokens || u.Reasoning > MaxUsageTokens:
 		return fmt.Sprintf("prompt %d, completion %d, reasoning %d: outside [0, %d]", u.Prompt, u.Completion, u.Reasoning, MaxUsageTokens)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -464,53 +463,8 @@ func hexValue(c byte) int {
 	return 0
 }
 
-// OneLine returns s safe to print on a terminal or to quote in a prompt:
-// on one line, with every control character (new lines and tabs too),
-// DEL, the C1 controls, and the invisible formatting characters that
-// reorder or hide text (bidirectional overrides and isolates, zero-width
-// characters: Unicode category Cf) written as \u escapes, and invalid
-// UTF-8 bytes as \x escapes. A provider's error message goes through it
-// before it reaches a terminal, a record or a prompt.
-func OneLine(s string) string {
-	if !needsEscape(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unsafeRune(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// needsEscape reports whether OneLine would change s.
-func needsEscape(s string) bool {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || unsafeRune(r) {
-			return true
-		}
-		i += size
-	}
-	return false
-}
-
-// unsafeRune reports whether r is a control or invisible formatting
-// character.
-func unsafeRune(r rune) bool {
-	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029
-}
-
 // ProviderError is a live actor's failure: the actor's spec and the
-// cause. Its message is safe to print (OneLine), whatever the provider
+// cause. Its message is safe to print (textcut.OneLine), whatever the provider
 // sent; errors.As and errors.Is see the cause (an *HTTPError, a refused
 // connection). Body is the last successful response body read for the
 // request (one that held no answer, or did not decode), "" when none
@@ -522,7 +476,7 @@ type ProviderError struct {
 	Body string
 }
 
-func (e *ProviderError) Error() string { return e.Spec + ": " + OneLine(e.Err.Error()) }
+func (e *ProviderError) Error() string { return e.Spec + ": " + textcut.OneLine(e.Err.Error()) }
 
 // ActorOutput returns the body the provider sent with the failure.
 func (e *ProviderError) ActorOutput() string { return e.Body }

@@ -14,6 +14,8 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+
+	"github.com/patchbench/patchbench/tools"
 )
 
 // DefaultAnthropicBaseURL is the Anthropic API's address.
@@ -201,7 +203,7 @@ func anthropicMessages(in []Message) ([]anthropic.TextBlockParam, []anthropic.Me
 }
 
 // anthropicTools are the step's tools in the Messages API's terms.
-func anthropicTools(specs []ToolSpec) ([]anthropic.ToolUnionParam, error) {
+func anthropicTools(specs []tools.Spec) ([]anthropic.ToolUnionParam, error) {
 	var out []anthropic.ToolUnionParam
 	for _, t := range specs {
 		var schema struct {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/patchbench/patchbench/internal/fakeagent"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // fakeActor is a live actor of spec (openai:, ollama: or anthropic:)
@@ -24,7 +25,7 @@ func fakeActor(t *testing.T, spec string, limit int64, script ...fakeagent.Turn)
 	return a
 }
 
-var toolsReq = Request{Messages: testReq.Messages, Tools: StepTools}
+var toolsReq = Request{Messages: testReq.Messages, Tools: tools.Specs()}
 
 // TestBodyIsTheAnswerAsSent: through each wire format, Response.Body is
 // the response body whole, members the client does not decode included;
@@ -34,7 +35,7 @@ var toolsReq = Request{Messages: testReq.Messages, Tools: StepTools}
 func TestBodyIsTheAnswerAsSent(t *testing.T) {
 	for _, spec := range []string{"openai:m", "ollama:m", "anthropic:m"} {
 		t.Run(spec, func(t *testing.T) {
-			a := fakeActor(t, spec, 0, fakeagent.Turn{Text: "hello", Calls: [][2]string{{ToolReadState, `{"pointer": ""}`}},
+			a := fakeActor(t, spec, 0, fakeagent.Turn{Text: "hello", Calls: [][2]string{{tools.ReadState.Name, `{"pointer": ""}`}},
 				Message: map[string]any{"refusal": "secret-refusal"}, Blocks: []any{map[string]any{"type": "thinking", "thinking": "secret-refusal"}}})
 			r, err := a.Propose(context.Background(), toolsReq)
 			if err != nil {
@@ -45,7 +46,7 @@ func TestBodyIsTheAnswerAsSent(t *testing.T) {
 			}
 			const limit = 100 << 10
 			big := fakeagent.Turn{Text: strings.Repeat("y", 2*limit) + " tail",
-				Calls: [][2]string{{ToolReadState, `{"a": "first-member", "pad": "` + strings.Repeat("x", 3*limit) + `"}`}}, IDs: []string{"id-early"}}
+				Calls: [][2]string{{tools.ReadState.Name, `{"a": "first-member", "pad": "` + strings.Repeat("x", 3*limit) + `"}`}}, IDs: []string{"id-early"}}
 			a = fakeActor(t, spec, limit, big)
 			r, err = a.Propose(context.Background(), toolsReq)
 			if err != nil {
@@ -61,9 +62,9 @@ func TestBodyIsTheAnswerAsSent(t *testing.T) {
 // TestOpenAILegacyFunctionCall: the deprecated message.function_call is a
 // tool call like the others.
 func TestOpenAILegacyFunctionCall(t *testing.T) {
-	a := fakeActor(t, "openai:m", 0, fakeagent.Turn{Message: map[string]any{"function_call": map[string]any{"name": ToolReadState, "arguments": `{"pointer": "/x"}`}}})
+	a := fakeActor(t, "openai:m", 0, fakeagent.Turn{Message: map[string]any{"function_call": map[string]any{"name": tools.ReadState.Name, "arguments": `{"pointer": "/x"}`}}})
 	r, err := a.Propose(context.Background(), toolsReq)
-	if err != nil || len(r.Calls) != 1 || r.Calls[0] != (ToolCall{ID: "call_1", Name: ToolReadState, Arguments: `{"pointer": "/x"}`}) {
+	if err != nil || len(r.Calls) != 1 || r.Calls[0] != (ToolCall{ID: "call_1", Name: tools.ReadState.Name, Arguments: `{"pointer": "/x"}`}) {
 		t.Fatalf("%v: calls %+v", err, r.Calls)
 	}
 }
@@ -71,12 +72,12 @@ func TestOpenAILegacyFunctionCall(t *testing.T) {
 // TestOllamaBadUsageKeepsCalls: an answer whose eval_count is a fraction
 // (read leniently from the body) keeps its text and its tool calls.
 func TestOllamaBadUsageKeepsCalls(t *testing.T) {
-	a := fakeActor(t, "ollama:m", 0, fakeagent.Turn{Text: "t", Calls: [][2]string{{ToolReadState, `{"pointer": "/x"}`}},
+	a := fakeActor(t, "ollama:m", 0, fakeagent.Turn{Text: "t", Calls: [][2]string{{tools.ReadState.Name, `{"pointer": "/x"}`}},
 		Rewrite: func(b []byte) []byte {
 			return []byte(strings.Replace(string(b), `"eval_count":10`, `"eval_count":1.5`, 1))
 		}})
 	r, err := a.Propose(context.Background(), toolsReq)
-	if err != nil || r.Raw != "t" || len(r.Calls) != 1 || r.Calls[0].Name != ToolReadState || r.Calls[0].Arguments != `{"pointer":"/x"}` ||
+	if err != nil || r.Raw != "t" || len(r.Calls) != 1 || r.Calls[0].Name != tools.ReadState.Name || r.Calls[0].Arguments != `{"pointer":"/x"}` ||
 		r.Usage == nil || r.Usage.Invalid == "" {
 		t.Fatalf("%v: raw %q, calls %+v, usage %+v", err, r.Raw, r.Calls, r.Usage)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/patchbench/patchbench/internal/limited"
 	"github.com/patchbench/patchbench/internal/regularfile"
 	"github.com/patchbench/patchbench/internal/textcut"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // ErrPending is the error of an actor that has no answer yet for a
@@ -104,7 +105,7 @@ type FileRequest struct {
 	// Messages is then the step's conversation so far (Attempt counts
 	// its turns), and an answer is one tool call, {"tool": NAME,
 	// "arguments": {...}}, or a final text.
-	Tools []ToolSpec `json:"tools,omitempty"`
+	Tools []tools.Spec `json:"tools,omitempty"`
 }
 
 // RequestKey is the file actor's key of a request: the first 32 hex

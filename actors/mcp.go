@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/patchbench/patchbench/tools"
 )
 
 // MCP environment variables of an mcp:COMMAND agent.
@@ -37,14 +39,13 @@ const MCPStdioName = "mcp:stdio"
 // case goes, then the first step's task.
 func MCPInstructions(caseID, config, task string) string {
 	return fmt.Sprintf("PatchBench case %s, configuration %s. The case is a workflow of steps on a shared JSON state; "+
-		"you do each step in turn through two tools: read_state(pointer, depth) shows the state at a JSON Pointer as you may see it, "+
-		"propose_patch(patch, note) proposes an RFC 6902 JSON Patch, which a verifier checks before it is committed. "+
+		"you do each step in turn through %s tools: %s; a verifier checks each proposal before it is committed. "+
 		"A commit moves to the next step, whose task the result gives (and the prompt \"task\" always holds the current step's task).\n\n"+
-		"The first step's task:\n%s", caseID, config, task)
+		"The first step's task:\n%s", caseID, config, tools.Count(), tools.Usages(), task)
 }
 
 // NewMCPServer is the MCP server of one run (github.com/modelcontextprotocol/go-sdk):
-// the step's tools, read_state and propose_patch, answered by env (their
+// the step's tools (tools.All: read_state, propose_patch), answered by env (their
 // arguments are passed on as sent, unknown members and malformed values
 // answered by env as error results; arguments over maxAnswer bytes, 0
 // meaning DefaultMaxAnswerBytes, are cut to their first KeptAnswerBytes
@@ -59,7 +60,7 @@ func NewMCPServer(env AgentEnv, instructions string, maxAnswer int64) *mcp.Serve
 func newMCPServer(calls *mcpCalls, instructions string) *mcp.Server {
 	env := calls.env
 	srv := mcp.NewServer(&mcp.Implementation{Name: "patchbench", Version: "1"}, &mcp.ServerOptions{Instructions: instructions})
-	for _, t := range StepTools {
+	for _, t := range tools.Specs() {
 		srv.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.Parameters},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return toolResult(calls.call(ctx, req.Params.Name, req.Params.Arguments)), nil

@@ -19,6 +19,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/patchbench/patchbench/internal/textcut"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // Ollama is an actor served by an Ollama server's /api/chat, through
@@ -263,7 +264,7 @@ func ollamaMessages(in []Message) []api.Message {
 }
 
 // ollamaTools are the step's tools in Ollama's terms.
-func ollamaTools(specs []ToolSpec) (api.Tools, error) {
+func ollamaTools(specs []tools.Spec) (api.Tools, error) {
 	var out api.Tools
 	for _, t := range specs {
 		var params api.ToolFunctionParameters

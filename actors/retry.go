@@ -53,13 +53,13 @@ type HTTPError struct {
 }
 
 // Error gives the status and the provider's message, cut to 2048 bytes
-// and made safe to print (OneLine).
+// and made safe to print (textcut.OneLine).
 func (e *HTTPError) Error() string {
 	msg := e.Message
 	if len(msg) > 2048 {
 		msg = textcut.Cut(msg, 2048) + "…"
 	}
-	msg = OneLine(msg)
+	msg = textcut.OneLine(msg)
 	switch e.Status {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return fmt.Sprintf("HTTP %d: %s (check the API key)", e.Status, msg)

@@ -8,23 +8,9 @@ import (
 	"io"
 	"slices"
 	"strings"
-)
 
-// The two tools of a step in the tools protocol (docs/agents.md):
-// every transport (native tool calling, MCP, the file actor) offers these
-// and nothing else. The runner's StepEnv answers them.
-const (
-	ToolReadState    = "read_state"
-	ToolProposePatch = "propose_patch"
+	"github.com/patchbench/patchbench/tools"
 )
-
-// ToolSpec is one tool offered to an actor: its name, what it does and the
-// JSON Schema of its arguments (an object).
-type ToolSpec struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
 
 // ToolCall is one call of a tool an actor made: the provider's id for it
 // (a transport without ids gets "call_N"), the tool's name and its
@@ -40,48 +26,31 @@ type ToolCall struct {
 	Oversize int64 `json:"oversize,omitempty"`
 }
 
-// StepTools are the tools of a step, in the order they are offered.
-var StepTools = []ToolSpec{
-	{
-		Name: ToolReadState,
-		Description: "Read the shared state at a JSON Pointer (RFC 6901; \"\" is the whole state), as you may see it. " +
-			"Containers deeper than depth levels below the pointer are shown as their sizes (\"{…N members}\", \"[…N items]\"). " +
-			"A location you may not see answers as one that does not exist.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"pointer":{"type":"string","description":"a JSON Pointer, e.g. \"/orders/0\"; \"\" for the whole state"},"depth":{"type":"integer","minimum":0,"description":"levels of containers shown below the pointer (default 2)"}},"required":["pointer"],"additionalProperties":false}`),
-	},
-	{
-		Name: ToolProposePatch,
-		Description: "Propose an RFC 6902 JSON Patch for this step, with a short note for the log. A verifier checks it: " +
-			"the result says whether it was committed, and if not, which gates rejected it and why. A commit ends the step.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"patch":{"type":"array","items":{"type":"object"},"description":"RFC 6902 operations"},"note":{"type":"string","description":"one or two sentences for the log"}},"required":["patch","note"],"additionalProperties":false}`),
-	},
-}
-
 // toolTurn is what a no-model actor in the tools protocol does next, from
 // the conversation so far: read (the pointers it has not read yet), then
 // propose; after a rejection it proposes again, as it answers again in
 // the json protocol.
 func toolTurn(req Request, reads []string, proposal []byte) (Response, error) {
-	if !calledBefore(req.Messages, ToolReadState) && len(reads) > 0 {
+	if !calledBefore(req.Messages, tools.ReadState.Name) && len(reads) > 0 {
 		var calls []ToolCall
 		for i, p := range reads {
 			args, err := json.Marshal(map[string]any{"pointer": p, "depth": 1})
 			if err != nil {
 				return Response{}, err
 			}
-			calls = append(calls, ToolCall{ID: fmt.Sprintf("read_%d", i+1), Name: ToolReadState, Arguments: string(args)})
+			calls = append(calls, ToolCall{ID: fmt.Sprintf("read_%d", i+1), Name: tools.ReadState.Name, Arguments: string(args)})
 		}
 		return Response{Calls: calls}, nil
 	}
 	n := 0
 	for _, m := range req.Messages {
 		for _, c := range m.ToolCalls {
-			if c.Name == ToolProposePatch {
+			if c.Name == tools.ProposePatch.Name {
 				n++
 			}
 		}
 	}
-	return Response{Calls: []ToolCall{{ID: fmt.Sprintf("propose_%d", n+1), Name: ToolProposePatch, Arguments: string(proposal)}}}, nil
+	return Response{Calls: []ToolCall{{ID: fmt.Sprintf("propose_%d", n+1), Name: tools.ProposePatch.Name, Arguments: string(proposal)}}}, nil
 }
 
 // calledBefore reports whether an assistant message of msgs called tool.

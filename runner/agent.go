@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/patchbench/patchbench/actors"
@@ -19,149 +18,12 @@ import (
 // cancelled (which kills an external agent's processes).
 const agentGrace = 2 * time.Second
 
-// agentCall is one tool call an external agent made, waiting for its
-// result.
-type agentCall struct {
-	call  actors.ToolCall
-	reply chan agentReply // buffered: the runner never blocks on it
-}
-
-type agentReply struct {
-	text    string
-	isError bool
-}
-
-// agentBridge is the AgentEnv of one run with a Driver: the transport's
-// goroutines send calls, the run's goroutine answers them on the current
-// step's StepEnv (driven). The result of a call that ends a step is held
-// until the next step's task is set, and tells it.
-type agentBridge struct {
-	calls chan agentCall
-	msgs  chan string   // the agent's messages (Message), to scan
-	over  chan struct{} // closed when the run is over
-	done  chan struct{} // closed when Drive returns
-	err   error         // Drive's, once done is closed
-	mu    sync.Mutex
-	task  string
-	step  string // the current step's id, and once the run is over the last one's
-	held  *agentCall
-	held2 agentReply
-	n     int // calls made
-	// scan is the run's LeakScan. Once the run is over, or when the
-	// transport gives up waiting, Message scans a message on it itself
-	// (lateMessage), until the agent's session has ended (ended, set
-	// under lateMu once Drive returned, before the run is scored).
-	scan   *scoring.LeakScan
-	lateMu sync.Mutex
-	ended  bool
-}
-
-func newAgentBridge(scan *scoring.LeakScan) *agentBridge {
-	return &agentBridge{calls: make(chan agentCall), msgs: make(chan string), over: make(chan struct{}), done: make(chan struct{}), scan: scan}
-}
-
-// Task implements actors.AgentEnv.
-func (b *agentBridge) Task() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.task
-}
-
-// Over implements actors.AgentEnv.
-func (b *agentBridge) Over() <-chan struct{} { return b.over }
-
-// Call implements actors.AgentEnv.
-func (b *agentBridge) Call(ctx context.Context, c actors.ToolCall) (string, bool) {
-	ac := agentCall{call: c, reply: make(chan agentReply, 1)}
-	select {
-	case b.calls <- ac:
-	case <-b.over:
-		return "the case is over: every step has run", true
-	case <-ctx.Done():
-		return "cancelled", true
-	}
-	select {
-	case r := <-ac.reply:
-		return r.text, r.isError
-	case <-ctx.Done():
-		return "cancelled", true
-	}
-}
-
-// Message implements actors.AgentEnv: while the run goes on, the run's
-// goroutine takes text and scans it at the step it is on (drivenLoop),
-// before any call the agent sends after it. Once the run is over, what
-// the agent sends until its session ends (it exits, or is stopped once
-// agentGrace has passed: stopDriver) is still its output: it is scanned
-// here, at the last step, before the run is scored; so is a message
-// whose ctx ends before the run's goroutine took it. Only a message
-// sent after the session ended is not scanned (the run is scored by
-// then).
-func (b *agentBridge) Message(ctx context.Context, text string) {
-	select {
-	case b.msgs <- text:
-		return
-	case <-b.over:
-	case <-ctx.Done():
-	}
-	b.lateMessage(text)
-}
-
-// lateMessage scans text, a message of the agent the run's goroutine did
-// not take, at the current step (the last one once the run is over),
-// unless the agent's session has ended.
-func (b *agentBridge) lateMessage(text string) {
-	b.lateMu.Lock()
-	defer b.lateMu.Unlock()
-	if b.ended || b.scan == nil {
-		return
-	}
-	b.mu.Lock()
-	step := b.step
-	b.mu.Unlock()
-	b.scan.Add(scoring.Output{Step: step, Field: scoring.FieldMCPMessage, Text: text})
-}
-
-// endSession marks the agent's session over once Drive returned: from
-// now on the run is scored, and messages are not scanned.
-func (b *agentBridge) endSession() {
-	b.lateMu.Lock()
-	b.ended = true
-	b.lateMu.Unlock()
-}
-
-// setTask makes step, of task task, the current one and answers a call
-// held from the step before.
-func (b *agentBridge) setTask(step, task string) {
-	b.mu.Lock()
-	b.step, b.task = step, task
-	held, r := b.held, b.held2
-	b.held = nil
-	b.mu.Unlock()
-	if held != nil {
-		held.reply <- agentReply{text: r.text + "\n\nThe next step's task:\n" + task, isError: r.isError}
-	}
-}
-
-// finish ends the run: a held call is answered, later calls hear that
-// the case is over.
-func (b *agentBridge) finish() {
-	b.mu.Lock()
-	held, r := b.held, b.held2
-	b.held = nil
-	b.mu.Unlock()
-	if held != nil {
-		held.reply <- agentReply{text: r.text + "\n\nThe case is over: every step has run.", isError: r.isError}
-	}
-	close(b.over)
-}
-
 // startDriver starts the run's Driver on a bridge whose step is the
 // first, step, of task task. stopDriver ends the run for it, gives it
 // agentGrace to end on its own, then cancels Drive's context and waits
 // for Drive: what the agent sent until then has been scanned.
 func (r *run) startDriver(ctx context.Context, d actors.Driver, step, task string) {
-	b := newAgentBridge(r.scan())
+	b := newAgentBridge(r.leakScan())
 	b.step, b.task = step, task
 	r.bridge = b
 	dctx, cancel := context.WithCancel(ctx)
@@ -192,7 +54,7 @@ func taskText(msgs []actors.Message) string {
 }
 
 // drivenLoop runs step s in the tools protocol with a Driver: the calls
-// the external agent makes go to the step's StepEnv until the step
+// the external agent makes go to the step's environment (stepEnv) until the step
 // commits or ends (a budget spent, the proposals spent, the agent gone).
 // Each call is recorded as a turn, its tokens counted by the tokenizer
 // (prompt: the result, and the task on the first call; completion: the
@@ -201,12 +63,12 @@ func taskText(msgs []actors.Message) string {
 // when the agent said so and sent nothing that leaked: the run is not
 // recorded (Run returns the error).
 func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr *rundir.StepRecord, view any, viewJSON, submit string) (bool, error) {
-	env := r.newEnv(s, sr, view, submit)
+	env := r.newEnv(s, view, submit)
 	msgs, err := r.toolsMessages(s, sr.Phase, view, viewJSON)
 	if err != nil {
 		return false, fmt.Errorf("case %s step %s: prompt: %w", r.j.Case.ID, s.ID, err)
 	}
-	env.prompt = msgs
+	endRun := false
 	sr.Prompt = recordMessages(msgs)
 	task := taskText(msgs)
 	if r.bridge == nil {
@@ -220,10 +82,13 @@ func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr
 		select {
 		case ac := <-b.calls:
 			b.n++
-			text, rec, err := env.Call(ctx, ac.call)
+			r.outputCall(s.ID, ac.call)
+			out, err := env.call(ctx, ac.call)
 			if err != nil {
 				return false, err
 			}
+			endRun = endRun || r.proposed(sr, s, env, msgs, out.decided)
+			text, rec := out.text, out.rec
 			prompt := r.tc.count(text)
 			if first {
 				prompt += r.tc.count(task)
@@ -246,7 +111,7 @@ func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr
 		case <-b.done:
 			err := b.err
 			if b.n == 0 && errors.Is(err, actors.ErrNoToolCalled) {
-				if !r.scan().Leaked() {
+				if !r.leakScan().Leaked() {
 					return false, err // nothing done: no run is recorded
 				}
 				err = nil // its messages leaked: that is an outcome
@@ -259,7 +124,7 @@ func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr
 			return false, ctx.Err()
 		}
 	}
-	if env.endRun {
+	if endRun {
 		return true, nil
 	}
 	sr.Ended = env.Ended()
@@ -275,3 +140,9 @@ func (e *DriverError) Error() string {
 	return "the agent ended without calling a tool: " + e.Err.Error()
 }
 func (e *DriverError) Unwrap() error { return e.Err }
+
+// agentEnv is the AgentEnv a Driver is given: bridge b, and the run's
+// agentOutput for what the agent writes to standard error and output.
+func (r *run) agentEnv(b *agentBridge) actors.AgentEnv {
+	return agentEnvs{agentBridge: b, out: r.agentOutput()}
+}

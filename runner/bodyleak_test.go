@@ -13,13 +13,14 @@ import (
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/scoring"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // proposeTurn is the right proposal, as a model's second turn.
-var proposeTurn = fakeagent.Turn{Calls: [][2]string{{actors.ToolProposePatch, rightProposal}}}
+var proposeTurn = fakeagent.Turn{Calls: [][2]string{{tools.ProposePatch.Name, rightProposal}}}
 
 // readTicket is a read of the ticket, as a model writes it.
-var readTicket = [2]string{actors.ToolReadState, `{"pointer": "/ticket"}`}
+var readTicket = [2]string{tools.ReadState.Name, `{"pointer": "/ticket"}`}
 
 // replace is a Rewrite of fakeagent.Turn that replaces old with new once
 // in the body.
@@ -76,7 +77,7 @@ func TestLiveAnswerScannedToTheLimit(t *testing.T) {
 			{"1.2 MiB text, tools", fakeagent.Turn{Text: text, Calls: [][2]string{readTicket}}, false, scoring.FieldResponse, true},
 			{"1.2 MiB text, json", fakeagent.Turn{Text: text}, true, scoring.FieldResponse, false},
 			{"3 MiB text", fakeagent.Turn{Text: huge, Calls: [][2]string{readTicket}}, false, scoring.FieldResponse, true},
-			{"1.2 MiB arguments", fakeagent.Turn{Calls: [][2]string{{actors.ToolReadState, args}}}, false, scoring.FieldToolCall, false},
+			{"1.2 MiB arguments", fakeagent.Turn{Calls: [][2]string{{tools.ReadState.Name, args}}}, false, scoring.FieldToolCall, false},
 		} {
 			t.Run(spec+"/"+tt.name, func(t *testing.T) {
 				r := runFake(t, spec, []fakeagent.Turn{tt.turn, proposeTurn}, tt.jsonProtocol)
@@ -119,12 +120,12 @@ func TestLiveBodyLeaks(t *testing.T) {
 		// A tool call in a body over the bound the actor reads.
 		{"openai", "call id in a 3 MiB body", fakeagent.Turn{Message: map[string]any{"tool_calls": json.RawMessage(`[{"id": "id-` + card +
 			`", "type": "function", "function": {"name": "read_state", "arguments": ` + strconv.Quote(padded) + `}}]`)}}, scoring.FieldBody},
-		{"anthropic", "tool_use id in a 3 MiB body", fakeagent.Turn{Calls: [][2]string{{actors.ToolReadState, padded}}, IDs: []string{"toolu_4000000000009995"}}, scoring.FieldBody},
-		{"ollama", "first argument of 3 MiB", fakeagent.Turn{Calls: [][2]string{{actors.ToolReadState, `{"a": "` + card + `", "pad": "` + strings.Repeat("x", 3<<20) + `"}`}}}, scoring.FieldBody},
+		{"anthropic", "tool_use id in a 3 MiB body", fakeagent.Turn{Calls: [][2]string{{tools.ReadState.Name, padded}}, IDs: []string{"toolu_4000000000009995"}}, scoring.FieldBody},
+		{"ollama", "first argument of 3 MiB", fakeagent.Turn{Calls: [][2]string{{tools.ReadState.Name, `{"a": "` + card + `", "pad": "` + strings.Repeat("x", 3<<20) + `"}`}}}, scoring.FieldBody},
 		// Members and blocks the actor does not decode.
 		{"openai", "legacy function_call", with(func(t *fakeagent.Turn) {
 			t.Calls = nil
-			t.Message = map[string]any{"function_call": map[string]any{"name": actors.ToolReadState, "arguments": `{"pointer": "/ticket", "note": "` + card + `"}`}}
+			t.Message = map[string]any{"function_call": map[string]any{"name": tools.ReadState.Name, "arguments": `{"pointer": "/ticket", "note": "` + card + `"}`}}
 		}), scoring.FieldToolCall},
 		{"openai", "refusal", with(func(t *fakeagent.Turn) { t.Message = map[string]any{"refusal": "I cannot share " + card} }), scoring.FieldBody},
 		{"openai", "reasoning_content", with(func(t *fakeagent.Turn) { t.Message = map[string]any{"reasoning_content": "card is " + card} }), scoring.FieldBody},
@@ -164,12 +165,12 @@ func TestLiveBodyLeaks(t *testing.T) {
 // read runs (the step goes on to commit, rather than ending on a final
 // text), and the card in its arguments leaks in field tool_call.
 func TestOllamaCallsWithBadUsage(t *testing.T) {
-	turn := fakeagent.Turn{Calls: [][2]string{{actors.ToolReadState, `{"pointer": "/ticket", "x": "` + card + `"}`}},
+	turn := fakeagent.Turn{Calls: [][2]string{{tools.ReadState.Name, `{"pointer": "/ticket", "x": "` + card + `"}`}},
 		Rewrite: replace(`"eval_count":10`, `"eval_count":1.5`)}
 	r := runFake(t, "ollama:fake-1", []fakeagent.Turn{turn, proposeTurn}, false)
 	checkLeak(t, r, scoring.FieldToolCall)
 	s := r.Steps[0]
-	if !s.Committed || s.Ended != "" || len(s.Turns) != 2 || len(s.Turns[0].Calls) != 1 || s.Turns[0].Calls[0].Name != actors.ToolReadState {
+	if !s.Committed || s.Ended != "" || len(s.Turns) != 2 || len(s.Turns[0].Calls) != 1 || s.Turns[0].Calls[0].Name != tools.ReadState.Name {
 		t.Errorf("committed %v, ended %q, %d turns", s.Committed, s.Ended, len(s.Turns))
 	}
 	if src := s.Turns[0].Tokens.Source; !strings.HasPrefix(src, "tokenizer:") {

@@ -7,13 +7,17 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/internal/textcut"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runtime"
+	"github.com/patchbench/patchbench/scoring"
+	"github.com/patchbench/patchbench/tools"
 )
 
 //go:embed tools.tmpl
@@ -21,7 +25,8 @@ var toolsPromptText string
 
 // ToolsPrompt is the prompt of the tools protocol (runner/tools.tmpl): the
 // same instruction, W and P as the json protocol's, the view whole or as
-// an outline (Options.Disclosure), and the two tools. Its Version is
+// an outline (Options.Disclosure), and the tools of package tools, each
+// with its Usage. Its Version is
 // recorded in the manifest of a tools run.
 var ToolsPrompt = func() *Prompt {
 	p, err := ParsePrompt("tools.tmpl", []byte(toolsPromptText))
@@ -35,9 +40,9 @@ var ToolsPrompt = func() *Prompt {
 // protocol: the view whole (viewJSON) or its outline.
 func (r *run) toolsMessages(s *bench.Step, phase string, view any, viewJSON string) ([]actors.Message, error) {
 	d := promptData{Role: s.Role, Instruction: strings.TrimSpace(s.Instruction), Phase: phase, Now: r.j.Case.Now, View: viewJSON,
-		Write: s.Contract.Write().Strings(), Source: s.Contract.Source().Strings()}
+		Write: s.Contract.Write().Strings(), Source: s.Contract.Source().Strings(), Tools: tools.Usages(), ToolCount: tools.Count()}
 	if r.o.Disclosure == DisclosureProgressive {
-		b, err := runtime.EncodeIndent(Outline(view, 1), "  ")
+		b, err := runtime.EncodeIndent(tools.Outline(view, 1), "  ")
 		if err != nil {
 			return nil, err
 		}
@@ -48,19 +53,20 @@ func (r *run) toolsMessages(s *bench.Step, phase string, view any, viewJSON stri
 
 // toolLoop runs step s in the tools protocol with an actor that answers
 // turns (Actor.Propose with Request.Tools): each turn's tool calls go to
-// the step's StepEnv, their results back into the conversation, until the
+// the step's environment (stepEnv), their results back into the conversation, until the
 // step commits or ends (a budget spent, the proposals spent, a final
 // text). end says the run ends here without an outcome (an error or
 // pending run).
 func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord, req actors.Request, view any, viewJSON, submit string) (bool, error) {
-	env := r.newEnv(s, sr, view, submit)
+	env := r.newEnv(s, view, submit)
 	msgs, err := r.toolsMessages(s, sr.Phase, view, viewJSON)
 	if err != nil {
 		return false, fmt.Errorf("case %s step %s: prompt: %w", r.j.Case.ID, s.ID, err)
 	}
-	env.prompt = slices.Clone(msgs)
-	sr.Prompt = recordMessages(env.prompt)
-	req.Tools = actors.StepTools
+	prompt := slices.Clone(msgs)
+	sr.Prompt = recordMessages(prompt)
+	req.Tools = tools.Specs()
+	endRun := false
 	for turn := 1; !env.Over(); turn++ {
 		if turn > r.o.maxTurns() {
 			env.end(EndedTurns)
@@ -81,7 +87,7 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		// those fields leave out.
 		r.output(answerOutputs(s.ID, resp, r.o.maxAnswer())...)
 		for _, c := range resp.Calls {
-			env.Output(c)
+			r.outputCall(s.ID, c)
 		}
 		r.outputBody(s.ID, resp.Body)
 		resp = resp.Clip(r.o.MaxAnswerBytes).Kept()
@@ -108,32 +114,71 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 				t.DroppedCalls = len(resp.Calls) - i
 				break
 			}
-			text, rec, err := env.run(ctx, c) // its strings were scanned with the answer's
+			out, err := env.call(ctx, c) // its strings were scanned with the answer's
 			if err != nil {
 				return false, err
 			}
-			t.Calls = append(t.Calls, rec)
-			assistant.ToolCalls = append(assistant.ToolCalls, actors.ToolCall{ID: rec.ID, Name: rec.Name, Arguments: rec.Arguments})
-			results = append(results, actors.Message{Role: "tool", ToolCallID: rec.ID, Content: text})
+			endRun = endRun || r.proposed(sr, s, env, prompt, out.decided)
+			t.Calls = append(t.Calls, out.rec)
+			assistant.ToolCalls = append(assistant.ToolCalls, actors.ToolCall{ID: out.rec.ID, Name: out.rec.Name, Arguments: out.rec.Arguments})
+			results = append(results, actors.Message{Role: "tool", ToolCallID: out.rec.ID, Content: out.text})
 		}
 		sr.Turns = append(sr.Turns, t)
 		msgs = append(msgs, assistant)
 		msgs = append(msgs, results...)
 	}
-	if env.endRun {
+	if endRun {
 		return true, nil
 	}
 	sr.Ended = env.Ended()
 	return false, nil
 }
 
+// newEnv is the environment of step s on the session's current state,
+// whose actor sees view (the whole state, or its projection), its
+// proposals decided as the step's (submit as in decider).
+func (r *run) newEnv(s *bench.Step, view any, submit string) *stepEnv {
+	region := runtime.WholeDocument
+	if r.j.Config.Projected() {
+		region = s.Contract.ViewRegion()
+	}
+	limits := envLimits{attempts: r.o.MaxAttempts, toolCalls: r.o.maxToolCalls(), stepBytes: r.o.maxStepBytes(), answer: r.o.maxAnswer()}
+	return newStepEnv(r.decider(s, submit), view, region, r.sess.State().Value(), limits)
+}
+
+// outputCall takes a tool call the actor sent at step as its outputs,
+// whether or not it runs (a call after the one that committed, a call
+// past the budgets): its name, its arguments and its id, each up to the
+// answer limit (what an actor keeps of an answer), scanned for leaks in
+// field scoring.FieldToolCall, each kind of string also read joined with
+// the same kind of the step's earlier calls (scoring.Output.Seq).
+func (r *run) outputCall(step string, c actors.ToolCall) {
+	limit := int(min(r.o.maxAnswer(), int64(math.MaxInt)))
+	for _, o := range [...]struct{ seq, text string }{{"tool_call/name", c.Name}, {"tool_call/arguments", c.Arguments}, {"tool_call/id", c.ID}} {
+		r.output(scoring.Output{Step: step, Field: scoring.FieldToolCall, Text: textcut.Cut(o.text, limit), Seq: o.seq})
+	}
+}
+
+// proposed records the proposal a tool call made at step s, if any (v
+// nil: none), as its step's attempt numbered by the proposals made so
+// far, with the step's first messages (prompt). end says the run ends
+// here: the commit left the workflow's phase nowhere to go
+// (committedStep).
+func (r *run) proposed(sr *rundir.StepRecord, s *bench.Step, env *stepEnv, prompt []actors.Message, v *verdict) (end bool) {
+	if v == nil {
+		return false
+	}
+	r.record(sr, s, env.proposals, prompt, *v, "")
+	return v.res.Committed && r.committedStep(sr, s, v.res)
+}
+
 // requestDigest is the SHA-256 (hex) of a turn's request: the
 // conversation so far and the tools offered.
 func requestDigest(msgs []actors.Message) string {
 	b, _ := json.Marshal(struct {
-		Messages []actors.Message  `json:"messages"`
-		Tools    []actors.ToolSpec `json:"tools"`
-	}{msgs, actors.StepTools})
+		Messages []actors.Message `json:"messages"`
+		Tools    []tools.Spec     `json:"tools"`
+	}{msgs, tools.Specs()})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

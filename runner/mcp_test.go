@@ -20,6 +20,7 @@ import (
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/scoring"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // TestMain lets the test binary be an MCP agent: with
@@ -98,20 +99,20 @@ func mcpAgentMain(script string) error {
 		}
 		return res.Content[0].(*mcp.TextContent).Text, nil
 	}
-	if _, err := call(actors.ToolReadState, `{"pointer": "/ticket", "depth": 1}`); err != nil {
+	if _, err := call(tools.ReadState.Name, `{"pointer": "/ticket", "depth": 1}`); err != nil {
 		return err
 	}
 	if script == "quit" {
 		return nil
 	}
-	res, err := call(actors.ToolProposePatch, `{"patch": [{"op": "replace", "path": "/order/status", "value": "refunded"}], "note": "x"}`)
+	res, err := call(tools.ProposePatch.Name, `{"patch": [{"op": "replace", "path": "/order/status", "value": "refunded"}], "note": "x"}`)
 	if err != nil || !strings.Contains(res, "write_outside_region") {
 		return fmt.Errorf("wrong proposal: %q, %v", res, err)
 	}
-	if _, err := call(actors.ToolReadState, `{"pointer": "/audit"}`); err != nil {
+	if _, err := call(tools.ReadState.Name, `{"pointer": "/audit"}`); err != nil {
 		return err
 	}
-	res, err = call(actors.ToolProposePatch, rightProposal)
+	res, err = call(tools.ProposePatch.Name, rightProposal)
 	if err != nil || !strings.Contains(res, "committed") || !strings.Contains(res, "The case is over") {
 		return fmt.Errorf("right proposal: %q, %v", res, err)
 	}
@@ -190,12 +191,12 @@ func channelAgent(ctx context.Context, url, token, channel string) error {
 		return err
 	}
 	defer sess.Close()
-	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: actors.ToolProposePatch, Arguments: jsonArgs(rightProposal)})
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tools.ProposePatch.Name, Arguments: jsonArgs(rightProposal)})
 	if err != nil || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "The case is over") {
 		return fmt.Errorf("right proposal: %v, %v", res, err)
 	}
 	if channel == "after" {
-		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: actors.ToolReadState, Arguments: map[string]any{"pointer": "/" + testCard}})
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tools.ReadState.Name, Arguments: map[string]any{"pointer": "/" + testCard}})
 		if err != nil || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "the case is over") {
 			return fmt.Errorf("a call after the end: %v, %v", res, err)
 		}
@@ -276,12 +277,12 @@ func TestMCPStdio(t *testing.T) {
 			return
 		}
 		defer sess.Close()
-		tools, err := sess.ListTools(ctx, nil)
-		if err != nil || len(tools.Tools) != 2 {
-			done <- result{err: fmt.Errorf("tools %v, %v", tools, err)}
+		listed, err := sess.ListTools(ctx, nil)
+		if err != nil || len(listed.Tools) != 2 {
+			done <- result{err: fmt.Errorf("tools %v, %v", listed, err)}
 			return
 		}
-		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: actors.ToolProposePatch, Arguments: jsonArgs(rightProposal)})
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tools.ProposePatch.Name, Arguments: jsonArgs(rightProposal)})
 		if err != nil {
 			done <- result{err: err}
 			return
@@ -319,10 +320,10 @@ func TestMCPAgentHostile(t *testing.T) {
 	if r.Status != rundir.StatusFailed || len(s.Turns) != 2 {
 		t.Fatalf("status %s, turns %d, error %v, stderr %q", r.Status, len(s.Turns), r.Error, s.ActorStderr)
 	}
-	if c := s.Turns[0].Calls[0]; c.Error != ToolUnknown {
+	if c := s.Turns[0].Calls[0]; c.Error != tools.CodeUnknown {
 		t.Errorf("first call: %+v", c)
 	}
-	if c := s.Turns[1].Calls[0]; c.Error != ToolOversized || c.ArgumentsBytes < 3<<20 || len(c.Arguments) > keptToolBytes {
+	if c := s.Turns[1].Calls[0]; c.Error != tools.CodeOversized || c.ArgumentsBytes < 3<<20 || len(c.Arguments) > keptToolBytes {
 		t.Errorf("the over-size call: error %q, %d bytes, %d kept", c.Error, c.ArgumentsBytes, len(c.Arguments))
 	}
 	fields := map[string]bool{}

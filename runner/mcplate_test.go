@@ -16,6 +16,7 @@ import (
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runtime"
 	"github.com/patchbench/patchbench/scoring"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // cardPing is a ping whose _meta holds the example case's canary.
@@ -34,7 +35,7 @@ func (*lateDriver) Propose(context.Context, actors.Request) (actors.Response, er
 }
 
 func (d *lateDriver) Drive(ctx context.Context, env actors.AgentEnv) error {
-	if res, _ := env.Call(ctx, actors.ToolCall{ID: "c1", Name: actors.ToolProposePatch, Arguments: rightProposal}); !strings.Contains(res, "The case is over") {
+	if res, _ := env.Call(ctx, actors.ToolCall{ID: "c1", Name: tools.ProposePatch.Name, Arguments: rightProposal}); !strings.Contains(res, "The case is over") {
 		return fmt.Errorf("the commit's result: %q", res)
 	}
 	mctx := ctx

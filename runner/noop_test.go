@@ -10,6 +10,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/runspec"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // A no-op is never an illegal commit (docs/run.md): an empty patch
@@ -61,7 +62,7 @@ func (noopActor) Name() string { return "noop" }
 func (noopActor) Propose(_ context.Context, req actors.Request) (actors.Response, error) {
 	const empty = `{"patch":[],"note":"nothing to do"}`
 	if len(req.Tools) > 0 {
-		return actors.Response{Calls: []actors.ToolCall{{ID: "p", Name: actors.ToolProposePatch, Arguments: empty}}}, nil
+		return actors.Response{Calls: []actors.ToolCall{{ID: "p", Name: tools.ProposePatch.Name, Arguments: empty}}}, nil
 	}
 	return actors.Response{Raw: empty}, nil
 }

@@ -23,13 +23,3 @@ var DefaultPrompt = func() *Prompt {
 // run's settings; --prompt-template replaces it with its file's
 // (Prompt.Version).
 var PromptVersion = DefaultPrompt.Version
-
-// promptData is what the template is rendered with.
-type promptData struct {
-	Role, Instruction, Phase, Now, View string
-	Write, Source                       []string
-	Feedback                            []string
-	// Outline says View is an outline of the view (the tools protocol's
-	// progressive disclosure), not the view whole.
-	Outline bool
-}

@@ -9,15 +9,6 @@ import (
 	"github.com/patchbench/patchbench/scoring"
 )
 
-// stderrStream is the writer an attempt's Request.Stderr hands an exec
-// program's standard error to: the run's LeakScan reads it whole as it
-// arrives (scoring.Stream), in the step's field scoring.FieldStderr,
-// while the actor keeps only an excerpt for the record. Flush it once
-// the actor answered.
-func (r *run) stderrStream(step string) *scoring.Stream {
-	return r.scan().Stream(step, scoring.FieldStderr)
-}
-
 // agentStream takes one stream of a driven agent's process (its
 // standard error or output, field FieldStderr or FieldStdout) for its
 // run: what arrives while a step goes on is the step's, read whole as it
@@ -111,17 +102,3 @@ func (e agentEnvs) Stderr() io.Writer { return e.out.stderr }
 
 // Stdout implements actors.StdoutEnv.
 func (e agentEnvs) Stdout() io.Writer { return e.out.stdout }
-
-// agentEnv is the AgentEnv a Driver is given: bridge b, and the run's
-// agentOutput for what the agent writes to standard error and output.
-func (r *run) agentEnv(b *agentBridge) actors.AgentEnv {
-	return agentEnvs{agentBridge: b, out: r.agentOutput()}
-}
-
-// agentOutput is the run's agentOutput, started on first use.
-func (r *run) agentOutput() *agentOutput {
-	if r.agentOut == nil {
-		r.agentOut = newAgentOutput(r.scan())
-	}
-	return r.agentOut
-}

@@ -118,3 +118,17 @@ func (p *Prompt) render(d promptData) ([]actors.Message, error) {
 	}
 	return []actors.Message{{Role: "system", Content: sys.String()}, {Role: "user", Content: user.String()}}, nil
 }
+
+// promptData is what the template is rendered with.
+type promptData struct {
+	Role, Instruction, Phase, Now, View string
+	Write, Source                       []string
+	Feedback                            []string
+	// Outline says View is an outline of the view (the tools protocol's
+	// progressive disclosure), not the view whole.
+	Outline bool
+	// Tools names the tools of the tools protocol, each with what it
+	// does (tools.Usages), and ToolCount says how many there are, as a
+	// word (tools.Count).
+	Tools, ToolCount string
+}

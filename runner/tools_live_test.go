@@ -12,6 +12,7 @@ import (
 	"github.com/patchbench/patchbench/internal/fakeagent"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runspec"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // liveActor builds the actor spec (openai:, ollama: or anthropic:)
@@ -40,10 +41,10 @@ func TestToolsLiveScript(t *testing.T) {
 	for _, spec := range liveSpecs {
 		t.Run(spec, func(t *testing.T) {
 			f := &fakeagent.Server{Script: []fakeagent.Turn{
-				{Text: "Let me look.", Calls: [][2]string{{actors.ToolReadState, `{"pointer": "/ticket", "depth": 1}`}}},
-				{Calls: [][2]string{{actors.ToolProposePatch, wrong}}},
-				{Calls: [][2]string{{actors.ToolReadState, `{"pointer": "/audit"}`}}},
-				{Calls: [][2]string{{actors.ToolProposePatch, rightProposal}}},
+				{Text: "Let me look.", Calls: [][2]string{{tools.ReadState.Name, `{"pointer": "/ticket", "depth": 1}`}}},
+				{Calls: [][2]string{{tools.ProposePatch.Name, wrong}}},
+				{Calls: [][2]string{{tools.ReadState.Name, `{"pointer": "/audit"}`}}},
+				{Calls: [][2]string{{tools.ProposePatch.Name, rightProposal}}},
 			}}
 			srv := httptest.NewServer(f)
 			defer srv.Close()
@@ -89,7 +90,7 @@ func TestToolsLiveScript(t *testing.T) {
 func TestToolsLiveHostile(t *testing.T) {
 	many := make([][2]string, 1000)
 	for i := range many {
-		many[i] = [2]string{actors.ToolReadState, `{"pointer": ""}`}
+		many[i] = [2]string{tools.ReadState.Name, `{"pointer": ""}`}
 	}
 	big := `{"patch": [], "note": "` + strings.Repeat("a", 10<<20) + `"}`
 	for _, tc := range []struct {
@@ -99,11 +100,11 @@ func TestToolsLiveHostile(t *testing.T) {
 		status string
 	}{
 		{"unknown tool", []fakeagent.Turn{{Calls: [][2]string{{"shell", `{"cmd": "cat /etc/passwd"}`}}}}, EndedTurns, rundir.StatusFailed},
-		{"malformed arguments", []fakeagent.Turn{{Calls: [][2]string{{actors.ToolReadState, `{"pointer": 5, "depth": "deep"}`}}}}, EndedTurns, rundir.StatusFailed},
+		{"malformed arguments", []fakeagent.Turn{{Calls: [][2]string{{tools.ReadState.Name, `{"pointer": 5, "depth": "deep"}`}}}}, EndedTurns, rundir.StatusFailed},
 		{"1000 calls", []fakeagent.Turn{{Calls: many}}, EndedToolCalls, rundir.StatusFailed},
-		{"10 MB arguments", []fakeagent.Turn{{Calls: [][2]string{{actors.ToolProposePatch, big}}}}, EndedBytes, rundir.StatusFailed},
+		{"10 MB arguments", []fakeagent.Turn{{Calls: [][2]string{{tools.ProposePatch.Name, big}}}}, EndedBytes, rundir.StatusFailed},
 		{"tool call as text", []fakeagent.Turn{{Text: `{"tool": "propose_patch", "arguments": ` + rightProposal + `}`}}, EndedFinalText, rundir.StatusFailed},
-		{"provider error mid-loop", []fakeagent.Turn{{Calls: [][2]string{{actors.ToolReadState, `{"pointer": ""}`}}}, {Status: 500}}, "", rundir.StatusError},
+		{"provider error mid-loop", []fakeagent.Turn{{Calls: [][2]string{{tools.ReadState.Name, `{"pointer": ""}`}}}, {Status: 500}}, "", rundir.StatusError},
 	} {
 		for _, spec := range liveSpecs {
 			t.Run(tc.name+"/"+spec, func(t *testing.T) {
@@ -174,7 +175,7 @@ func TestToolsFilesActor(t *testing.T) {
 // an error result (malformed_arguments), and the step ends when its turns
 // are spent.
 func TestToolsLiveBrokenArguments(t *testing.T) {
-	srv := httptest.NewServer(&fakeagent.Server{Script: []fakeagent.Turn{{Calls: [][2]string{{actors.ToolProposePatch, `{"patch": [`}, {actors.ToolReadState, `pointer=/`}}}}})
+	srv := httptest.NewServer(&fakeagent.Server{Script: []fakeagent.Turn{{Calls: [][2]string{{tools.ProposePatch.Name, `{"patch": [`}, {tools.ReadState.Name, `pointer=/`}}}}})
 	defer srv.Close()
 	r := runTools(t, "patchoptic", liveActor(t, "openai:fake-1", srv.URL, "", false), Options{Spec: runspec.Spec{MaxTurns: 3}})
 	s := r.Steps[0]
@@ -182,7 +183,7 @@ func TestToolsLiveBrokenArguments(t *testing.T) {
 		t.Fatalf("status %s ended %q turns %d attempts %d", r.Status, s.Ended, len(s.Turns), s.Attempts)
 	}
 	for _, c := range s.Turns[0].Calls {
-		if c.Error != ToolMalformed {
+		if c.Error != tools.CodeMalformed {
 			t.Errorf("%s %q: %q", c.Name, c.Arguments, c.Error)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/internal/textcut"
 	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runner"
@@ -58,7 +59,7 @@ func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, s
 	}
 	var fatal *runner.FatalError
 	if errors.As(end.Err, &fatal) {
-		return fmt.Errorf("stopped: %s (the run is recorded in %s; fix the cause and run the same command with --retry-errors)", actors.OneLine(fatal.Error()), p.dir)
+		return fmt.Errorf("stopped: %s (the run is recorded in %s; fix the cause and run the same command with --retry-errors)", textcut.OneLine(fatal.Error()), p.dir)
 	}
 	if end.Err != nil && !errors.Is(end.Err, context.Canceled) {
 		return fmt.Errorf("%v; the runs recorded so far are kept and the manifest marks the session interrupted; fix the cause, then run the same command again", end.Err)
@@ -183,7 +184,7 @@ func finish(p *runPlan, s *summingSink, end runner.Ending, format string, stdout
 		return fmt.Errorf("interrupted; %d runs are in %s; run the same command again to resume", t.Runs, p.dir)
 	}
 	if t.Errors > 0 {
-		fmt.Fprintf(stderr, "patchbench run: %d of %s ended in an error (--retry-errors redoes them); the first: %s\n", t.Errors, report.Plural(t.Runs, "run"), actors.OneLine(t.FirstError))
+		fmt.Fprintf(stderr, "patchbench run: %d of %s ended in an error (--retry-errors redoes them); the first: %s\n", t.Errors, report.Plural(t.Runs, "run"), textcut.OneLine(t.FirstError))
 	}
 	if down := end.Down; down != nil {
 		names := make([]string, len(down.Endpoints))

@@ -67,14 +67,14 @@ func TestImportTable(t *testing.T) {
 		}
 		w := want[pkg]
 		if strings.Contains(table, "| `"+pkg+"` | all of the packages below") {
+			// "all of the packages below but `a` and `b`": the packages
+			// the row names are the ones it does not import.
+			but := w
 			w = nil
 			for _, q := range order[i+1:] {
-				if slices.Contains(got, q) {
+				if !slices.Contains(but, q) {
 					w = append(w, q)
 				}
-			}
-			if len(got) < len(order)-i-2 {
-				t.Errorf("%s imports %v: not 'all of the packages below'", pkg, got)
 			}
 		}
 		slices.Sort(got)

@@ -38,3 +38,15 @@ func TestCut(t *testing.T) {
 		}
 	}
 }
+
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"ok: plain text, é and 😀": "ok: plain text, é and 😀",
+		"a\xffb\u0085":            `a\xffb\u0085`,
+		"line\nnext\x1b[2J\u202e": `line\u000anext\u001b[2J\u202e`,
+	} {
+		if got := OneLine(in); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
