@@ -147,9 +147,12 @@ type ToolSpeaker interface {
 // SpeaksTools reports whether a answers the tools protocol: whether every
 // actor Walk finds in it that is no Wrapper (through the cache, the rate
 // limit, a role map) is a ToolSpeaker that says it does. The no-model
-// actors, the live ones, the file and MCP actors do; the exec actor does
-// not.
+// actors, the live ones, the file and MCP actors do; the exec actor (and
+// no actor at all, nil) does not.
 func SpeaksTools(a Actor) bool {
+	if a == nil {
+		return false
+	}
 	return Walk(a, func(x Actor) bool {
 		if _, wraps := x.(Wrapper); wraps {
 			return true
