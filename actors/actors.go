@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/patchbench/patchbench/internal/textcut"
@@ -171,6 +169,9 @@ type Reference struct{}
 // Name implements Actor.
 func (Reference) Name() string { return "reference" }
 
+// SpeaksTools implements ToolSpeaker.
+func (Reference) SpeaksTools() bool { return true }
+
 // Propose implements Actor.
 // In the tools protocol it reads the locations its patch touches, then
 // proposes.
@@ -193,6 +194,9 @@ type Oversharer struct{}
 
 // Name implements Actor.
 func (Oversharer) Name() string { return "oversharer" }
+
+// SpeaksTools implements ToolSpeaker.
+func (Oversharer) SpeaksTools() bool { return true }
 
 // Propose implements Actor.
 func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
@@ -231,6 +235,9 @@ type Follower struct{}
 // Name implements Actor.
 func (Follower) Name() string { return "follower" }
 
+// SpeaksTools implements ToolSpeaker.
+func (Follower) SpeaksTools() bool { return true }
+
 // Propose implements Actor.
 // In the tools protocol it reads the locations its patch touches and each
 // injection's target (absent where the view hides it), then proposes.
@@ -257,50 +264,9 @@ func (Follower) Propose(_ context.Context, req Request) (Response, error) {
 	return Response{Raw: string(req.Reference)}, nil
 }
 
-// New returns the actor a spec names: "reference", "oversharer",
-// "follower", "files:DIR" (answers written by a person or another
-// program, see Files), "openai:MODEL", "ollama:MODEL" or "anthropic:MODEL" (with optional
-// ?temperature=&seed=&max_output_tokens=), a live actor configured by p,
-// "exec:COMMAND", an external program run once per attempt with
-// p.Timeout (see Exec), or "mcp:COMMAND", an external agent that reaches
-// the tools protocol's tools over MCP (see MCPAgent).
-func New(spec string, p Params) (Actor, error) {
-	switch {
-	case spec == "reference":
-		return Reference{}, nil
-	case spec == "oversharer":
-		return Oversharer{}, nil
-	case spec == "follower":
-		return Follower{}, nil
-	case strings.HasPrefix(spec, "files:"):
-		f, err := NewFiles(spec)
-		if err != nil {
-			return nil, err
-		}
-		f.maxAnswer = p.MaxAnswerBytes
-		return f, nil
-	case strings.HasPrefix(spec, "openai:"):
-		return NewOpenAI(spec, p)
-	case strings.HasPrefix(spec, "ollama:"):
-		return NewOllama(spec, p.OllamaHost, p)
-	case strings.HasPrefix(spec, "anthropic:"):
-		return NewAnthropic(spec, p)
-	case strings.HasPrefix(spec, "exec:"):
-		e, err := NewExec(spec, p.Timeout)
-		if err != nil {
-			return nil, err
-		}
-		e.maxAnswer = p.MaxAnswerBytes
-		return e, nil
-	case strings.HasPrefix(spec, "mcp:"):
-		return NewMCPAgent(spec, p.Timeout, p.MaxAnswerBytes)
-	}
-	return nil, fmt.Errorf("unknown actor %q (known: %s)", spec, strings.Join(Known(), ", "))
-}
-
-// Known lists the actor specs New accepts.
-func Known() []string {
-	k := []string{"reference", "oversharer", "follower", "files:DIR", "openai:MODEL", "ollama:MODEL", "anthropic:MODEL", "exec:COMMAND", "mcp:COMMAND"}
-	sort.Strings(k)
-	return k
+// The no-model actors' kinds: each answers one whole spec.
+func init() {
+	Register(Kind{Spec: "reference", Usage: "reference", New: func(string, Params) (Actor, error) { return Reference{}, nil }})
+	Register(Kind{Spec: "oversharer", Usage: "oversharer", New: func(string, Params) (Actor, error) { return Oversharer{}, nil }})
+	Register(Kind{Spec: "follower", Usage: "follower", New: func(string, Params) (Actor, error) { return Follower{}, nil }})
 }

@@ -21,6 +21,26 @@ import (
 // DefaultAnthropicBaseURL is the Anthropic API's address.
 const DefaultAnthropicBaseURL = "https://api.anthropic.com"
 
+// The anthropic: kind: Anthropic's Messages API or a server that speaks
+// it, configured by ANTHROPIC_BASE_URL (recorded in the manifest) and
+// ANTHROPIC_API_KEY.
+func init() {
+	Register(Kind{Spec: "anthropic:", Usage: "anthropic:MODEL", Provider: "anthropic",
+		New: func(spec string, p Params) (Actor, error) {
+			a, err := NewAnthropic(spec, p)
+			if err != nil {
+				return nil, err
+			}
+			return a, nil
+		},
+		Env: []EnvVar{
+			{Name: "ANTHROPIC_BASE_URL", Help: "the Messages API's base URL (default " + DefaultAnthropicBaseURL + ")",
+				Manifest: "anthropic_base_url", Field: func(p *Params) *string { return &p.AnthropicBaseURL }},
+			{Name: "ANTHROPIC_API_KEY", Help: "the key of the Messages API (not needed for a local address)",
+				Field: func(p *Params) *string { return &p.AnthropicKey }},
+		}})
+}
+
 // defaultAnthropicMaxTokens is the max_tokens sent when --max-output-tokens
 // is not given: the Messages API requires one.
 const defaultAnthropicMaxTokens = 8192
@@ -64,7 +84,7 @@ func NewAnthropic(spec string, p Params) (*Anthropic, error) {
 	}
 	a := &Anthropic{spec: spec, model: model, params: p, client: anthropic.NewClient(opts...), headers: rec, tap: tap}
 	if p.Breakers != nil {
-		a.params.Retry.Breaker = p.Breakers.For(Endpoint(a))
+		a.params.Retry.Breaker = p.Breakers.For(a.Endpoint())
 	}
 	return a, nil
 }
@@ -74,6 +94,17 @@ func (a *Anthropic) Name() string { return a.spec }
 
 // SpeaksTools implements ToolSpeaker.
 func (a *Anthropic) SpeaksTools() bool { return true }
+
+// Provider implements Live: "anthropic".
+func (a *Anthropic) Provider() string { return "anthropic" }
+
+// Endpoint implements Live: "anthropic " and the base URL.
+func (a *Anthropic) Endpoint() string {
+	return "anthropic " + cmp.Or(a.params.AnthropicBaseURL, DefaultAnthropicBaseURL)
+}
+
+// Breaker implements Live.
+func (a *Anthropic) Breaker() *Breaker { return a.params.Retry.Breaker }
 
 // CacheKey implements Keyer.
 func (a *Anthropic) CacheKey() map[string]any {

@@ -6,11 +6,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -176,28 +174,18 @@ func (bs *Breakers) For(endpoint string) *Breaker {
 }
 
 // Down returns the *EndpointDownError of an endpoint the actor sends
-// requests to whose breaker is open (looking through the response cache,
-// the rate limit and a role map's actors), or nil: nil for an actor that
-// sends none (the no-model actors, the file actor) or has no breaker.
+// requests to whose breaker is open, or nil: it asks each Live actor Walk
+// finds in it (through the response cache, the rate limit and a role
+// map's actors, by role name) for its breaker. It is nil for an actor
+// that sends none (the no-model actors, the file actor) or has no
+// breaker.
 func Down(a Actor) *EndpointDownError {
-	switch x := a.(type) {
-	case *Cached:
-		return Down(x.Actor)
-	case *Limited:
-		return Down(x.Actor)
-	case *RoleMap:
-		for _, role := range slices.Sorted(maps.Keys(x.byRole)) {
-			if e := Down(x.byRole[role]); e != nil {
-				return e
-			}
+	var down *EndpointDownError
+	Walk(a, func(x Actor) bool {
+		if l, ok := x.(Live); ok {
+			down = l.Breaker().Open()
 		}
-		if x.fallback != nil {
-			return Down(x.fallback)
-		}
-	case *OpenAI:
-		return x.params.Retry.Breaker.Open()
-	case *Ollama:
-		return x.params.Retry.Breaker.Open()
-	}
-	return nil
+		return down == nil
+	})
+	return down
 }

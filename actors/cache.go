@@ -159,6 +159,9 @@ func (e *cacheEntry) response() Response {
 // Name implements Actor: the wrapped actor's name.
 func (c *Cached) Name() string { return c.Actor.Name() }
 
+// Unwrap implements Wrapper: the actor whose answers it keeps.
+func (c *Cached) Unwrap() []Actor { return []Actor{c.Actor} }
+
 // Propose implements Actor.
 func (c *Cached) Propose(ctx context.Context, req Request) (Response, error) {
 	k, ok := c.Actor.(Keyer)

@@ -1,9 +1,9 @@
 package actors
 
 import (
-	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -53,6 +53,19 @@ func ParseRoleMap(spec string, newActor func(string) (Actor, error)) (*RoleMap, 
 
 // Name implements Actor: the whole spec.
 func (m *RoleMap) Name() string { return m.spec }
+
+// Unwrap implements Wrapper: the actors of the roles, by role name, then
+// the actor of the other roles when there is one.
+func (m *RoleMap) Unwrap() []Actor {
+	var out []Actor
+	for _, role := range slices.Sorted(maps.Keys(m.byRole)) {
+		out = append(out, m.byRole[role])
+	}
+	if m.fallback != nil {
+		out = append(out, m.fallback)
+	}
+	return out
+}
 
 // Missing returns the roles, among those given, that no actor of the map
 // takes.
@@ -104,6 +117,9 @@ type Limited struct {
 // Name implements Actor.
 func (l *Limited) Name() string { return l.Actor.Name() }
 
+// Unwrap implements Wrapper: the actor it limits.
+func (l *Limited) Unwrap() []Actor { return []Actor{l.Actor} }
+
 // Propose implements Actor.
 func (l *Limited) Propose(ctx context.Context, req Request) (Response, error) {
 	if err := l.Limiter.Wait(ctx); err != nil {
@@ -143,55 +159,30 @@ func (l *Limiters) For(endpoint string) *rate.Limiter {
 	return lim
 }
 
-// Endpoint names the provider endpoint of a live actor, for Limiters and
-// Breakers: "openai " and the base URL (OpenAI's own when none is set), or
-// "ollama " and the host; "" for any other actor.
+// Endpoint names the provider endpoint of a live actor (Live.Endpoint),
+// for Limiters and Breakers: "openai " and the base URL (OpenAI's own
+// when none is set), "ollama " and the host, "anthropic " and the base
+// URL; "" for any other actor, a wrapper included.
 func Endpoint(a Actor) string {
-	switch x := a.(type) {
-	case *OpenAI:
-		return "openai " + cmp.Or(x.params.OpenAIBaseURL, "https://api.openai.com/v1")
-	case *Ollama:
-		return "ollama " + x.host
-	case *Anthropic:
-		return "anthropic " + cmp.Or(x.params.AnthropicBaseURL, DefaultAnthropicBaseURL)
+	if l, ok := a.(Live); ok {
+		return l.Endpoint()
 	}
 	return ""
 }
 
 // Providers lists the live providers an actor sends requests to
-// ("anthropic", "ollama", "openai", sorted, each once): the actor's own,
-// or for a role map and the wrappers (Cached, Limited) those of the actors
-// inside. A no-model, file or exec actor has none. The manifest records
+// ("anthropic", "ollama", "openai", sorted, each once): those of the Live
+// actors Walk finds in it, through a role map and the wrappers (Cached,
+// Limited). A no-model, file or exec actor has none. The manifest records
 // the endpoint of each provider a run used.
 func Providers(a Actor) []string {
-	set := map[string]bool{}
-	var walk func(Actor)
-	walk = func(a Actor) {
-		switch x := a.(type) {
-		case *OpenAI:
-			set["openai"] = true
-		case *Ollama:
-			set["ollama"] = true
-		case *Anthropic:
-			set["anthropic"] = true
-		case *Cached:
-			walk(x.Actor)
-		case *Limited:
-			walk(x.Actor)
-		case *RoleMap:
-			for _, in := range x.byRole {
-				walk(in)
-			}
-			if x.fallback != nil {
-				walk(x.fallback)
-			}
+	var out []string
+	Walk(a, func(x Actor) bool {
+		if l, ok := x.(Live); ok && !slices.Contains(out, l.Provider()) {
+			out = append(out, l.Provider())
 		}
-	}
-	walk(a)
-	out := make([]string, 0, len(set))
-	for p := range set {
-		out = append(out, p)
-	}
+		return true
+	})
 	slices.Sort(out)
 	return out
 }

@@ -160,6 +160,19 @@ type Exec struct {
 	maxAnswer int64
 }
 
+// The exec actor's kind: exec:COMMAND, each call bounded by
+// Params.Timeout and its answer by Params.MaxAnswerBytes.
+func init() {
+	Register(Kind{Spec: "exec:", Usage: "exec:COMMAND", New: func(spec string, p Params) (Actor, error) {
+		e, err := NewExec(spec, p.Timeout)
+		if err != nil {
+			return nil, err
+		}
+		e.maxAnswer = p.MaxAnswerBytes
+		return e, nil
+	}})
+}
+
 // NewExec makes the actor of a spec "exec:COMMAND". COMMAND is split into
 // words as a POSIX shell would, without expanding anything: spaces
 // separate words; single quotes, double quotes and backslashes quote.

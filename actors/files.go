@@ -68,6 +68,19 @@ type Files struct {
 	maxAnswer int64
 }
 
+// The file actor's kind: files:DIR, its answers bounded by
+// Params.MaxAnswerBytes.
+func init() {
+	Register(Kind{Spec: "files:", Usage: "files:DIR", New: func(spec string, p Params) (Actor, error) {
+		f, err := NewFiles(spec)
+		if err != nil {
+			return nil, err
+		}
+		f.maxAnswer = p.MaxAnswerBytes
+		return f, nil
+	}})
+}
+
 // NewFiles makes the file actor of a "files:DIR" spec. The directory is
 // created on the first request.
 func NewFiles(spec string) (*Files, error) {

@@ -479,3 +479,15 @@ func (a *MCPStdio) Wait() {
 		<-a.sessionEnded
 	}
 }
+
+// The MCP agent's kind: mcp:COMMAND, a run bounded by Params.Timeout and
+// an answer by Params.MaxAnswerBytes.
+func init() {
+	Register(Kind{Spec: "mcp:", Usage: "mcp:COMMAND", New: func(spec string, p Params) (Actor, error) {
+		a, err := NewMCPAgent(spec, p.Timeout, p.MaxAnswerBytes)
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
+	}})
+}

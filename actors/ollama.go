@@ -22,6 +22,23 @@ import (
 	"github.com/patchbench/patchbench/tools"
 )
 
+// The ollama: kind: an Ollama server, at OLLAMA_HOST (recorded in the
+// manifest).
+func init() {
+	Register(Kind{Spec: "ollama:", Usage: "ollama:MODEL", Provider: "ollama",
+		New: func(spec string, p Params) (Actor, error) {
+			a, err := NewOllama(spec, p.OllamaHost, p)
+			if err != nil {
+				return nil, err
+			}
+			return a, nil
+		},
+		Env: []EnvVar{
+			{Name: "OLLAMA_HOST", Help: "the Ollama server (default http://127.0.0.1:11434)",
+				Manifest: "ollama_host", Field: func(p *Params) *string { return &p.OllamaHost }},
+		}})
+}
+
 // Ollama is an actor served by an Ollama server's /api/chat, through
 // github.com/ollama/ollama/api. It asks for JSON (format "json") and
 // sends temperature, seed and num_ctx as options; tokens come from
@@ -83,13 +100,22 @@ func NewOllama(spec, host string, p Params) (*Ollama, error) {
 	rec := &headerRecorder{next: tap}
 	a := &Ollama{headers: rec, tap: tap, spec: spec, model: model, host: u.String(), params: p, numCtx: numCtx, client: api.NewClient(u, &http.Client{Transport: rec, CheckRedirect: refuseRedirects})}
 	if p.Breakers != nil {
-		a.params.Retry.Breaker = p.Breakers.For(Endpoint(a))
+		a.params.Retry.Breaker = p.Breakers.For(a.Endpoint())
 	}
 	return a, nil
 }
 
 // Name implements Actor.
 func (a *Ollama) Name() string { return a.spec }
+
+// Provider implements Live: "ollama".
+func (a *Ollama) Provider() string { return "ollama" }
+
+// Endpoint implements Live: "ollama " and the host.
+func (a *Ollama) Endpoint() string { return "ollama " + a.host }
+
+// Breaker implements Live.
+func (a *Ollama) Breaker() *Breaker { return a.params.Retry.Breaker }
 
 // check asks the server about the model once (/api/show), so that a
 // model not pulled is one clear error, and finds its digest (/api/tags).

@@ -18,11 +18,14 @@ import (
 )
 
 // Params are the settings of live actors. The command line fills them
-// from its flags and the environment (OPENAI_BASE_URL, OPENAI_API_KEY,
-// OLLAMA_HOST);
+// from its flags and the environment (the variables each registered
+// kind lists, EnvVars: OPENAI_BASE_URL, OPENAI_API_KEY, OLLAMA_HOST,
+// ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY);
 // a spec's query (openai:gpt-5-mini?temperature=0) overrides the
 // sampling ones for that actor.
 type Params struct {
+	// OpenAIBaseURL (OPENAI_BASE_URL; default DefaultOpenAIBaseURL) and
+	// OpenAIKey (OPENAI_API_KEY) are the openai: actors'.
 	OpenAIBaseURL string
 	OpenAIKey     string
 	// OllamaHost is the Ollama server (OLLAMA_HOST).
@@ -54,6 +57,34 @@ type Params struct {
 	// its endpoint (Retry.Breaker), shared by every actor on that
 	// endpoint; Build sets it.
 	Breakers *Breakers
+	// Env holds the values of the environment variables of the
+	// registered kinds that have no field above (EnvVar.Field nil), by
+	// variable name; variables not set are absent. It is only read.
+	Env map[string]string
+}
+
+// DefaultOpenAIBaseURL is the OpenAI API's address, the openai: actors'
+// when OPENAI_BASE_URL is not set.
+const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+
+// The openai: kind: OpenAI's chat completions API or a server that
+// speaks it, configured by OPENAI_BASE_URL (recorded in the manifest) and
+// OPENAI_API_KEY.
+func init() {
+	Register(Kind{Spec: "openai:", Usage: "openai:MODEL", Provider: "openai",
+		New: func(spec string, p Params) (Actor, error) {
+			a, err := NewOpenAI(spec, p)
+			if err != nil {
+				return nil, err
+			}
+			return a, nil
+		},
+		Env: []EnvVar{
+			{Name: "OPENAI_BASE_URL", Help: "the OpenAI-compatible server's base URL (default " + DefaultOpenAIBaseURL + ")",
+				Manifest: "openai_base_url", Field: func(p *Params) *string { return &p.OpenAIBaseURL }},
+			{Name: "OPENAI_API_KEY", Help: "the key of the OpenAI-compatible server (not needed for a local address)",
+				Field: func(p *Params) *string { return &p.OpenAIKey }},
+		}})
 }
 
 // OpenAI is an actor served by the OpenAI chat completions API or any
@@ -93,10 +124,7 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := p.OpenAIBaseURL
-	if base == "" {
-		base = "https://api.openai.com/v1"
-	}
+	base := cmp.Or(p.OpenAIBaseURL, DefaultOpenAIBaseURL)
 	if err := checkEndpoint(spec, base, "OPENAI_API_KEY", p.OpenAIKey, p.CacheOnly); err != nil {
 		return nil, err
 	}
@@ -107,7 +135,7 @@ func NewOpenAI(spec string, p Params) (*OpenAI, error) {
 	cfg.HTTPClient = &http.Client{Transport: rec, CheckRedirect: refuseRedirects}
 	a := &OpenAI{spec: spec, model: model, params: p, client: openai.NewClientWithConfig(cfg), headers: rec, tap: tap}
 	if p.Breakers != nil {
-		a.params.Retry.Breaker = p.Breakers.For(Endpoint(a))
+		a.params.Retry.Breaker = p.Breakers.For(a.Endpoint())
 	}
 	return a, nil
 }
@@ -203,6 +231,17 @@ func applyQuery(p *Params, query string) error {
 
 // Name implements Actor.
 func (a *OpenAI) Name() string { return a.spec }
+
+// Provider implements Live: "openai".
+func (a *OpenAI) Provider() string { return "openai" }
+
+// Endpoint implements Live: "openai " and the base URL.
+func (a *OpenAI) Endpoint() string {
+	return "openai " + cmp.Or(a.params.OpenAIBaseURL, DefaultOpenAIBaseURL)
+}
+
+// Breaker implements Live.
+func (a *OpenAI) Breaker() *Breaker { return a.params.Retry.Breaker }
 
 // reasoningModel reports whether a model is one of OpenAI's reasoning
 // models, which refuse a temperature and count reasoning tokens.

@@ -113,29 +113,22 @@ type ToolSpeaker interface {
 	SpeaksTools() bool
 }
 
-// SpeaksTools reports whether a answers the tools protocol: the no-model
-// actors, the live ones and the file actor do, through any wrapper
-// (cache, rate limit, role map, whose every actor must); the exec actor
-// does not.
+// SpeaksTools reports whether a answers the tools protocol: whether every
+// actor Walk finds in it that is no Wrapper (through the cache, the rate
+// limit, a role map) is a ToolSpeaker that says it does. The no-model
+// actors, the live ones, the file and MCP actors do; the exec actor (and
+// no actor at all, nil) does not.
 func SpeaksTools(a Actor) bool {
-	switch x := a.(type) {
-	case Reference, Oversharer, Follower:
-		return true
-	case *Cached:
-		return SpeaksTools(x.Actor)
-	case *Limited:
-		return SpeaksTools(x.Actor)
-	case *RoleMap:
-		for _, m := range x.byRole {
-			if !SpeaksTools(m) {
-				return false
-			}
-		}
-		return x.fallback == nil || SpeaksTools(x.fallback)
-	case ToolSpeaker:
-		return x.SpeaksTools()
+	if a == nil {
+		return false
 	}
-	return false
+	return Walk(a, func(x Actor) bool {
+		if _, wraps := x.(Wrapper); wraps {
+			return true
+		}
+		t, ok := x.(ToolSpeaker)
+		return ok && t.SpeaksTools()
+	})
 }
 
 // AgentEnv is what an external agent works on during one run of the tools

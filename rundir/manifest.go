@@ -41,7 +41,12 @@ type Manifest struct {
 	// AnthropicBaseURL is ANTHROPIC_BASE_URL when an anthropic: actor
 	// runs (absent for the default address).
 	AnthropicBaseURL string `json:"anthropic_base_url,omitempty"`
-	PromptVersion    string `json:"prompt_version"`
+	// Endpoints holds the endpoints of the other providers (a kind
+	// registered with actors.Register whose variable's manifest member
+	// is none of the three above), by member name; absent when none.
+	// SetEndpoint fills it.
+	Endpoints     map[string]string `json:"endpoints,omitempty"`
+	PromptVersion string            `json:"prompt_version"`
 	// Plan is the plan file the settings were read from (run --plan),
 	// and PlanDigest its runner.Plan.Digest; neither is a setting (a
 	// plan and the command line it amounts to make one run, and resume
@@ -127,10 +132,34 @@ var unkeyed = func() map[string]bool {
 var memberOrder = []string{
 	"module", "version", "git_revision", "case_set", "case_digest", "cases", "case_ids", "configs", "config_details",
 	"actors", "rounds", "seed", "temperature", "max_output_tokens", "openai_base_url", "ollama_host", "anthropic_base_url",
+	"endpoints",
 	"structured", "max_answer_bytes", "protocol", "disclosure", "max_turns", "max_tool_calls", "max_step_bytes",
 	"max_attempts", "pass_threshold", "tokenizer", "prompt_version", "prompt_template", "plan", "plan_digest", "shard",
 	"expected_runs", "expected_runs_unknown", "missing_shards", "started", "finished", "interrupted",
 	"token_budget_spent", "revisions", "build",
+}
+
+// SetEndpoint records a provider's endpoint under its manifest member
+// (actors.EnvVar.Manifest): openai_base_url, ollama_host and
+// anthropic_base_url are members of their own, as manifests have always
+// had them; any other member goes in Endpoints (when value is not "").
+func (m *Manifest) SetEndpoint(member, value string) {
+	switch member {
+	case "openai_base_url":
+		m.OpenAIBaseURL = value
+	case "ollama_host":
+		m.OllamaHost = value
+	case "anthropic_base_url":
+		m.AnthropicBaseURL = value
+	default:
+		if value == "" {
+			return
+		}
+		if m.Endpoints == nil {
+			m.Endpoints = map[string]string{}
+		}
+		m.Endpoints[member] = value
+	}
 }
 
 // MarshalJSON writes the manifest's members in memberOrder, the settings

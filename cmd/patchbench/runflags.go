@@ -86,16 +86,18 @@ func (f *runFlags) check(stderr io.Writer, getenv func(string) string) (runner.S
 }
 
 // params are the live actors' parameters: the flags, and the server
-// addresses and key from the environment.
+// addresses and keys from the environment (the variables of every
+// registered kind of actor, actors.EnvVars).
 func (f *runFlags) params() actors.Params {
 	p := actors.Params{
-		OpenAIBaseURL: os.Getenv("OPENAI_BASE_URL"), OpenAIKey: os.Getenv("OPENAI_API_KEY"), OllamaHost: os.Getenv("OLLAMA_HOST"),
-		AnthropicBaseURL: os.Getenv("ANTHROPIC_BASE_URL"), AnthropicKey: os.Getenv("ANTHROPIC_API_KEY"),
 		MaxOutputTokens: f.spec.MaxOutputTokens, Timeout: f.spec.Timeout, Temperature: f.spec.Temperature,
 		Retry:      actors.Retry{MaxRetries: f.spec.MaxRetries, Base: actors.DefaultRetry.Base, Max: actors.DefaultRetry.Max},
 		Structured: f.spec.Structured, CacheOnly: *f.cacheOnly, MaxAnswerBytes: f.spec.MaxAnswerBytes,
 	}
 	seed := int(f.spec.Seed)
 	p.Seed = &seed
+	for _, v := range actors.EnvVars() {
+		v.Set(&p, os.Getenv(v.Name))
+	}
 	return p
 }

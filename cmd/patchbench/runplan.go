@@ -215,7 +215,9 @@ func caseRoles(cases []*bench.Case) []string {
 }
 
 // manifest is the run's manifest: its settings (docs/run.md, manifest.json),
-// the build, the start time and the runs the settings call for.
+// the endpoints of the providers its actors use (each registered
+// provider's variables with a manifest member), the build, the start
+// time and the runs the settings call for.
 func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manifest {
 	m := rundir.Manifest{
 		Module: "github.com/patchbench/patchbench", CaseSet: displayDir(f.spec.CasesDir), CaseDigest: rundir.CaseDigest(o.Cases),
@@ -237,13 +239,11 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 	for _, a := range o.Actors {
 		m.Actors = append(m.Actors, a.Name())
 		for _, p := range actors.Providers(a) {
-			switch p {
-			case "openai":
-				m.OpenAIBaseURL = redactURL(params.OpenAIBaseURL)
-			case "ollama":
-				m.OllamaHost = redactURL(params.OllamaHost)
-			case "anthropic":
-				m.AnthropicBaseURL = redactURL(params.AnthropicBaseURL)
+			k, _ := actors.ProviderKind(p)
+			for _, v := range k.Env {
+				if v.Manifest != "" {
+					m.SetEndpoint(v.Manifest, redactURL(v.Get(params)))
+				}
 			}
 		}
 	}
