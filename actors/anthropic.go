@@ -26,13 +26,7 @@ const DefaultAnthropicBaseURL = "https://api.anthropic.com"
 // ANTHROPIC_API_KEY.
 func init() {
 	Register(Kind{Spec: "anthropic:", Usage: "anthropic:MODEL", Provider: "anthropic",
-		New: func(spec string, p Params) (Actor, error) {
-			a, err := NewAnthropic(spec, p)
-			if err != nil {
-				return nil, err
-			}
-			return a, nil
-		},
+		New: func(spec string, p Params) (Actor, error) { return asActor(NewAnthropic(spec, p)) },
 		Env: []EnvVar{
 			{Name: "ANTHROPIC_BASE_URL", Help: "the Messages API's base URL (default " + DefaultAnthropicBaseURL + ")",
 				Manifest: "anthropic_base_url", Field: func(p *Params) *string { return &p.AnthropicBaseURL }},

@@ -44,19 +44,15 @@ func MCPInstructions(caseID, config, task string) string {
 		"The first step's task:\n%s", caseID, config, tools.Count(), tools.Usages(), task)
 }
 
-// NewMCPServer is the MCP server of one run (github.com/modelcontextprotocol/go-sdk):
-// the step's tools (tools.All: read_state, propose_patch), answered by env (their
-// arguments are passed on as sent, unknown members and malformed values
-// answered by env as error results; arguments over maxAnswer bytes, 0
-// meaning DefaultMaxAnswerBytes, are cut to their first KeptAnswerBytes
-// and answered as over-size); the prompt "task", the current step's
-// task; and instructions. Every tools/call goes to env, whatever tool it
+// newMCPServer is the MCP server of one run (github.com/modelcontextprotocol/go-sdk):
+// the step's tools (tools.All: read_state, propose_patch), answered by
+// calls.env (their arguments are passed on as sent, unknown members and
+// malformed values answered by env as error results; arguments over
+// calls.maxAnswer bytes are cut to their first KeptAnswerBytes and
+// answered as over-size); the prompt "task", the current step's task;
+// and instructions. Every tools/call goes to env, whatever tool it
 // names: an unknown tool is env's to answer, and counts against the
 // step's budgets.
-func NewMCPServer(env AgentEnv, instructions string, maxAnswer int64) *mcp.Server {
-	return newMCPServer(&mcpCalls{env: env, maxAnswer: answerLimit(maxAnswer)}, instructions)
-}
-
 func newMCPServer(calls *mcpCalls, instructions string) *mcp.Server {
 	env := calls.env
 	srv := mcp.NewServer(&mcp.Implementation{Name: "patchbench", Version: "1"}, &mcp.ServerOptions{Instructions: instructions})
@@ -484,10 +480,6 @@ func (a *MCPStdio) Wait() {
 // an answer by Params.MaxAnswerBytes.
 func init() {
 	Register(Kind{Spec: "mcp:", Usage: "mcp:COMMAND", New: func(spec string, p Params) (Actor, error) {
-		a, err := NewMCPAgent(spec, p.Timeout, p.MaxAnswerBytes)
-		if err != nil {
-			return nil, err
-		}
-		return a, nil
+		return asActor(NewMCPAgent(spec, p.Timeout, p.MaxAnswerBytes))
 	}})
 }

@@ -26,13 +26,7 @@ import (
 // manifest).
 func init() {
 	Register(Kind{Spec: "ollama:", Usage: "ollama:MODEL", Provider: "ollama",
-		New: func(spec string, p Params) (Actor, error) {
-			a, err := NewOllama(spec, p.OllamaHost, p)
-			if err != nil {
-				return nil, err
-			}
-			return a, nil
-		},
+		New: func(spec string, p Params) (Actor, error) { return asActor(NewOllama(spec, p.OllamaHost, p)) },
 		Env: []EnvVar{
 			{Name: "OLLAMA_HOST", Help: "the Ollama server (default http://127.0.0.1:11434)",
 				Manifest: "ollama_host", Field: func(p *Params) *string { return &p.OllamaHost }},

@@ -72,13 +72,7 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 // OPENAI_API_KEY.
 func init() {
 	Register(Kind{Spec: "openai:", Usage: "openai:MODEL", Provider: "openai",
-		New: func(spec string, p Params) (Actor, error) {
-			a, err := NewOpenAI(spec, p)
-			if err != nil {
-				return nil, err
-			}
-			return a, nil
-		},
+		New: func(spec string, p Params) (Actor, error) { return asActor(NewOpenAI(spec, p)) },
 		Env: []EnvVar{
 			{Name: "OPENAI_BASE_URL", Help: "the OpenAI-compatible server's base URL (default " + DefaultOpenAIBaseURL + ")",
 				Manifest: "openai_base_url", Field: func(p *Params) *string { return &p.OpenAIBaseURL }},

@@ -173,3 +173,12 @@ func Known() []string {
 	sort.Strings(k)
 	return k
 }
+
+// asActor is a constructor's actor as an Actor, or nil with its error:
+// never a nil pointer in a non-nil Actor.
+func asActor[T Actor](a T, err error) (Actor, error) {
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}

@@ -178,3 +178,16 @@ func TestDownFindsAnthropic(t *testing.T) {
 		t.Errorf("Down = %v, want the anthropic endpoint's breaker", d)
 	}
 }
+
+// Leaves returns the actors that a holds and that hold no others (a
+// itself when it is no Wrapper), in Walk's order.
+func Leaves(a Actor) []Actor {
+	var out []Actor
+	Walk(a, func(x Actor) bool {
+		if _, ok := x.(Wrapper); !ok {
+			out = append(out, x)
+		}
+		return true
+	})
+	return out
+}

@@ -32,19 +32,6 @@ func Walk(a Actor, fn func(Actor) bool) bool {
 	return true
 }
 
-// Leaves returns the actors that a holds and that hold no others (a
-// itself when it is no Wrapper), in Walk's order.
-func Leaves(a Actor) []Actor {
-	var out []Actor
-	Walk(a, func(x Actor) bool {
-		if _, ok := x.(Wrapper); !ok {
-			out = append(out, x)
-		}
-		return true
-	})
-	return out
-}
-
 // Live is a leaf actor that sends requests to a provider's endpoint (the
 // openai:, ollama: and anthropic: actors): Providers, Endpoint and Down
 // find it through any wrapper.

@@ -135,11 +135,6 @@ func NewComparer(configs []*bench.Config, actorNames []string) *Comparer {
 	return &Comparer{configs: configs, actors: actorNames, runs: [2]map[compareKey]runFlags{{}, {}}}
 }
 
-// Add keeps one run of side (SideA or SideB): the last record of a run,
-// its Actor as the side's comparison names it. It is AddRepeat with
-// repeat 0.
-func (c *Comparer) Add(side int, r *rundir.Record) { c.AddRepeat(side, 0, r) }
-
 // AddRepeat keeps one run of side from the repeat-th directory of the
 // side to hold it (rundir.Combined.Repeat: 0 unless the side's
 // directories hold the same run more than once); it pairs with the run

@@ -29,8 +29,8 @@ func run(c, a string, passed, leaked bool) *rundir.Record {
 func pairs(c *report.Comparer, a string, n, worse, better int) {
 	for i := range n {
 		id := fmt.Sprintf("c%04d", i)
-		c.Add(report.SideA, run(id, a, true, i >= worse && i < worse+better))
-		c.Add(report.SideB, run(id, a, true, i < worse))
+		c.AddRepeat(report.SideA, 0, run(id, a, true, i >= worse && i < worse+better))
+		c.AddRepeat(report.SideB, 0, run(id, a, true, i < worse))
 	}
 }
 
@@ -172,15 +172,15 @@ func TestCompareFigures(t *testing.T) {
 		if i < 6 {
 			rb.IllegalCommits = []rundir.IllegalCommit{{Step: "s", Gate: "scope"}}
 		}
-		c.Add(report.SideA, ra)
-		c.Add(report.SideB, rb)
+		c.AddRepeat(report.SideA, 0, ra)
+		c.AddRepeat(report.SideB, 0, rb)
 	}
 	errA := run("c-err", "a", true, false)
 	errB := run("c-err", "a", false, false)
 	errB.Status = rundir.StatusError
-	c.Add(report.SideA, errA)
-	c.Add(report.SideB, errB)
-	c.Add(report.SideA, run("c-missing", "a", true, false))
+	c.AddRepeat(report.SideA, 0, errA)
+	c.AddRepeat(report.SideB, 0, errB)
+	c.AddRepeat(report.SideA, 0, run("c-missing", "a", true, false))
 
 	got := c.Compare(gate("a"))
 	want := map[string][4]float64{ // pairs, A, B, worse

@@ -6,6 +6,13 @@
 // Usage, from the repository's root:
 //
 //	go run ./scripts/house [-longest 15]
+//	go run ./scripts/house -before DIR [-label NAME]
+//
+// With -before it prints instead, for the tree at DIR and the working
+// tree side by side, the figures of figures.go: the shapes of a run's
+// settings, what one setting touches, the switches over actor types,
+// the files that name a tool, references to documents not in the tree
+// and leftovers.
 //
 // scripts/house.sh prints these beside the count of functions no binary
 // reaches (golang.org/x/tools/cmd/deadcode).
@@ -29,7 +36,32 @@ const module = "github.com/patchbench/patchbench/"
 
 func main() {
 	longest := flag.Int("longest", 15, "how many of the longest functions to list")
+	before := flag.String("before", "", "print the figures of this tree (a checkout of an earlier commit) beside the working tree's, and nothing else")
+	label := flag.String("label", "before", "the name of the -before tree's column")
+	verbose := flag.Bool("v", false, "with -before, also list where each shape, switch and tool file is")
 	flag.Parse()
+	if *before != "" {
+		var places io.Writer = io.Discard
+		if *verbose {
+			places = os.Stdout
+			fmt.Println(*label + ":")
+		}
+		b, err := figures(*before, places)
+		if err == nil {
+			var a []figure
+			if *verbose {
+				fmt.Println("now:")
+			}
+			if a, err = figures(".", places); err == nil {
+				printFigures(os.Stdout, *label, "now", b, a)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "house:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(".", *longest, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "house:", err)
 		os.Exit(1)
@@ -53,16 +85,7 @@ func run(root string, longest int, w io.Writer) error {
 	fset := token.NewFileSet()
 	pkgs := map[string]*pkg{}
 	var fns []fn
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != root && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err := walkFiles(root, func(p string) error {
 		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 			return nil
 		}
@@ -118,6 +141,23 @@ func run(root string, longest int, w io.Writer) error {
 		fmt.Fprintf(w, "  %4d %s\n", f.lines, f.name)
 	}
 	return nil
+}
+
+// walkFiles calls fn with the path of each file below root, but those of
+// testdata, node_modules and hidden directories.
+func walkFiles(root string, fn func(path string) error) error {
+	return filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		return fn(p)
+	})
 }
 
 // funcName is Recv.Name for a method, Name for a function.

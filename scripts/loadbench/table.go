@@ -104,7 +104,7 @@ func table(name string, w io.Writer) error {
 		}
 	}
 
-	fmt.Fprintln(w, "\n### Targets (issue 25)")
+	fmt.Fprintln(w, "\n### Targets")
 	fmt.Fprintln(w)
 	if rt, ok := meds[[2]string{"runtime", "6MB"}]; ok {
 		fastest, who := 0.0, ""
