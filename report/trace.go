@@ -196,7 +196,8 @@ func (t *trace) conversation(s *rundir.StepRecord) {
 					where = "absent"
 				}
 				pointer, _ := markLeaks(c.Pointer, t.det)
-				t.printf("    read_state %q: %s\n", Printable(pointer), where)
+				name, _ := markLeaks(truncateText(c.Name, 80), t.det)
+				t.printf("    %s %q: %s\n", Printable(name), Printable(pointer), where)
 			default:
 				name, _ := markLeaks(truncateText(c.Name, 80), t.det)
 				t.printf("    %s:\n", Printable(name))

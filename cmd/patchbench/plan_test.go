@@ -107,6 +107,32 @@ func TestPlanPrintNamesPlan(t *testing.T) {
 	}
 }
 
+// TestDefaultPlanIsPrinted: docs/plans/default.yaml is what plan --print
+// prints with no flags, comments aside: a new setting that changes the
+// printed plan must change the file too.
+func TestDefaultPlanIsPrinted(t *testing.T) {
+	printed, stderr, code := runCLI(t, cliCase{args: []string{"plan", "--print"}})
+	if code != 0 {
+		t.Fatalf("plan --print: exit %d: %s", code, stderr)
+	}
+	file, err := os.ReadFile(filepath.Join(plansDir, "default.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uncommented := func(s string) string {
+		var keep []string
+		for _, l := range strings.Split(s, "\n") {
+			if !strings.HasPrefix(l, "#") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	if a, b := uncommented(string(file)), uncommented(printed); a != b {
+		t.Errorf("docs/plans/default.yaml is not what plan --print prints (rewrite it with patchbench plan --print, keeping its comments):\n%s", cmp.Diff(a, b))
+	}
+}
+
 // TestPlanPrint: the plan a command line amounts to, read back as a plan,
 // amounts to the same plan (and so to the same settings).
 func TestPlanPrint(t *testing.T) {
