@@ -88,6 +88,9 @@ type Case struct {
 	Pairs       []Pair
 	Injections  []Injection
 	Artifacts   []*Artifact
+	// Grow lists the collections of the state that grow with the run's
+	// scale (Grown); nil for a case that stays as written at any scale.
+	Grow []Grow
 
 	root *yaml.Node // the parsed file, for line numbers
 }
@@ -299,6 +302,7 @@ type caseFile struct {
 	Pairs       []Pair                  `json:"pairs"`
 	Injections  []Injection             `json:"injections"`
 	Artifacts   []artifactFile          `json:"artifacts"`
+	Grow        []Grow                  `json:"grow"`
 }
 
 type stepFile struct {
@@ -415,7 +419,7 @@ func ParseCase(name string, b []byte) (*Case, Problems) {
 	c := &Case{
 		ID: cf.ID, Domain: cf.Domain, Title: cf.Title, Description: cf.Description, Now: cf.Now,
 		File: name, Digest: fmt.Sprintf("%x", sha256.Sum256(b)), Workflow: cf.Workflow, Secrets: cf.Secrets, SecretKinds: cf.SecretKinds, Invariants: cf.Invariants,
-		Pairs: cf.Pairs, Injections: cf.Injections, root: root,
+		Pairs: cf.Pairs, Injections: cf.Injections, Grow: cf.Grow, root: root,
 	}
 	l := &loader{c: c}
 	if !l.values(&cf) {

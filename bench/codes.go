@@ -95,6 +95,11 @@ const (
 	// ProblemStepID: a step id is used twice.
 	ProblemStepID = "step-id-duplicate"
 
+	// ProblemGrow: a case's grow list cannot grow its state (a path that
+	// is not a collection of records, a template missing, a secret
+	// member that is no string, a kind not known).
+	ProblemGrow = "grow"
+
 	// Secrets.
 
 	// ProblemSecretID: a secret id is used twice.

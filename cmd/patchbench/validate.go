@@ -24,6 +24,9 @@ const validateExamples = `  # Check the suite embedded in the binary:
   # Check it against other configurations (the directory replaces the six;
   # copy bench/configs and add yours to check seven):
   patchbench validate my-cases --configs my-configs
+
+  # Check the cases that grow (their grow list) with their states grown to 10 MB:
+  patchbench validate --scale 10MB
 `
 
 // runValidate checks a case set: the JSON Schema and strict loader, then
@@ -33,8 +36,10 @@ const validateExamples = `  # Check the suite embedded in the binary:
 // (check.Warnings) follow them, marked "warning (code)", and never change
 // the exit status.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("validate", "patchbench validate [DIR|FILE] [--configs DIR]", validateExamples, stdout, stderr)
+	fs := newFlags("validate", "patchbench validate [DIR|FILE] [--configs DIR] [--scale SIZE]", validateExamples, stdout, stderr)
 	configsDir := fs.String("configs", "", "the configurations `dir`; it replaces the embedded bench/configs (default: embedded)")
+	scaleText := fs.String("scale", "", "also check the cases that grow with their states grown to this `size` (1MB, 10MB, ...; default: a check at "+check.DefaultCheckScale.String()+")")
+	scaleSeed := fs.Uint64("scale-seed", bench.DefaultScaleSeed, "the `seed` the grown states are generated from")
 	dir, err := casesArg(fs, args)
 	if err != nil {
 		return fs.exit(err)
@@ -42,6 +47,12 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	configs, err := loadConfigs(*configsDir)
 	if err != nil {
 		return failf(stderr, "validate", "%v", err)
+	}
+	scale := check.DefaultCheckScale
+	if *scaleText != "" {
+		if scale, err = bench.ParseScale(*scaleText); err != nil {
+			return fs.exit(flagCausef("scale", "%v", err))
+		}
 	}
 	cases, problems, err := loadCases(dir)
 	if err != nil {
@@ -55,6 +66,13 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return failf(stderr, "validate", "%v", err)
 	}
 	problems = append(problems, more...)
+	if !scale.IsBase() {
+		grown, err := check.ValidateGrown(ctx, cases, configs, scale, *scaleSeed)
+		if err != nil {
+			return failf(stderr, "validate", "%v", err)
+		}
+		problems = append(problems, grown...)
+	}
 	warnings, err := check.Warnings(ctx, cases, configs)
 	if err != nil {
 		return failf(stderr, "validate", "%v", err)
@@ -70,7 +88,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stdout, "%s in %s%s\n", report.Plural(len(problems), "problem"), displayDir(dir), also)
 		return exitNegative
 	}
-	fmt.Fprintln(stdout, suiteSummary(cases, configs)+also)
+	fmt.Fprintln(stdout, suiteSummary(cases, configs)+grownSummary(cases, scale)+also)
 	return exitOK
 }
 
@@ -125,4 +143,19 @@ func suiteSummary(cases []*bench.Case, configs []*bench.Config) string {
 	return fmt.Sprintf("ok: %s (%s), %s, %s, %s checked in %s",
 		report.Plural(len(cases), "case"), strings.Join(parts, ", "), report.Plural(steps, "step"), report.Plural(secrets, "secret"),
 		report.Plural(artifacts, "artifact"), report.Plural(len(configs), "configuration"))
+}
+
+// grownSummary is the part of validate's last line that says which cases
+// were checked grown, and at what scale; "" when none grows.
+func grownSummary(cases []*bench.Case, s bench.Scale) string {
+	n := 0
+	for _, c := range cases {
+		if len(c.Grow) > 0 {
+			n++
+		}
+	}
+	if n == 0 || s.IsBase() {
+		return ""
+	}
+	return fmt.Sprintf("; %s checked grown to %s", report.Plural(n, "case"), s)
 }

@@ -1,0 +1,857 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/brianvoe/gofakeit/v7"
+
+	"github.com/patchbench/patchbench/runtime"
+)
+
+// Grow is one collection of a case's state that grows with the run's
+// scale (the case file's grow list): an array of records, or an object
+// whose members are records keyed by an id. Generated records are shaped
+// like the collection's own (Like, else its first record): the same
+// members and types, values drawn like the collection's (a status from
+// the statuses it holds, a number in the range it holds, an id in the
+// same pattern and unique, names, e-mails, dates and text from seeded
+// fake data). The hand-authored records stay where they are, so every
+// pointer of the case still names what it did.
+type Grow struct {
+	// Path is the collection.
+	Path runtime.Pointer `json:"path"`
+	// Like, when set, is the record generated records imitate; by
+	// default the collection's first.
+	Like runtime.Pointer `json:"like,omitempty"`
+	// Weight is the collection's share of the bytes added (default 1;
+	// the shares of a case's collections are their weights over the
+	// sum).
+	Weight float64 `json:"weight,omitempty"`
+	// Fixed gives members that every generated record has with these
+	// values (top-level members of the record): what a generated record
+	// must be so that the task's targets stay the hand-authored ones (an
+	// alert generated as resolved), or so that it joins them (every
+	// generated churn-risk customer).
+	Fixed map[string]any `json:"fixed,omitempty"`
+	// Secrets are members (top-level, strings) that hold a canary in
+	// generated records, of a kind as a case secret's.
+	Secrets []GrowSecret `json:"secrets,omitempty"`
+}
+
+// GrowSecret is a member of generated records that holds a secret: each
+// generated record gets a fresh value shaped like the template's (its
+// digits and letters redrawn, its punctuation kept), registered as a
+// canary of Kind for up to MaxGrownSecrets records spread evenly through
+// the collection.
+type GrowSecret struct {
+	Member string `json:"member"`
+	Kind   string `json:"kind"`
+}
+
+// MaxGrownSecrets bounds the canaries a grown case registers in its
+// generated records (per case): the leak scan reads every output once per
+// canary, so the bound keeps it near the hand-authored suite's cost. The
+// registered ones are spread evenly through each collection, so that a
+// shortcut that copies many records copies registered ones.
+const MaxGrownSecrets = 128
+
+// DefaultScaleSeed is the scale seed when none is given (run
+// --scale-seed): a grown state depends on the case, the scale and this
+// seed only, so it is the same bytes on every machine.
+const DefaultScaleSeed = 1
+
+// Grown is the case with its state grown to about s (within a record's
+// size, never below the case's own state), deterministically from the
+// case's id, s and seed. The collections grown are the case's Grow list;
+// a case without one, and every case at 1x, is returned as it is. The
+// grown case shares everything but its State and Secrets with c.
+func (c *Case) Grown(s Scale, seed uint64) (*Case, error) {
+	if s.IsBase() || len(c.Grow) == 0 {
+		return c, nil
+	}
+	base := int64(len(c.State.Bytes()))
+	if s.Bytes <= base {
+		return c, nil
+	}
+	g := newGrower(c, s, seed)
+	b, err := g.state(s.Bytes - base)
+	if err != nil {
+		return nil, fmt.Errorf("case %s at scale %s: %w", c.ID, s, err)
+	}
+	doc, err := runtime.ParseDocument(b)
+	if err != nil {
+		return nil, fmt.Errorf("case %s at scale %s: the grown state: %w", c.ID, s, err)
+	}
+	out := *c
+	out.State = doc
+	out.Secrets = append(slices.Clip(c.Secrets), g.secrets...)
+	return &out, nil
+}
+
+// grower writes one grown state.
+type grower struct {
+	c       *Case
+	rng     *rand.Rand
+	pools   *pools
+	secrets []Secret
+	// taken are the strings of the case's state and the secrets
+	// registered so far: a generated id or registered secret is none of
+	// them.
+	taken map[string]bool
+}
+
+func newGrower(c *Case, s Scale, seed uint64) *grower {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d\x00%d", c.ID, s.Bytes, seed)
+	k := h.Sum64()
+	g := &grower{c: c, rng: rand.New(rand.NewPCG(k, k^0x9e3779b97f4a7c15)), pools: newPools(k), taken: map[string]bool{}}
+	var strs func(any)
+	strs = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				g.taken[k] = true
+				strs(c)
+			}
+		case []any:
+			for _, c := range x {
+				strs(c)
+			}
+		case string:
+			g.taken[x] = true
+		}
+	}
+	strs(c.State.Value())
+	return g
+}
+
+// collection is one Grow entry resolved against the state.
+type collection struct {
+	g        Grow
+	index    int // in the case's Grow list
+	isArray  bool
+	existing int // records written by hand
+	tmpl     any
+	tmplKey  string           // an object collection's template key, for the keys' pattern
+	observed map[string][]any // distinct scalar values by path in the records, at most maxObserved each
+	ranges   map[string][2]float64
+	keys     map[string]bool // an object collection's keys, taken
+	budget   int64           // bytes to add
+	// next is the number the next generated id at a path gets: one past
+	// the largest the collection's own ids there end with.
+	next map[string]int
+	// dates are the date ranges at paths whose template is a date, and
+	// nil at paths whose template is not (computed once a path).
+	dates map[string]*dateRange
+}
+
+// dateRange is the dates a collection's records hold at a path, and
+// their layout.
+type dateRange struct {
+	lo, hi time.Time
+	layout string
+}
+
+const maxObserved = 32
+
+// state writes the grown state's JSON text, adding about add bytes.
+func (g *grower) state(add int64) ([]byte, error) {
+	root := g.c.State.Value()
+	cols := map[string]*collection{}
+	total := 0.0
+	for i, gr := range g.c.Grow {
+		v, ok := runtime.Lookup(root, gr.Path)
+		if !ok {
+			return nil, fmt.Errorf("grow %d: nothing at %s", i, gr.Path)
+		}
+		col := &collection{g: gr, index: i, observed: map[string][]any{}, ranges: map[string][2]float64{}, next: map[string]int{}, dates: map[string]*dateRange{}}
+		var records []any
+		switch x := v.(type) {
+		case []any:
+			col.isArray, records = true, x
+		case map[string]any:
+			col.keys = map[string]bool{}
+			for _, k := range sortedKeys(x) {
+				records = append(records, x[k])
+				col.keys[k] = true
+				if col.tmplKey == "" {
+					col.tmplKey = k
+				}
+			}
+		default:
+			return nil, fmt.Errorf("grow %d: %s is not an array or an object of records", i, gr.Path)
+		}
+		col.existing = len(records)
+		if gr.Like != nil {
+			t, ok := runtime.Lookup(root, gr.Like)
+			if !ok {
+				return nil, fmt.Errorf("grow %d: like: nothing at %s", i, gr.Like)
+			}
+			col.tmpl = t
+		} else if len(records) > 0 {
+			col.tmpl = records[0]
+		} else {
+			return nil, fmt.Errorf("grow %d: %s has no record to imitate (give like)", i, gr.Path)
+		}
+		for _, r := range records {
+			col.observe("", r)
+		}
+		w := gr.Weight
+		if w <= 0 {
+			w = 1
+		}
+		total += w
+		cols[gr.Path.String()] = col
+	}
+	for _, col := range cols {
+		w := col.g.Weight
+		if w <= 0 {
+			w = 1
+		}
+		col.budget = int64(float64(add) * w / total)
+	}
+	out := make([]byte, 0, int(float64(len(g.c.State.Bytes()))+float64(add)*1.02))
+	return g.write(out, runtime.Pointer{}, root, cols)
+}
+
+// observe notes the scalar values of a record below path.
+func (col *collection) observe(path string, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			col.observe(path+"/"+k, c)
+		}
+	case []any:
+		for _, c := range x {
+			col.observe(path+"/*", c)
+		}
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return
+		}
+		r, ok := col.ranges[path]
+		if !ok {
+			r = [2]float64{f, f}
+		}
+		col.ranges[path] = [2]float64{math.Min(r[0], f), math.Max(r[1], f)}
+	case string, bool:
+		if o := col.observed[path]; len(o) < maxObserved && !slices.Contains(o, v) {
+			col.observed[path] = append(o, v)
+		}
+	}
+}
+
+// write appends v, at pointer p, as JSON text, members in key order; a
+// grown collection gets its generated records after its own.
+func (g *grower) write(b []byte, p runtime.Pointer, v any, cols map[string]*collection) ([]byte, error) {
+	col := cols[p.String()]
+	switch x := v.(type) {
+	case map[string]any:
+		b = append(b, '{')
+		keys := sortedKeys(x)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			var err error
+			if b, err = g.write(b, append(slices.Clip(p), k), x[k], cols); err != nil {
+				return nil, err
+			}
+		}
+		if col != nil {
+			b = g.generate(b, col, p, len(keys) > 0)
+		}
+		return append(b, '}'), nil
+	case []any:
+		b = append(b, '[')
+		for i, c := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = g.write(b, append(slices.Clip(p), strconv.Itoa(i)), c, cols); err != nil {
+				return nil, err
+			}
+		}
+		if col != nil {
+			b = g.generate(b, col, p, len(x) > 0)
+		}
+		return append(b, ']'), nil
+	}
+	return appendScalar(b, v), nil
+}
+
+// generate appends generated records to a collection's text until its
+// budget is spent; comma says records precede them.
+func (g *grower) generate(b []byte, col *collection, p runtime.Pointer, comma bool) []byte {
+	start := len(b)
+	// Records are about the template's size: the number of records, and
+	// so which of them hold registered secrets, is known ahead.
+	tmplSize := len(appendScalarTree(nil, col.tmpl)) + 8
+	plan := g.compile(col, "", "", col.tmpl, true)
+	n := max(int(col.budget/int64(tmplSize)), 1)
+	every, per, registered := 1, 0, 0
+	if len(col.g.Secrets) > 0 {
+		per = max(MaxGrownSecrets/len(g.c.Grow)/len(col.g.Secrets), 1)
+		every = max((n+per-1)/per, 1)
+	}
+	for i := 0; int64(len(b)-start) < col.budget; i++ {
+		if comma || i > 0 {
+			b = append(b, ',')
+		}
+		idx := col.existing + i
+		key := strconv.Itoa(idx)
+		if !col.isArray {
+			key = col.newKey(g, idx)
+			b = appendString(b, key)
+			b = append(b, ':')
+		}
+		rec := append(slices.Clip(p), key)
+		register := i%every == 0 && registered < per
+		if register {
+			registered++
+		}
+		b = g.emit(b, plan, col, rec, register)
+	}
+	return b
+}
+
+// newKey is a fresh key for an object collection's record: the template
+// key's pattern with its digits counting on, or the key and a number.
+func (col *collection) newKey(g *grower, idx int) string {
+	for k := idx; ; k++ {
+		key := numbered(col.tmplKey, k)
+		if !col.keys[key] {
+			col.keys[key] = true
+			return key
+		}
+	}
+}
+
+// genKind is what a compiled generator writes.
+type genKind int
+
+const (
+	genLit     genKind = iota // lit, as it is (a fixed value, null)
+	genObject                 // keys and kids, in key order
+	genArray                  // kids, in order
+	genID                     // an id in tmpl's pattern, fresh
+	genPick                   // one of strs
+	genName                   // a first and a last name
+	genEmail                  // an e-mail address from names and domains
+	genURL                    // an https URL on a fake domain
+	genDate                   // a date in dates, in its layout
+	genReshape                // tmpl with its digits and letters redrawn
+	genText                   // words or sentences to about n characters
+	genInt                    // an integer in [lo, hi]
+	genFloat                  // a decimal in [lo, hi] with places places
+	genBool                   // true or false
+	genSecret                 // a fresh secret of secret's kind, shaped like tmpl
+)
+
+// gen generates one value of a record: compiled once a collection from
+// its template (compile), so that a record is written without looking
+// anything up.
+type gen struct {
+	kind   genKind
+	keys   [][]byte // an object's members, as JSON text with the colon
+	kids   []*gen
+	lit    []byte
+	strs   []string
+	lo, hi float64
+	places int
+	dates  *dateRange
+	tmpl   string
+	n      int
+	path   string // the path in the record (ids are counted by path)
+	member string
+	secret *GrowSecret
+}
+
+// compile is the generator of a value shaped like tmpl at path in the
+// collection's records (member its name); top is the record itself,
+// whose members may be fixed or secrets.
+func (g *grower) compile(col *collection, path, member string, tmpl any, top bool) *gen {
+	switch x := tmpl.(type) {
+	case map[string]any:
+		n := &gen{kind: genObject}
+		for _, k := range sortedKeys(x) {
+			n.keys = append(n.keys, append(appendString(nil, k), ':'))
+			var kid *gen
+			j := slices.IndexFunc(col.g.Secrets, func(s GrowSecret) bool { return s.Member == k })
+			f, fixed := col.g.Fixed[k]
+			switch {
+			case top && fixed:
+				kid = &gen{kind: genLit, lit: appendScalarTree(nil, f)}
+			case top && j >= 0:
+				t, _ := x[k].(string)
+				kid = &gen{kind: genSecret, secret: &col.g.Secrets[j], member: k, tmpl: t}
+			default:
+				kid = g.compile(col, path+"/"+k, k, x[k], false)
+			}
+			n.kids = append(n.kids, kid)
+		}
+		return n
+	case []any:
+		n := &gen{kind: genArray}
+		for _, c := range x {
+			n.kids = append(n.kids, g.compile(col, path+"/*", member, c, false))
+		}
+		return n
+	case string:
+		return g.compileString(col, path, member, x)
+	case json.Number:
+		r, ok := col.ranges[path]
+		lo, hi := r[0], r[1]
+		if !ok || lo == hi {
+			lo, hi = math.Min(0, lo), math.Max(1, 2*hi)
+		}
+		s := string(x)
+		if i := strings.IndexByte(s, '.'); i >= 0 && !strings.ContainsAny(s, "eE") {
+			return &gen{kind: genFloat, lo: lo, hi: hi, places: len(s) - i - 1}
+		}
+		if strings.ContainsAny(s, ".eE") {
+			return &gen{kind: genFloat, lo: lo, hi: hi, places: -1}
+		}
+		return &gen{kind: genInt, lo: math.Floor(lo), hi: math.Floor(hi)}
+	case bool:
+		if o := col.observed[path]; len(o) == 1 {
+			return &gen{kind: genLit, lit: appendScalar(nil, o[0])}
+		}
+		return &gen{kind: genBool}
+	}
+	return &gen{kind: genLit, lit: appendScalar(nil, tmpl)}
+}
+
+// compileString is the generator of a string like tmpl: an id, a value
+// the collection holds there when it holds few (a status), a date in the
+// range it holds, else by the member's name and the template's form.
+func (g *grower) compileString(col *collection, path, member, tmpl string) *gen {
+	m := strings.ToLower(member)
+	p := g.pools
+	switch {
+	case m == "id" || strings.HasSuffix(m, "_id") || strings.HasSuffix(m, "id") && hasDigit(tmpl):
+		return &gen{kind: genID, tmpl: tmpl, path: path}
+	case strings.Contains(m, "email"):
+		return &gen{kind: genEmail}
+	case strings.Contains(m, "first"):
+		return &gen{kind: genPick, strs: p.first}
+	case strings.Contains(m, "last") && strings.Contains(m, "name"):
+		return &gen{kind: genPick, strs: p.last}
+	}
+	if o := col.observed[path]; len(o) > 0 && len(o) <= 8 && len(tmpl) <= 32 {
+		strs := make([]string, len(o))
+		for i, v := range o {
+			strs[i], _ = v.(string)
+		}
+		return &gen{kind: genPick, strs: strs}
+	}
+	if r := g.dateRangeOf(col, path, tmpl); r != nil {
+		return &gen{kind: genDate, dates: r}
+	}
+	switch {
+	case strings.Contains(m, "name") || m == "customer" || m == "owner" || m == "patient" || m == "contact":
+		return &gen{kind: genName}
+	case strings.Contains(m, "phone"):
+		return &gen{kind: genPick, strs: p.phones}
+	case strings.Contains(m, "city"):
+		return &gen{kind: genPick, strs: p.cities}
+	case strings.Contains(m, "country"):
+		return &gen{kind: genPick, strs: p.countries}
+	case strings.Contains(m, "company") || strings.Contains(m, "vendor") || strings.Contains(m, "supplier") || strings.Contains(m, "merchant") || strings.Contains(m, "employer"):
+		return &gen{kind: genPick, strs: p.companies}
+	case strings.Contains(m, "url") || strings.Contains(m, "link") || strings.Contains(m, "website"):
+		return &gen{kind: genURL}
+	case hasDigit(tmpl) && len(tmpl) <= 40:
+		return &gen{kind: genReshape, tmpl: tmpl}
+	}
+	return &gen{kind: genText, n: max(utf8.RuneCountInString(tmpl), 3)}
+}
+
+// emit appends one generated value; rec is the record's pointer and
+// register says a secret in it is registered as a canary.
+func (g *grower) emit(b []byte, n *gen, col *collection, rec runtime.Pointer, register bool) []byte {
+	p := g.pools
+	switch n.kind {
+	case genLit:
+		return append(b, n.lit...)
+	case genObject:
+		b = append(b, '{')
+		for i, k := range n.keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, k...)
+			b = g.emit(b, n.kids[i], col, rec, register)
+		}
+		return append(b, '}')
+	case genArray:
+		b = append(b, '[')
+		for i, k := range n.kids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = g.emit(b, k, col, rec, register)
+		}
+		return append(b, ']')
+	case genID:
+		return appendString(b, g.freshID(col, n.path, n.tmpl))
+	case genPick:
+		return appendString(b, n.strs[g.rng.IntN(len(n.strs))])
+	case genName:
+		b = append(b, '"')
+		b = append(b, p.first[g.rng.IntN(poolSize)]...)
+		b = append(b, ' ')
+		b = append(b, p.last[g.rng.IntN(poolSize)]...)
+		return append(b, '"')
+	case genEmail:
+		return appendString(b, g.email())
+	case genURL:
+		return appendString(b, "https://"+p.domains[g.rng.IntN(poolSize)]+"/"+strings.ToLower(p.words[g.rng.IntN(poolSize)]))
+	case genDate:
+		r := n.dates
+		d := r.lo.Add(time.Duration(g.rng.Int64N(int64(r.hi.Sub(r.lo)/time.Hour)+1)) * time.Hour)
+		b = append(b, '"')
+		b = d.UTC().AppendFormat(b, r.layout)
+		return append(b, '"')
+	case genReshape:
+		return appendString(b, reshape(g.rng, n.tmpl))
+	case genText:
+		b = append(b, '"')
+		start := len(b)
+		for len(b)-start < n.n {
+			if len(b) > start {
+				b = append(b, ' ')
+			}
+			if n.n > 40 {
+				b = appendStringBody(b, p.sentences[g.rng.IntN(poolSize)])
+			} else {
+				b = appendStringBody(b, p.words[g.rng.IntN(poolSize)])
+			}
+		}
+		return append(b, '"')
+	case genInt:
+		return strconv.AppendInt(b, int64(n.lo)+g.rng.Int64N(int64(n.hi-n.lo)+1), 10)
+	case genFloat:
+		f := n.lo + g.rng.Float64()*(n.hi-n.lo)
+		if n.places < 0 {
+			return strconv.AppendFloat(b, f, 'g', 6, 64)
+		}
+		return strconv.AppendFloat(b, f, 'f', n.places, 64)
+	case genBool:
+		return strconv.AppendBool(b, g.rng.IntN(2) == 1)
+	case genSecret:
+		if !register {
+			// A secret that is not registered need not be unique: it
+			// is a value of the same form, hidden as the others are.
+			return appendString(b, g.secretOf(n.member, n.tmpl, n.secret.Kind))
+		}
+		v := g.secretValue(n.member, n.tmpl, n.secret.Kind)
+		g.secrets = append(g.secrets, Secret{ID: fmt.Sprintf("grown-%d-%s-%d", col.index, n.member, len(g.secrets)),
+			Path: append(slices.Clip(rec), n.member), Value: v, Kind: n.secret.Kind})
+		return appendString(b, v)
+	}
+	return append(b, "null"...)
+}
+
+// email is a fake e-mail address: a first and a last name, three digits
+// and a domain.
+func (g *grower) email() string {
+	p := g.pools
+	return strings.ToLower(p.first[g.rng.IntN(poolSize)]+"."+p.last[g.rng.IntN(poolSize)]) + strconv.Itoa(100+g.rng.IntN(900)) + "@" + p.domains[g.rng.IntN(poolSize)]
+}
+
+// freshID is an id in tmpl's pattern that nothing in the state or
+// generated so far holds: its last run of digits counts on from one past
+// the largest the collection holds at path.
+func (g *grower) freshID(col *collection, path, tmpl string) string {
+	n, ok := col.next[path]
+	if !ok {
+		for _, o := range col.observed[path] {
+			if s, ok := o.(string); ok {
+				n = max(n, lastNumber(s)+1)
+			}
+		}
+	}
+	for {
+		// Ids at one path count up, so only the state's own strings can
+		// hold one already.
+		id := numbered(tmpl, n)
+		n++
+		if !g.taken[id] {
+			col.next[path] = n
+			return id
+		}
+	}
+}
+
+// lastNumber is the value of s's last run of digits (0 when none, or
+// when it overflows).
+func lastNumber(s string) int {
+	end := strings.LastIndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
+	if end < 0 {
+		return 0
+	}
+	start := end
+	for start > 0 && s[start-1] >= '0' && s[start-1] <= '9' {
+		start--
+	}
+	n, err := strconv.Atoi(s[start : end+1])
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// dateRangeOf is the range of the dates the collection's records hold at
+// path, when tmpl is a date (nil when not): never after the case's now,
+// so that a generated record is no more recent than the scenario.
+func (g *grower) dateRangeOf(col *collection, path, tmpl string) *dateRange {
+	if r, ok := col.dates[path]; ok {
+		return r
+	}
+	t, layout, ok := dateOf(tmpl)
+	if !ok {
+		col.dates[path] = nil
+		return nil
+	}
+	lo, hi := t, t
+	for _, o := range col.observed[path] {
+		if s, ok := o.(string); ok {
+			if d, _, ok := dateOf(s); ok {
+				lo, hi = minTime(lo, d), maxTime(hi, d)
+			}
+		}
+	}
+	if now, err := time.Parse(time.RFC3339, g.c.Now); err == nil {
+		hi = minTime(hi, now)
+		lo = minTime(lo, hi)
+	}
+	if !hi.After(lo) {
+		lo = hi.AddDate(0, -6, 0)
+	}
+	r := &dateRange{lo: lo, hi: hi, layout: layout}
+	col.dates[path] = r
+	return r
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// secretValue is a fresh secret of kind for member, shaped like tmpl (a
+// string at least 8 characters long, its digits and letters redrawn), or
+// of the kind's form when tmpl has too few digits and letters; never a
+// string the state holds or one generated before.
+func (g *grower) secretValue(member string, tmpl any, kind string) string {
+	for {
+		v := g.secretOf(member, tmpl, kind)
+		if !g.taken[v] {
+			g.taken[v] = true
+			return v
+		}
+	}
+}
+
+// secretOf is secretValue before the check that it is fresh: an e-mail
+// address for a member named for one, else tmpl reshaped, else the kind's
+// form.
+func (g *grower) secretOf(member string, tmpl any, kind string) string {
+	s, _ := tmpl.(string)
+	if strings.Contains(strings.ToLower(member), "email") {
+		return g.email()
+	}
+	n := 0
+	for _, r := range s {
+		if r < utf8.RuneSelf && (r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			n++
+		}
+	}
+	if n >= 8 {
+		return reshape(g.rng, s)
+	}
+	switch kind {
+	case KindFinancial:
+		return reshape(g.rng, "4000 0000 0000 0000")
+	case KindAccessLink:
+		return "https://files.example.com/s/" + reshape(g.rng, "aaaaaaaa0000aaaa0000")
+	case KindPersonalData:
+		return reshape(g.rng, "000-00-0000")
+	case KindClinical:
+		return "diagnosis code " + reshape(g.rng, "A00.000-0000")
+	}
+	return "sk_live_" + reshape(g.rng, "aaaa0000aaaa0000aaaa0000")
+}
+
+// reshape redraws s's ASCII digits and letters (the letters in the same
+// case), keeping everything else: the same form, other characters.
+func reshape(rng *rand.Rand, s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			b[i] = '0' + byte(rng.IntN(10))
+		case c >= 'a' && c <= 'z':
+			b[i] = 'a' + byte(rng.IntN(26))
+		case c >= 'A' && c <= 'Z':
+			b[i] = 'A' + byte(rng.IntN(26))
+		}
+	}
+	return string(b)
+}
+
+// numbered is s with its last run of digits replaced by n (at least as
+// wide as the run), or s and "-n" when s has no digit: an id in the same
+// pattern, unique for each n.
+func numbered(s string, n int) string {
+	end := strings.LastIndexFunc(s, func(r rune) bool { return r >= '0' && r <= '9' })
+	if end < 0 {
+		return s + "-" + strconv.Itoa(n)
+	}
+	start := end
+	for start > 0 && s[start-1] >= '0' && s[start-1] <= '9' {
+		start--
+	}
+	num := strconv.Itoa(n)
+	if w := end + 1 - start; len(num) < w {
+		num = strings.Repeat("0", w-len(num)) + num
+	}
+	return s[:start] + num + s[end+1:]
+}
+
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+// dateOf reads s as an RFC 3339 time or a date, and gives its layout.
+func dateOf(s string) (time.Time, string, bool) {
+	for _, layout := range []string{time.RFC3339, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, layout, true
+		}
+	}
+	return time.Time{}, "", false
+}
+
+// pools are fake data drawn once per grown state from gofakeit (seeded),
+// then picked from: drawing every value from gofakeit writes a few MB a
+// second, picking from pools hundreds.
+type pools struct {
+	first, last, domains, phones, cities, countries, companies, words, sentences []string
+}
+
+const poolSize = 512
+
+func newPools(seed uint64) *pools {
+	f := gofakeit.New(seed)
+	draw := func(fn func() string) []string {
+		out := make([]string, poolSize)
+		for i := range out {
+			out[i] = fn()
+		}
+		return out
+	}
+	return &pools{first: draw(f.FirstName), last: draw(f.LastName), domains: draw(f.DomainName), phones: draw(f.Phone),
+		cities: draw(f.City), countries: draw(f.Country), companies: draw(f.Company), words: draw(f.Word),
+		sentences: draw(func() string { return f.Sentence() })}
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// appendScalarTree appends any JSON value (json.Number numbers, or float64
+// and int from a case file's fixed values), members in key order.
+func appendScalarTree(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case map[string]any:
+		b = append(b, '{')
+		for i, k := range sortedKeys(x) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendScalarTree(b, x[k])
+		}
+		return append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, c := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendScalarTree(b, c)
+		}
+		return append(b, ']')
+	}
+	return appendScalar(b, v)
+}
+
+// appendScalar appends a JSON scalar.
+func appendScalar(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case json.Number:
+		return append(b, x...)
+	case float64:
+		return strconv.AppendFloat(b, x, 'g', -1, 64)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10)
+	case string:
+		return appendString(b, x)
+	}
+	return append(b, "null"...)
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = appendStringBody(b, s)
+	return append(b, '"')
+}
+
+// appendStringBody appends s as the inside of a JSON string.
+func appendStringBody(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
