@@ -18,10 +18,38 @@ type caseStep struct {
 	phase string
 }
 
+// scaleFlags are --scale and --scale-seed of view and verify: the case's
+// state grown to a size (bench.Case.Grown).
+type scaleFlags struct {
+	text *string
+	seed *uint64
+}
+
+// addScaleFlags defines --scale and --scale-seed on fs.
+func addScaleFlags(fs *flagSet) scaleFlags {
+	return scaleFlags{
+		text: fs.String("scale", "", "with --case, the case's state grown to this `size` (1MB, 10MB, ...; default 1x, the state as written)"),
+		seed: fs.Uint64("scale-seed", bench.DefaultScaleSeed, "with --scale, the `seed` the grown state is generated from"),
+	}
+}
+
+// scale is the scale the flags name (1x when none).
+func (f scaleFlags) scale() (bench.Scale, error) {
+	if *f.text == "" {
+		return bench.Scale{}, nil
+	}
+	s, err := bench.ParseScale(*f.text)
+	if err != nil {
+		return s, flagCausef("scale", "%v", err)
+	}
+	return s, nil
+}
+
 // loadCaseStep finds a case's step in a case set (the embedded suite when
-// dir is empty) and runs the case's reference proposals up to it. With no
-// step id, a case of one step is taken.
-func loadCaseStep(ctx context.Context, dir, caseID, stepID string) (*caseStep, error) {
+// dir is empty), grows its state to scale (with seed), and runs the
+// case's reference proposals up to it. With no step id, a case of one
+// step is taken.
+func loadCaseStep(ctx context.Context, dir, caseID, stepID string, scale bench.Scale, seed uint64) (*caseStep, error) {
 	cases, problems, err := loadCases(dir)
 	if err != nil {
 		return nil, err
@@ -51,6 +79,9 @@ func loadCaseStep(ctx context.Context, dir, caseID, stepID string) (*caseStep, e
 	if c.Step(stepID) == nil {
 		return nil, fmt.Errorf("case %s has no step %q (steps: %s)", c.ID, stepID, strings.Join(ids, ", "))
 	}
+	if c, err = c.Grown(scale, seed); err != nil {
+		return nil, err
+	}
 	run, err := bench.RunReference(ctx, c)
 	if err != nil {
 		return nil, err
@@ -67,10 +98,17 @@ func loadCaseStep(ctx context.Context, dir, caseID, stepID string) (*caseStep, e
 // (--case, --step), where --state, when given, replaces the state the
 // reference run reaches. It returns the phase of the case's step ("" for
 // files).
-func contractAndState(ctx context.Context, fs *flagSet, caseID, stepID, casesDir, contractPath, statePath string) (*runtime.Contract, *runtime.Document, string, error) {
+func contractAndState(ctx context.Context, fs *flagSet, caseID, stepID, casesDir, contractPath, statePath string, sf scaleFlags) (*runtime.Contract, *runtime.Document, string, error) {
+	scale, err := sf.scale()
+	if err != nil {
+		return nil, nil, "", err
+	}
 	if caseID == "" {
 		if stepID != "" {
 			return nil, nil, "", usagef("--step needs --case")
+		}
+		if !scale.IsBase() {
+			return nil, nil, "", usagef("--scale needs --case")
 		}
 		if err := fs.required("state", "contract"); err != nil {
 			return nil, nil, "", usagef("%v (or --case ID)", err)
@@ -88,7 +126,7 @@ func contractAndState(ctx context.Context, fs *flagSet, caseID, stepID, casesDir
 	if contractPath != "" {
 		return nil, nil, "", usagef("--contract and --case are alternatives")
 	}
-	cs, err := loadCaseStep(ctx, casesDir, caseID, stepID)
+	cs, err := loadCaseStep(ctx, casesDir, caseID, stepID, scale, *sf.seed)
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -88,8 +88,31 @@ func TestView(t *testing.T) {
 		{name: "bad rule", args: []string{"view", "--state", state, "--contract", "testdata/bad-rule.yaml"}, exit: 2,
 			stderr: []string{"testdata/bad-rule.yaml:8:", "invariants[1].rule"}},
 		{name: "help", args: []string{"view", "-h"}, exit: 0, golden: "view-help"},
+		{name: "bad scale", args: []string{"view", "--case", "mkt-crm-segment-export", "--step", "select-contacts", "--scale", "2x"}, exit: 2, stderr: []string{"--scale", `scale "2x"`}},
+		{name: "scale without case", args: []string{"view", "--state", state, "--contract", contract, "--scale", "1MB"}, exit: 2, stderr: []string{"--scale needs --case"}},
 		{name: "unknown flag", args: []string{"view", "--bogus"}, exit: 2, stderr: []string{"patchbench view: flag provided but not defined: -bogus", `Run "patchbench view -h"`}},
 	})
+}
+
+// TestViewScaled: view --scale shows the step's view of the grown state:
+// the generated records, with the members the view hides hidden in them
+// too, the same text on every call.
+func TestViewScaled(t *testing.T) {
+	args := []string{"view", "--case", "mkt-crm-segment-export", "--step", "select-contacts", "--scale", "200KB"}
+	out, stderr, code := runCLI(t, cliCase{args: args})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	small, _, _ := runCLI(t, cliCase{args: args[:5]})
+	if len(out) < 150_000 || strings.Count(out, `"customer_id"`) < 10*strings.Count(small, `"customer_id"`) {
+		t.Errorf("the view at 200KB has %d bytes, %d contacts (%d at 1x)", len(out), strings.Count(out, `"customer_id"`), strings.Count(small, `"customer_id"`))
+	}
+	if strings.Contains(out, `"mobile"`) || strings.Contains(out, `"date_of_birth"`) {
+		t.Error("the grown view shows a member the step's view hides")
+	}
+	if again, _, _ := runCLI(t, cliCase{args: args}); again != out {
+		t.Error("two views of one grown case differ")
+	}
 }
 
 func TestVerify(t *testing.T) {

@@ -51,6 +51,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	caseID := fs.String("case", "", "take the contract, the state and the phase from this suite case's `id` (--state and --phase override)")
 	stepID := fs.String("step", "", "the case's step `id` (needed when the case has several)")
 	casesDir := fs.String("cases", "", "the case set `dir` for --case (default: the embedded suite)")
+	sf := addScaleFlags(fs)
 	explain := fs.Bool("explain", false, "also print, on standard error, the schema library's and CEL's own error text for the policy author (it may quote hidden values: never show it to an actor)")
 	if err := fs.parse(args); err != nil {
 		return fs.exit(err)
@@ -68,7 +69,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fs.usageError("--gates: %v", err)
 	}
-	contract, state, casePhase, err := contractAndState(ctx, fs, *caseID, *stepID, *casesDir, *contractPath, *statePath)
+	contract, state, casePhase, err := contractAndState(ctx, fs, *caseID, *stepID, *casesDir, *contractPath, *statePath, sf)
 	if err != nil {
 		return fs.exit(err)
 	}

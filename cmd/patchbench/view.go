@@ -28,10 +28,11 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	caseID := fs.String("case", "", "take the contract (and, without --state, the state) from this suite case's `id`")
 	stepID := fs.String("step", "", "the case's step `id` (needed when the case has several)")
 	casesDir := fs.String("cases", "", "the case set `dir` for --case (default: the embedded suite)")
+	sf := addScaleFlags(fs)
 	if err := fs.parse(args); err != nil {
 		return fs.exit(err)
 	}
-	contract, state, _, err := contractAndState(ctx, fs, *caseID, *stepID, *casesDir, *contractPath, *statePath)
+	contract, state, _, err := contractAndState(ctx, fs, *caseID, *stepID, *casesDir, *contractPath, *statePath, sf)
 	if err != nil {
 		return fs.exit(err)
 	}
