@@ -27,12 +27,15 @@ const (
 // Record is one finished run: one line of runs.jsonl (docs/run.md,
 // "patchbench run", lists its members).
 type Record struct {
-	RunID  string         `json:"run_id"`
-	Case   string         `json:"case"`
-	Domain string         `json:"domain"`
-	Config string         `json:"config"`
-	Actor  string         `json:"actor"`
-	Round  int            `json:"round"`
+	RunID  string `json:"run_id"`
+	Case   string `json:"case"`
+	Domain string `json:"domain"`
+	Config string `json:"config"`
+	Actor  string `json:"actor"`
+	Round  int    `json:"round"`
+	// Scale is the size the case's state was grown to ("10MB";
+	// runspec.Spec.Scale), absent at 1x: the state as the case writes it.
+	Scale  string         `json:"scale,omitempty"`
 	Status string         `json:"status"`
 	Leaked bool           `json:"leaked"`
 	Leaks  []scoring.Leak `json:"leaks"`

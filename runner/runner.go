@@ -109,6 +109,14 @@ func (o *Options) maxStepBytes() int64 {
 	return DefaultMaxStepBytes
 }
 
+// recordedScale is the scale a record names: Spec.Scale, or "" at 1x.
+func (o *Options) recordedScale() string {
+	if o.Scale == "" || strings.EqualFold(o.Scale, "1x") {
+		return ""
+	}
+	return o.Scale
+}
+
 // maxAnswer is the answer limit in bytes.
 func (o *Options) maxAnswer() int64 {
 	if o.MaxAnswerBytes > 0 {

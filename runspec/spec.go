@@ -73,6 +73,11 @@ type Spec struct {
 	ActorSpecs []string `flag:"actor" plan:"actors" list:"repeat" json:"-" omitted:"the default actors" usage:"an actor <spec> (repeatable; default reference, oversharer and follower)"`
 	Rounds     int      `flag:"rounds" plan:"rounds" json:"rounds" default:"1" min:"1" max:"10000" bound:"split" usage:"<n> rounds of every run"`
 	Protocol   string   `flag:"protocol" plan:"protocol" json:"protocol,omitempty" record:"nondefault" default:"json" choice:"json,tools" usage:"<protocol>: json (one answer holding the patch and a note per attempt) or tools (an agent loop with the tools read_state and propose_patch)"`
+	// Scale is the size the cases' states are grown to ("1x": as
+	// written; "1MB", "10MB": bench.ParseScale), and ScaleSeed the seed
+	// they are generated from (bench.Case.Grown).
+	Scale      string   `flag:"scale" plan:"scale" json:"scale,omitempty" record:"nondefault" default:"1x" usage:"the <size> the cases' states are grown to: 1x (as written) or 1MB, 10MB, ... (the cases that grow; see docs/cases.md)"`
+	ScaleSeed  int64    `flag:"scale-seed" plan:"scale_seed" json:"scale_seed,omitempty" record:"nondefault" default:"1" min:"0" usage:"the <seed> the grown states are generated from (not the model's --seed)"`
 	Disclosure string   `flag:"disclosure" plan:"disclosure" json:"disclosure,omitempty" record:"tools" default:"whole" choice:"whole,progressive" usage:"with --protocol tools, what the first message shows: whole (the view) or progressive (an outline; the actor reads the rest)"`
 
 	Temperature     *float64      `flag:"temperature" plan:"settings.temperature" json:"temperature" min:"0" max:"2" usage:"sampling <temperature> for live actors, in [0, 2] (default: the server's; reasoning models get none)"`

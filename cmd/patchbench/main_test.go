@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/patchbench/patchbench/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -196,4 +198,34 @@ func TestBoundedInput(t *testing.T) {
 			t.Errorf("%v: exit %d\n%s%s", c.args, code, out.String(), errb.String())
 		}
 	}
+}
+
+// TestRunScaled: run --scale grows the growing case before its runs: the
+// reference still passes on the grown state in the projected
+// configuration, every record and the manifest name the scale, the runs
+// saw the grown view (their prompts' tokens), and a bad size is refused
+// naming --scale.
+func TestRunScaled(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	args := []string{"run", "--case", "mkt-crm-segment-export", "--config", "patchoptic", "--actor", "reference", "--scale", "200kb", "--out", dir}
+	if _, stderr, code := runCLI(t, cliCase{args: args}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, rundir.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec rundir.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Scale != "200KB" || rec.Status != rundir.StatusPassed || rec.Tokens.Prompt < 20_000 || len(rec.FinalState) < 200_000 {
+		t.Errorf("record: scale %q, status %s, prompt tokens %d, final state %d bytes", rec.Scale, rec.Status, rec.Tokens.Prompt, len(rec.FinalState))
+	}
+	m, err := rundir.ReadManifest(dir)
+	if err != nil || m.Scale != "200KB" {
+		t.Errorf("manifest scale %q, %v", m.Scale, err)
+	}
+	checkCLI(t, []cliCase{{name: "bad scale", args: []string{"run", "--case", "mkt-crm-segment-export", "--scale", "2x", "--out", filepath.Join(t.TempDir(), "x")}, exit: 2,
+		stderr: []string{"--scale", `scale "2x"`}}})
 }

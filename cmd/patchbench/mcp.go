@@ -54,6 +54,8 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	disclosure := fs.String("disclosure", runner.DisclosureWhole, "what the task shows: whole (the view) or progressive (an outline)")
 	maxAttempts := fs.Int("max-attempts", 3, "`n` proposals per step")
 	maxToolCalls := fs.Int("max-tool-calls", runner.DefaultMaxToolCalls, "the tool calls per step (`n`)")
+	scale := fs.String("scale", "1x", "the `size` the case's state is grown to: 1x (as written) or 1MB, 10MB, ... (see docs/cases.md)")
+	scaleSeed := fs.Int64("scale-seed", 1, "the `seed` the grown state is generated from")
 	if err := fs.parse(args); err != nil {
 		return fs.exit(err)
 	}
@@ -61,7 +63,8 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fs.usageError("--case is required")
 	}
 	rargs := []string{"--case", *caseID, "--config", *config, "--protocol", runner.ProtocolTools, "--disclosure", *disclosure,
-		"--max-attempts", strconv.Itoa(*maxAttempts), "--max-tool-calls", strconv.Itoa(*maxToolCalls), "--progress", "0", "--actor", "reference"}
+		"--max-attempts", strconv.Itoa(*maxAttempts), "--max-tool-calls", strconv.Itoa(*maxToolCalls), "--progress", "0", "--actor", "reference",
+		"--scale", *scale, "--scale-seed", strconv.FormatInt(*scaleSeed, 10)}
 	if *cases != "" {
 		rargs = append(rargs, "--cases", *cases)
 	}

@@ -38,6 +38,20 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 	if err != nil {
 		return nil, err
 	}
+	scale, err := bench.ParseScale(f.spec.Scale)
+	if err != nil {
+		return nil, flagCausef("scale", "%v", err)
+	}
+	f.spec.Scale = scale.String() // one spelling in the manifest and the records
+	if !checkOnly && !scale.IsBase() {
+		// Each case is grown once; its runs share the grown state,
+		// which no run modifies.
+		for i, c := range chosen {
+			if chosen[i], err = c.Grown(scale, uint64(f.spec.ScaleSeed)); err != nil {
+				return nil, flagCausef("scale", "%v", err)
+			}
+		}
+	}
 	prompt, err := loadPrompt(f.spec.PromptTemplate)
 	if err != nil {
 		return nil, flagCausef("prompt-template", "%v", err)
