@@ -76,9 +76,9 @@ type Spec struct {
 	// Scale is the size the cases' states are grown to ("1x": as
 	// written; "1MB", "10MB": bench.ParseScale), and ScaleSeed the seed
 	// they are generated from (bench.Case.Grown).
-	Scale      string   `flag:"scale" plan:"scale" json:"scale,omitempty" record:"nondefault" default:"1x" usage:"the <size> the cases' states are grown to: 1x (as written) or 1MB, 10MB, ... (the cases that grow; see docs/cases.md)"`
-	ScaleSeed  int64    `flag:"scale-seed" plan:"scale_seed" json:"scale_seed,omitempty" record:"nondefault" default:"1" min:"0" usage:"the <seed> the grown states are generated from (not the model's --seed)"`
-	Disclosure string   `flag:"disclosure" plan:"disclosure" json:"disclosure,omitempty" record:"tools" default:"whole" choice:"whole,progressive" usage:"with --protocol tools, what the first message shows: whole (the view) or progressive (an outline; the actor reads the rest)"`
+	Scale      string `flag:"scale" plan:"scale" json:"scale,omitempty" record:"nondefault" default:"1x" usage:"the <size> the cases' states are grown to: 1x (as written) or 1MB, 10MB, ... (the cases that grow; see docs/cases.md)"`
+	ScaleSeed  int64  `flag:"scale-seed" plan:"scale_seed" json:"scale_seed,omitempty" record:"nondefault" default:"1" min:"0" usage:"the <seed> the grown states are generated from (not the model's --seed)"`
+	Disclosure string `flag:"disclosure" plan:"disclosure" json:"disclosure,omitempty" record:"tools" default:"whole" choice:"whole,progressive" usage:"with --protocol tools, what the first message shows: whole (the view) or progressive (an outline; the actor reads the rest)"`
 
 	Temperature     *float64      `flag:"temperature" plan:"settings.temperature" json:"temperature" min:"0" max:"2" usage:"sampling <temperature> for live actors, in [0, 2] (default: the server's; reasoning models get none)"`
 	MaxOutputTokens int           `flag:"max-output-tokens" plan:"settings.max_output_tokens" json:"max_output_tokens,omitempty" min:"0" usage:"bound on each live response, in <tokens> (default: the server's)"`
