@@ -220,3 +220,40 @@ func TestContextTokensPlan(t *testing.T) {
 		t.Errorf("100 tokens: %v", err)
 	}
 }
+
+// TestCountPast: countPast is count up to its limit, and past it some
+// figure above the limit.
+func TestCountPast(t *testing.T) {
+	c, err := newCounter("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("{\n  \"note\": \"a line of the audit trail\",\n", 500)
+	whole := c.count(text)
+	for _, limit := range []int{0, 1, 100, whole - 1, whole, whole + 1, 10 * whole} {
+		got := c.countPast(text, limit)
+		if (limit >= whole && got != whole) || (limit < whole && got <= limit) {
+			t.Errorf("limit %d: %d (the whole count is %d)", limit, got, whole)
+		}
+	}
+	if got := c.countPast(text, 100); got > 200 {
+		t.Errorf("limit 100: counted %d tokens, not stopping near the limit", got)
+	}
+}
+
+// BenchmarkOverContext checks a prompt of a 100 MB view against the
+// default budget: the count stops once past it.
+func BenchmarkOverContext(b *testing.B) {
+	tc, err := newCounter("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	view := strings.Repeat("{\n  \"id\": 12345,\n  \"note\": \"a line of the audit trail\"\n},\n", 100<<20/56)
+	r := &run{tc: tc}
+	msgs := []actors.Message{{Role: "system", Content: "You are an agent."}, {Role: "user", Content: view}}
+	for b.Loop() {
+		if !r.overContext(msgs) {
+			b.Fatal("within the budget")
+		}
+	}
+}

@@ -228,7 +228,7 @@ func (r *run) promptTokens(msgs []actors.Message) int {
 // (Options.ContextTokens), counted as promptTokens counts. A token of
 // the tokenizers the runner knows stands for at least one byte, so a
 // prompt of no more bytes than the budget is within it uncounted: only
-// a longer one is tokenized.
+// a longer one is tokenized, and only until its count passes the budget.
 func (r *run) overContext(msgs []actors.Message, extra ...string) bool {
 	limit := r.o.contextTokens()
 	var size int
@@ -244,9 +244,15 @@ func (r *run) overContext(msgs []actors.Message, extra ...string) bool {
 	if size <= limit {
 		return false
 	}
-	n := r.promptTokens(msgs)
+	n := 0
 	for _, x := range extra {
-		n += r.tc.count(x)
+		n += r.tc.countPast(x, limit-n)
+	}
+	for _, m := range msgs {
+		if n > limit {
+			break
+		}
+		n += r.tc.countPast(m.Content, limit-n) + r.countCalls(m.ToolCalls)
 	}
 	return n > limit
 }
