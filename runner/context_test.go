@@ -68,6 +68,37 @@ func TestContextBudgetJSON(t *testing.T) {
 	}
 }
 
+// TestContextBudgetJSONFeedback: after a rejection the next attempt's
+// prompt, longer by the verifier's feedback, is checked too: with a
+// budget the first prompt fits exactly, the second attempt is not sent,
+// and the step keeps the first attempt's record.
+func TestContextBudgetJSONFeedback(t *testing.T) {
+	wrong := actors.Response{Raw: `{"patch": [{"op": "replace", "path": "/order/status", "value": "refunded"}], "note": "x"}`}
+	script := []actors.Response{wrong, {Raw: rightProposal}}
+	a := &scripted{name: "script", script: script}
+	r := runJSONSpec(t, "patchoptic", a, runspec.Spec{MaxAttempts: 2})
+	if r.Status != rundir.StatusPassed || len(a.reqs) != 2 {
+		t.Fatalf("the default budget: status %s, %d requests", r.Status, len(a.reqs))
+	}
+	counter, err := newCounter("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := 0
+	for _, m := range a.reqs[0].Messages {
+		first += counter.count(m.Content)
+	}
+	a = &scripted{name: "script", script: script}
+	r = runJSONSpec(t, "patchoptic", a, runspec.Spec{MaxAttempts: 2, ContextTokens: first})
+	s := r.Steps[0]
+	if r.Status != rundir.StatusFailed || len(a.reqs) != 1 || s.Ended != EndedContext || s.Attempts != 1 || len(s.Decisions) == 0 || r.Tokens.Prompt != first {
+		t.Errorf("status %s, %d requests, ended %q, attempts %d, prompt tokens %d (want %d)", r.Status, len(a.reqs), s.Ended, s.Attempts, r.Tokens.Prompt, first)
+	}
+	if len(s.Prompt) != len(a.reqs[0].Messages) || s.Prompt[len(s.Prompt)-1].Content != a.reqs[0].Messages[len(s.Prompt)-1].Content {
+		t.Errorf("the step's prompt is not the first attempt's")
+	}
+}
+
 // TestContextBudgetJSONLargeView: with the smallest budget a plan may
 // set (1,024 tokens), a view of some 40 KB pasted into the prompt stops
 // the step before anything is sent.
