@@ -64,6 +64,15 @@ func makeRunProtocol(t testing.TB, caseIDs, actorNames []string, rounds, attempt
 // makeRunActors is makeRunProtocol with the actors given.
 func makeRunActors(t testing.TB, caseIDs []string, acts []actors.Actor, rounds, attempts int, protocol string) string {
 	t.Helper()
+	return makeRunSpec(t, caseIDs, acts, runspec.Spec{Rounds: rounds, MaxAttempts: attempts, Protocol: protocol})
+}
+
+// makeRunSpec is makeRunActors with the rounds, attempts, protocol and
+// limits of spec.
+func makeRunSpec(t testing.TB, caseIDs []string, acts []actors.Actor, spec runspec.Spec) string {
+	t.Helper()
+	rounds, attempts := spec.Rounds, spec.MaxAttempts
+	spec.PassThreshold, spec.Tokenizer = 0.8, "o200k_base"
 	all, configs := suite()
 	var cases []*bench.Case
 	for _, c := range all {
@@ -75,7 +84,7 @@ func makeRunActors(t testing.TB, caseIDs []string, acts []actors.Actor, rounds, 
 	for _, a := range acts {
 		actorNames = append(actorNames, a.Name())
 	}
-	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Spec: runspec.Spec{Rounds: rounds, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base", Protocol: protocol}, Concurrency: 2}
+	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Spec: spec, Concurrency: 2}
 	dir := t.TempDir()
 	m := rundir.Manifest{Module: "github.com/patchbench/patchbench", CaseSet: EmbeddedSuite, CaseDigest: rundir.CaseDigest(cases), Cases: len(cases),
 		Spec: runspec.Spec{Rounds: rounds, Seed: 1, MaxAttempts: attempts, PassThreshold: 0.8, Tokenizer: "o200k_base"}, PromptVersion: runner.PromptVersion,

@@ -452,25 +452,32 @@ func AttackTable(s Summary) Table {
 
 // ToolsTable gives, per configuration and actor with runs of the tools
 // protocol, the turns and tool calls per run, the reads, the reads of
-// hidden locations (and how many were answered as absent) and the steps
-// that ended without a commit, by code. It has no rows for a run of the
-// json protocol.
+// hidden locations (and how many were answered as absent), and, in
+// either protocol, the steps that ended without a commit, by code
+// (Row.StepsEnded). A row of the json protocol is in it only when a
+// step ended so (its prompt passed the actor's context budget:
+// context_exceeded), its agent-loop figures "-".
 func ToolsTable(s Summary) Table {
-	t := Table{Name: "tools", Title: "Agent loop (tools protocol): turns, tool calls and reads",
+	t := Table{Name: "tools", Title: "Agent loop (tools protocol): turns, tool calls and reads; steps ended without a commit",
 		Header: []string{"Configuration", "Actor", "Runs", "Turns/run", "Tool calls/run", "Reads", "Hidden reads (answered absent)", "Steps ended without a commit"},
 		Data:   &Data{Columns: []string{"config", "label", "actor", "runs", "turns_per_run", "tool_calls_per_run", "reads", "hidden_reads", "hidden_reads_answered_absent", "steps_ended"}}}
 	for _, r := range s.Rows {
 		f := r.Tools
-		if f == nil {
+		if f == nil && len(r.StepsEnded) == 0 {
 			continue
 		}
 		var ended []string
-		for _, k := range slices.Sorted(maps.Keys(f.Ended)) {
-			ended = append(ended, fmt.Sprintf("%s %d", k, f.Ended[k]))
+		for _, k := range slices.Sorted(maps.Keys(r.StepsEnded)) {
+			ended = append(ended, fmt.Sprintf("%s %d", k, r.StepsEnded[k]))
 		}
 		endedCell := strings.Join(ended, ", ")
 		if endedCell == "" {
 			endedCell = "-"
+		}
+		if f == nil {
+			t.Rows = append(t.Rows, []string{r.Label, r.Actor, runsCell(r), "-", "-", "-", "-", endedCell})
+			t.Data.add(r.Config, r.Label, r.Actor, r.Runs, nil, nil, nil, nil, nil, endedCell)
+			continue
 		}
 		t.Rows = append(t.Rows, []string{r.Label, r.Actor, runsCell(r), fmt.Sprintf("%.2f", f.TurnsPerRun), fmt.Sprintf("%.2f", f.ToolCallsPerRun),
 			fmt.Sprint(f.Reads), fmt.Sprintf("%d (%d)", f.HiddenReads, f.HiddenAbsent), endedCell})

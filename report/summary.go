@@ -66,6 +66,12 @@ type Row struct {
 	// Tools is set for the runs of the tools protocol (absent for the
 	// json protocol): turns and tool calls per run, and the reads.
 	Tools *ToolFigures `json:"tools,omitempty"`
+	// StepsEnded counts the steps of the runs with an outcome that ended
+	// without a commit, by code (rundir.StepRecord.Ended), in either
+	// protocol: the json protocol's steps end so only when their prompt
+	// would pass the actor's context budget (context_exceeded). Absent
+	// when no step ended so.
+	StepsEnded map[string]int `json:"steps_ended,omitempty"`
 	// LeakedByKind counts the leaked runs by the kind of a secret they
 	// leaked, and LeakedByMechanism by the mechanism of the pull a leak
 	// answered (scoring.Leak's Kind and Mechanism; "unrecorded" for a
@@ -141,6 +147,9 @@ type group struct {
 	// tools counts the agent-loop figures of runs of the tools protocol
 	// (nil when the group has none).
 	tools *ToolFigures
+	// ended counts the steps ended without a commit, by code, in either
+	// protocol (nil when none did).
+	ended map[string]int
 }
 
 // runValues are the figures of one run that a group averages, with the
@@ -262,6 +271,12 @@ func (g *group) add(r *rundir.Record) {
 	all := true
 	for _, st := range r.Steps {
 		all = all && st.Committed
+		if st.Ended != "" {
+			if g.ended == nil {
+				g.ended = map[string]int{}
+			}
+			g.ended[st.Ended]++
+		}
 		for _, at := range st.Earlier {
 			g.rejections.Add(at.Decisions)
 		}
@@ -332,6 +347,7 @@ func (g *group) row(cfg *bench.Config, actor string) Row {
 	}
 	row.SemanticPass = float64(g.passed) / float64(n)
 	row.SemanticPassCI = scoring.Wilson(g.passed, n)
+	row.StepsEnded = g.ended
 	if g.tools != nil {
 		f := *g.tools
 		f.TurnsPerRun /= float64(n)

@@ -138,6 +138,12 @@ func (t *trace) step(i int, s *rundir.StepRecord) {
 	case s.Attempts == 0:
 		what = "no answer"
 	}
+	if !s.Committed && s.Ended != "" && len(s.Turns) == 0 {
+		// A step that ended before any turn (the json protocol's
+		// context_exceeded; an agent gone before its first call): the
+		// conversation, which says how a step ended, is not written.
+		what += " (ended without a commit: " + s.Ended + ")"
+	}
 	t.printf("\nstep %d %s%s, phase %s: %s after %s\n", i+1, s.Step, role, s.Phase, what, Plural(s.Attempts, "attempt"))
 	t.view(s, st)
 	t.injections(s.Step)

@@ -37,7 +37,9 @@ func richRecord(caseID string, round int, status string) *Record {
 			RawResponse: note, Prompt: []Message{{Role: "system", Content: "You are {x}."}, {Role: "user", Content: note}},
 			Patch: []runtime.Operation{{Op: "add", Path: runtime.Pointer{"a"}, Value: map[string]any{"k": "v\"}"}}}, Model: "m-1", LatencyMS: 5, Cached: true},
 		{Step: "b", Phase: "review", Attempts: 2, Decisions: fail, Audit: fail, RawResponse: "[not json", Prompt: []Message{{Role: "user", Content: "}"}},
-			Earlier: []Attempt{{RawResponse: note, Decisions: fail, Audit: fail}}, PhaseError: "phase path /p: \"gone\"", InheritedViolation: "schema: schema_violation"},
+			Earlier: []Attempt{{RawResponse: note, Decisions: fail, Audit: fail}}, PhaseError: "phase path /p: \"gone\"", InheritedViolation: "schema: schema_violation",
+			Ended: "context_exceeded", Turns: []Turn{{RequestDigest: "ab", Text: note, Calls: []ToolCall{{Name: "read_state", Arguments: note, Read: true, Hidden: true, Error: "absent", Result: "{]"}}},
+				{Calls: []ToolCall{{Name: "propose_patch", Arguments: "{}", Result: "rejected"}}}, {}}},
 		{Step: "c", Phase: "review", NotReached: true},
 	}
 	r.FinalState = json.RawMessage(`{"reply":["{\"not\":\"a member\"}"],"card":{"pan":"5412 7590"}}`)
@@ -51,7 +53,14 @@ func lean(r *Record) *Record {
 	c.Steps = nil
 	for _, s := range r.Steps {
 		l := StepRecord{Step: s.Step, Phase: s.Phase, Attempts: s.Attempts, Committed: s.Committed, Model: s.Model,
-			NotReached: s.NotReached, PhaseError: s.PhaseError, InheritedViolation: s.InheritedViolation}
+			NotReached: s.NotReached, PhaseError: s.PhaseError, InheritedViolation: s.InheritedViolation, Ended: s.Ended}
+		for _, turn := range s.Turns {
+			var calls []ToolCall
+			for _, c := range turn.Calls {
+				calls = append(calls, ToolCall{Read: c.Read, Hidden: c.Hidden, Error: c.Error})
+			}
+			l.Turns = append(l.Turns, Turn{Calls: calls})
+		}
 		for _, g := range s.Decisions {
 			if !g.Passed {
 				l.Decisions = s.Decisions

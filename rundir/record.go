@@ -157,10 +157,12 @@ type StepRecord struct {
 	// RawResponse, Decisions and Audit the last proposal's, and Earlier
 	// the proposals rejected before it.
 	Turns []Turn `json:"turns,omitempty"`
-	// Ended, in the tools protocol, says how a step ended without a
-	// commit: a stable code (runner's Ended* constants: attempts_spent,
+	// Ended says how a step ended without a commit: a stable code
+	// (runner's Ended* constants: in the tools protocol attempts_spent,
 	// turn_budget_spent, tool_call_budget_spent, byte_budget_spent,
-	// final_text, agent_exited). It is an outcome: the step failed.
+	// final_text, agent_exited; in either protocol context_exceeded, what
+	// the actor would be given passing its context budget, not sent). It
+	// is an outcome: the step failed.
 	Ended string `json:"ended,omitempty"`
 	// Truncated lists the members of this step's record that hold less
 	// than the run saw (BoundProposal, and a record cut to MaxWriteBytes);

@@ -274,6 +274,10 @@ func (d *leanDecoder) steps(b []byte, i int) ([]StepRecord, int, error) {
 				st.Committed, err = jsonBool(v)
 			case "not_reached":
 				st.NotReached, err = jsonBool(v)
+			case "ended":
+				st.Ended, err = d.name(v)
+			case "turns":
+				st.Turns, err = d.turns(v)
 			case "decisions":
 				// A summary counts only failures: decisions where
 				// every gate passed (no false anywhere in them, whatever
@@ -301,6 +305,34 @@ func (d *leanDecoder) steps(b []byte, i int) ([]StepRecord, int, error) {
 		return ve, nil
 	})
 	return out, end, err
+}
+
+// turns decodes what a summary counts of a step's conversation (the
+// tools protocol): its turns, and of each call whether it was a read, of
+// a hidden location, and its error code; the texts, arguments and
+// results are skipped.
+func (d *leanDecoder) turns(v []byte) ([]Turn, error) {
+	var ts []struct {
+		Calls []struct {
+			Read   bool   `json:"read"`
+			Hidden bool   `json:"hidden"`
+			Error  string `json:"error"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal(v, &ts); err != nil {
+		return nil, err
+	}
+	out := make([]Turn, len(ts))
+	for i, t := range ts {
+		for _, c := range t.Calls {
+			code := c.Error
+			if n, ok := d.names[code]; ok {
+				code = n
+			}
+			out[i].Calls = append(out[i].Calls, ToolCall{Read: c.Read, Hidden: c.Hidden, Error: code})
+		}
+	}
+	return out, nil
 }
 
 // eachElementEnd calls fn with the start of each element of the array

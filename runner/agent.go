@@ -11,6 +11,7 @@ import (
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/scoring"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // agentGrace is how long a driven agent has, once its run is over, to
@@ -56,6 +57,10 @@ func taskText(msgs []actors.Message) string {
 // drivenLoop runs step s in the tools protocol with a Driver: the calls
 // the external agent makes go to the step's environment (stepEnv) until the step
 // commits or ends (a budget spent, the proposals spent, the agent gone).
+// The context budget (Options.ContextTokens) bounds the tokens the agent
+// received in the step: a task over it is not handed on, and the result
+// of a call that did not commit and would pass it is answered with an
+// error saying so; either ends the step as EndedContext.
 // Each call is recorded as a turn, its tokens counted by the tokenizer
 // (prompt: the result, and the task on the first call; completion: the
 // call). The error is ctx's, a *DriverError when the agent ended
@@ -71,6 +76,15 @@ func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr
 	endRun := false
 	sr.Prompt = recordMessages(msgs)
 	task := taskText(msgs)
+	// The context budget bounds what the agent receives in the step: the
+	// task, then each call's result (the runner sends no conversation;
+	// the agent keeps its own). A task over it is not handed on.
+	budget, taskTokens := r.o.contextTokens(), r.tc.count(task)
+	if taskTokens > budget {
+		sr.Ended = EndedContext
+		return false, nil
+	}
+	received := taskTokens
 	if r.bridge == nil {
 		r.startDriver(ctx, d, s.ID, task)
 	} else {
@@ -90,8 +104,21 @@ func (r *run) drivenLoop(ctx context.Context, d actors.Driver, s *bench.Step, sr
 			endRun = endRun || r.proposed(sr, s, env, msgs, out.decided)
 			text, rec := out.text, out.rec
 			prompt := r.tc.count(text)
+			if received+prompt > budget && !env.committed {
+				// The result would pass the context budget: the agent
+				// is told so instead, and the step ends. (A commit's
+				// result is handed on: the step is over with it.)
+				// It is recorded as a call past the step's other
+				// budgets is: an error, and no read.
+				rec.Error, rec.Read, rec.Hidden, rec.Pointer = tools.CodeBudgetSpent, false, false, ""
+				text = fmt.Sprintf("error: %s: the context budget of %d tokens is spent: %d received in this step, and the result has %d more; the step is over", rec.Error, budget, received, prompt)
+				rec.Result, rec.ResultBytes = clipKept(text)
+				env.end(EndedContext)
+				prompt = r.tc.count(text)
+			}
+			received += prompt
 			if first {
-				prompt += r.tc.count(task)
+				prompt += taskTokens
 				first = false
 			}
 			u := actors.Usage{Prompt: prompt, Completion: r.tc.count(ac.call.Name) + r.tc.count(ac.call.Arguments), Source: r.tc.source}

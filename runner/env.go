@@ -11,8 +11,9 @@ import (
 	"github.com/patchbench/patchbench/tools"
 )
 
-// How a step of the tools protocol ended without a commit
-// (rundir.StepRecord.Ended): outcomes, not errors.
+// How a step ended without a commit (rundir.StepRecord.Ended): outcomes,
+// not errors. All are of the tools protocol but EndedContext, which
+// ends a step of either protocol.
 const (
 	EndedAttempts    = "attempts_spent"         // every proposal allowed (MaxAttempts) was rejected
 	EndedTurns       = "turn_budget_spent"      // Options.MaxTurns turns without a commit
@@ -20,6 +21,10 @@ const (
 	EndedBytes       = "byte_budget_spent"      // the actor sent more than Options.MaxStepBytes
 	EndedFinalText   = "final_text"             // the actor answered with text and no tool call
 	EndedAgentExited = "agent_exited"           // an external agent (MCP) ended before a commit
+	// EndedContext: what the actor would be given (the prompt, the
+	// conversation before a turn, an MCP agent's task and results) would
+	// pass its context budget, Options.ContextTokens; it was not sent.
+	EndedContext = "context_exceeded"
 )
 
 // stepEnv is one step of a run as an environment (docs/agents.md): the

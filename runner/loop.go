@@ -55,8 +55,9 @@ func (r *run) toolsMessages(s *bench.Step, phase string, view any, viewJSON stri
 // turns (Actor.Propose with Request.Tools): each turn's tool calls go to
 // the step's environment (stepEnv), their results back into the conversation, until the
 // step commits or ends (a budget spent, the proposals spent, a final
-// text). end says the run ends here without an outcome (an error or
-// pending run).
+// text, or a conversation that with the tools' specs would pass the
+// actor's context budget before a turn: EndedContext). end says the
+// run ends here without an outcome (an error or pending run).
 func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord, req actors.Request, view any, viewJSON, submit string) (bool, error) {
 	env := r.newEnv(s, view, submit)
 	msgs, err := r.toolsMessages(s, sr.Phase, view, viewJSON)
@@ -66,10 +67,17 @@ func (r *run) toolLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 	prompt := slices.Clone(msgs)
 	sr.Prompt = recordMessages(prompt)
 	req.Tools = tools.Specs()
+	specs := specsText(req.Tools)
 	endRun := false
 	for turn := 1; !env.Over(); turn++ {
 		if turn > r.o.maxTurns() {
 			env.end(EndedTurns)
+			break
+		}
+		if r.overContext(msgs, specs) {
+			// The conversation would pass the actor's context: the
+			// turn is not sent.
+			env.end(EndedContext)
 			break
 		}
 		req.Messages, req.Attempt = msgs, turn
@@ -170,6 +178,13 @@ func (r *run) proposed(sr *rundir.StepRecord, s *bench.Step, env *stepEnv, promp
 	}
 	r.record(sr, s, env.proposals, prompt, *v, "")
 	return v.res.Committed && r.committedStep(sr, s, v.res)
+}
+
+// specsText is the tools' specs as a request sends them (JSON), for the
+// context budget's count.
+func specsText(specs []tools.Spec) string {
+	b, _ := json.Marshal(specs)
+	return string(b)
 }
 
 // requestDigest is the SHA-256 (hex) of a turn's request: the

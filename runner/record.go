@@ -198,10 +198,7 @@ func (r *run) usageOf(msgs []actors.Message, resp actors.Response) (_ *actors.Us
 		}
 	}
 	if u == nil {
-		prompt := 0
-		for _, m := range msgs {
-			prompt += r.tc.count(m.Content) + r.countCalls(m.ToolCalls)
-		}
+		prompt := r.promptTokens(msgs)
 		completion := r.tc.count(resp.Raw) + r.countCalls(resp.Calls)
 		if kept := int64(len(resp.Raw)); resp.Oversize > kept {
 			per := 4.0 // bytes a token, when nothing is kept
@@ -213,6 +210,51 @@ func (r *run) usageOf(msgs []actors.Message, resp actors.Response) (_ *actors.Us
 		u = &actors.Usage{Prompt: prompt, Completion: completion, Source: r.tc.source}
 	}
 	return u, implausible
+}
+
+// promptTokens is the tokenizer's count of a prompt: its messages' texts
+// and tool calls (what usageOf counts as the prompt when a provider
+// reports no usage).
+func (r *run) promptTokens(msgs []actors.Message) int {
+	prompt := 0
+	for _, m := range msgs {
+		prompt += r.tc.count(m.Content) + r.countCalls(m.ToolCalls)
+	}
+	return prompt
+}
+
+// overContext reports whether a prompt, msgs and the texts extra (the
+// tools' specs), would pass the actor's context budget
+// (Options.ContextTokens), counted as promptTokens counts. A token of
+// the tokenizers the runner knows stands for at least one byte, so a
+// prompt of no more bytes than the budget is within it uncounted: only
+// a longer one is tokenized, and only until its count passes the budget.
+func (r *run) overContext(msgs []actors.Message, extra ...string) bool {
+	limit := r.o.contextTokens()
+	var size int
+	for _, m := range msgs {
+		size += len(m.Content)
+		for _, c := range m.ToolCalls {
+			size += len(c.Name) + len(c.Arguments)
+		}
+	}
+	for _, x := range extra {
+		size += len(x)
+	}
+	if size <= limit {
+		return false
+	}
+	n := 0
+	for _, x := range extra {
+		n += r.tc.countPast(x, limit-n)
+	}
+	for _, m := range msgs {
+		if n > limit {
+			break
+		}
+		n += r.tc.countPast(m.Content, limit-n) + r.countCalls(m.ToolCalls)
+	}
+	return n > limit
 }
 
 // countCalls is the tokenizer's count of tool calls' names and arguments.

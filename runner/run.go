@@ -143,7 +143,8 @@ func (r *run) runStep(ctx context.Context, s *bench.Step, replayed bool) (end bo
 // jsonLoop asks the actor for proposals to step s (its view encoded as
 // viewJSON) until one commits or MaxAttempts is spent; after a rejection
 // the actor is prompted again with the verifier's codes and redacted
-// messages.
+// messages. A prompt that would pass the actor's context budget is not
+// sent: the step ends as EndedContext.
 func (r *run) jsonLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord, req actors.Request, viewJSON, submit string) (bool, error) {
 	var feedback []string
 	d := r.decider(s, submit)
@@ -155,6 +156,18 @@ func (r *run) jsonLoop(ctx context.Context, s *bench.Step, sr *rundir.StepRecord
 		msgs, err := prompt.RenderJSON(s, sr.Phase, r.j.Case.Now, viewJSON, feedback)
 		if err != nil {
 			return false, fmt.Errorf("case %s step %s: prompt: %w", r.j.Case.ID, s.ID, err)
+		}
+		if r.overContext(msgs) {
+			// The prompt would pass the actor's context: it is not
+			// sent, and the step ends without a commit, as a step whose
+			// proposals were all rejected does. A first attempt's
+			// prompt is recorded; after a rejection the record keeps
+			// the last attempt sent.
+			if attempt == 1 {
+				sr.Prompt = recordMessages(msgs)
+			}
+			sr.Ended = EndedContext
+			return false, nil
 		}
 		req.Messages, req.Attempt = msgs, attempt
 		resp, err := r.j.Actor.Propose(ctx, req)

@@ -117,6 +117,20 @@ func (o *Options) recordedScale() string {
 	return o.Scale
 }
 
+// DefaultContextTokens is an actor's context budget in tokens when
+// Options.ContextTokens is 0 (Spec's default).
+const DefaultContextTokens = 128000
+
+// contextTokens is the context budget of each actor, in tokens
+// (Options.ContextTokens; DefaultContextTokens for 0 or a negative
+// figure, which no command passes).
+func (o *Options) contextTokens() int {
+	if o.ContextTokens > 0 {
+		return o.ContextTokens
+	}
+	return DefaultContextTokens
+}
+
 // maxAnswer is the answer limit in bytes.
 func (o *Options) maxAnswer() int64 {
 	if o.MaxAnswerBytes > 0 {

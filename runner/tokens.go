@@ -73,6 +73,23 @@ func (c *counter) count(s string) int {
 	return n
 }
 
+// countPast counts the tokens of s as count does, but stops once they
+// pass limit: it returns the count when it is at most limit, and some
+// figure above limit otherwise (a budget's check need not tokenize the
+// rest of a long text).
+func (c *counter) countPast(s string, limit int) int {
+	if !c.split {
+		return c.piece(s)
+	}
+	n := 0
+	for len(s) > 0 && n <= limit {
+		i := splitPoint(s)
+		n += c.piece(s[:i])
+		s = s[i:]
+	}
+	return n
+}
+
 // splitPoint returns the end of the first piece of s: just after the first
 // line feed followed by a printable ASCII character other than a space and
 // '/', or len(s). In the o200k_base and cl100k_base patterns no
