@@ -197,6 +197,10 @@ func testStat(pid int) (pgrp int, zombie, ok bool) {
 // first pass that killed nothing (2 runs of 4). Every trial must leave
 // nothing.
 func TestExecActorKillsAReForkingChild(t *testing.T) {
+	// Mostly waiting on its trials' timeouts: in parallel with the other
+	// parallel tests, none of which starts a program or sets the
+	// containment (namespaces) its sweep subtest changes.
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("no /proc: only the process group is killed here")
 	}

@@ -147,6 +147,7 @@ func ollamaChat(t *testing.T, chat func(w http.ResponseWriter, n int32)) *httpte
 const ollamaAnswer = `{"model": "m", "message": {"role": "assistant", "content": "{}"}, "done": true, "prompt_eval_count": 1, "eval_count": 1}`
 
 func TestOllamaRetryAfter(t *testing.T) {
+	t.Parallel() // waits a second on its own server
 	var gap time.Duration
 	var first time.Time
 	s := ollamaChat(t, func(w http.ResponseWriter, n int32) {

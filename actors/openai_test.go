@@ -181,6 +181,7 @@ func TestOpenAIErrors(t *testing.T) {
 }
 
 func TestOpenAIRetryAfter(t *testing.T) {
+	t.Parallel() // waits a second on its own server
 	var first time.Time
 	var gap time.Duration
 	s := newChatServer(t, func(w http.ResponseWriter, _ map[string]any, n int) {

@@ -318,6 +318,7 @@ func TestToolLoopHostile(t *testing.T) {
 // only tokens and the turns differ. The follower's reads of injection
 // targets the view hides are answered as absent.
 func TestToolsProtocolNoModelSuite(t *testing.T) {
+	t.Parallel() // the shared suite and run are only read
 	if testing.Short() {
 		t.Skip("the whole suite")
 	}

@@ -131,6 +131,7 @@ func hostile(n int) string {
 }
 
 func TestExtractProposalHostile(t *testing.T) {
+	t.Parallel() // pure: decodes its own strings
 	p := `{"patch":[],"note":"ok"}`
 	big := 256 << 10 // the issue's longest
 	if raceDetector {

@@ -91,6 +91,7 @@ func defaultSuiteRun(t *testing.T) ([]*bench.Case, []*bench.Config, []*rundir.Re
 // results and the same state with the audit as without it. Where a
 // configuration enforces the whole contract, no commit is ever illegal.
 func TestAuditNeverChangesACommit(t *testing.T) {
+	t.Parallel() // the shared suite and run are only read
 	ctx := context.Background()
 	cases, cfgs := loadSuite(t)
 	n, illegal := 0, 0
@@ -154,6 +155,7 @@ func TestAuditNeverChangesACommit(t *testing.T) {
 // exactly when their caught_by is not empty and names neither parse nor
 // apply (which run everywhere, so what they catch never commits).
 func TestReplayCountsIllegalCommits(t *testing.T) {
+	t.Parallel() // the shared suite and run are only read
 	cases, cfgs := loadSuite(t)
 	var uncon *bench.Config
 	for _, c := range cfgs {

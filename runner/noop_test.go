@@ -21,6 +21,7 @@ import (
 // and sw-oncall-handover, whose invariants do not hold on the state a step
 // starts from.
 func TestNoOpIsNeverAnIllegalCommit(t *testing.T) {
+	t.Parallel() // the shared suite and run are only read
 	cases, cfgs := loadSuite(t)
 	if testing.Short() {
 		cases = sample(cases, 4) // the full run takes every case

@@ -87,7 +87,7 @@ func Run(ctx context.Context, o Options, skip map[string]bool, sink Sink) error 
 	if o.Rounds < 1 || o.Concurrency < 1 || o.MaxAttempts < 1 {
 		return errors.New("runner: rounds, concurrency and max attempts must be at least 1")
 	}
-	counter, err := newCounter(o.Tokenizer)
+	counter, err := sharedCounter(o.Tokenizer)
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,10 @@ import (
 
 // counter counts tokens with a tiktoken encoding. Counts are memoised by
 // the SHA-256 of the text counted (a bounded cache shared by every run of
-// a benchmark, safe for concurrent use): most of what a benchmark counts
-// is the same prompts and views again, across actors, rounds and the
-// full-state configurations.
+// the process, see sharedCounter, safe for concurrent use): most of what
+// a benchmark counts is the same prompts and views again, across actors,
+// rounds and the full-state configurations, and a process that runs the
+// same suite again (the tests, in-process commands) counts it once.
 //
 // For the encodings whose pre-tokenizer never joins a line feed to the
 // printable character after it (o200k_base and cl100k_base; see
@@ -46,6 +47,31 @@ func CheckTokenizer(name string) error {
 	return err
 }
 
+// counters holds the process's counter of each encoding (name to
+// *counter), made by sharedCounter on first use.
+var counters sync.Map
+
+// sharedCounter returns the process's counter of the encoding name (""
+// is o200k_base), made on first use: a text's count depends only on the
+// text and the encoding, so every Run shares the memo. The error is
+// newCounter's, for a name that is no known encoding.
+func sharedCounter(name string) (*counter, error) {
+	if name == "" {
+		name = string(tokenizer.O200kBase)
+	}
+	if c, ok := counters.Load(name); ok {
+		return c.(*counter), nil
+	}
+	c, err := newCounter(name)
+	if err != nil {
+		return nil, err
+	}
+	shared, _ := counters.LoadOrStore(name, c)
+	return shared.(*counter), nil
+}
+
+// newCounter returns a counter of the encoding name ("" is o200k_base)
+// with an empty memo of its own, or an error naming the known encodings.
 func newCounter(name string) (*counter, error) {
 	if name == "" {
 		name = string(tokenizer.O200kBase)

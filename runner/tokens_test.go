@@ -1,12 +1,18 @@
 package runner
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
+	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
 )
 
@@ -64,24 +70,83 @@ func TestCountSplit(t *testing.T) {
 		// The default encoding; the full run checks every encoding.
 		encodings = Tokenizers[:1]
 	}
+	// Each encoding's texts are checked in two halves, each with a
+	// counter of its own, in parallel: the texts are only read.
+	const parts = 2
 	for _, enc := range encodings {
-		tc, err := newCounter(enc)
-		if err != nil {
+		for part := range parts {
+			t.Run(fmt.Sprintf("%s/%d", enc, part), func(t *testing.T) {
+				t.Parallel()
+				tc, err := newCounter(enc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := part; i < len(texts); i += parts {
+					s := texts[i]
+					want, err := tc.codec.Count(s)
+					if err != nil {
+						want = 0
+					}
+					for range 2 { // counted, then from the memo
+						if got := tc.count(s); got != want {
+							t.Fatalf("%s text %d %q: count %d, whole %d", enc, i, s, got, want)
+						}
+					}
+				}
+				if len(tc.memo) > maxMemo {
+					t.Errorf("%s: the memo holds %d entries, more than %d", enc, len(tc.memo), maxMemo)
+				}
+			})
+		}
+	}
+}
+
+// TestRunsShareTheCounter checks that every Run of the process counts
+// through one memo per encoding: a second Run of the same jobs finds
+// every text the first counted there (the memo does not grow) and
+// records the same token figures.
+func TestRunsShareTheCounter(t *testing.T) {
+	c, cfgs := loadExample(t)
+	o := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{actors.Reference{}, actors.Oversharer{}}, Concurrency: 2,
+		Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}}
+	tc, err := sharedCounter(o.Tokenizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := sharedCounter("o200k_base"); again != tc {
+		t.Fatal("the default encoding and o200k_base have counters of their own")
+	}
+	memo := func() int {
+		tc.mu.Lock()
+		defer tc.mu.Unlock()
+		return len(tc.memo)
+	}
+	// What earlier tests counted is forgotten, so that the memo cannot
+	// fill (and start again empty) during the two runs.
+	tc.mu.Lock()
+	clear(tc.memo)
+	tc.mu.Unlock()
+	run := func() map[string]rundir.Usage {
+		sink := &memSink{}
+		if err := Run(context.Background(), o, nil, sink); err != nil {
 			t.Fatal(err)
 		}
-		for i, s := range texts {
-			want, err := tc.codec.Count(s)
-			if err != nil {
-				want = 0
-			}
-			for range 2 { // counted, then from the memo
-				if got := tc.count(s); got != want {
-					t.Fatalf("%s text %d %q: count %d, whole %d", enc, i, s, got, want)
-				}
-			}
+		usage := map[string]rundir.Usage{}
+		for _, r := range sink.recs {
+			usage[r.RunID] = r.Tokens
 		}
-		if len(tc.memo) > maxMemo {
-			t.Errorf("%s: the memo holds %d entries, more than %d", enc, len(tc.memo), maxMemo)
-		}
+		return usage
+	}
+	first := run()
+	n := memo()
+	if n == 0 {
+		t.Fatal("the run counted nothing through the process's counter")
+	}
+	second := run()
+	if m := memo(); m != n {
+		t.Errorf("the second run added %d texts to the memo, want none", m-n)
+	}
+	if len(first) == 0 || !maps.Equal(first, second) {
+		t.Errorf("token figures: first run %v, second %v", first, second)
 	}
 }

@@ -526,6 +526,7 @@ func genContract(t testing.TB, rng *rand.Rand, v any) (*Contract, VerifyOptions)
 // verified again. Both paths must give the same decision, the same codes
 // and messages and the same resulting text.
 func TestFootprintPathMatchesWholePath(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(15, 1))
 	n := 4000
 	if testing.Short() {
@@ -580,6 +581,7 @@ func TestFootprintPathMatchesWholePath(t *testing.T) {
 // are rebuilt (maxTextEdits, maxOverlayNodes), and every text and value
 // must stay the same as the whole-document path's.
 func TestFootprintPathChains(t *testing.T) {
+	t.Parallel()
 	steps := 400
 	if testing.Short() {
 		steps = 100
@@ -857,8 +859,13 @@ func TestMatchesWritten(t *testing.T) {
 // TestTextModel: a state's text kept as a base and edits reads, at every
 // location, as the text built whole, and the size is the built text's.
 func TestTextModel(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(15, 6))
-	for i := 0; i < 1500; i++ {
+	n := 1500
+	if testing.Short() {
+		n = 250
+	}
+	for i := 0; i < n; i++ {
 		v := genRoot(rng)
 		text, _ := encodeJSON(v)
 		m := newTextModel(text)
@@ -1025,6 +1032,7 @@ func FuzzFootprintPath(f *testing.F) {
 // value and text are built lazily): every step's decision, phase, phase
 // error and state text must be the same.
 func TestSessionFootprintMatchesWhole(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(15, 7))
 	n := 600
 	if testing.Short() {
@@ -1099,6 +1107,7 @@ func setStringWhole(doc *Document, p Pointer, v string) (*Document, error) {
 // whole value, text and value, and a state SetString wrote must keep
 // working at the footprint through further commits and phase moves.
 func TestSetStringAtFocus(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(15, 8))
 	n := 1500
 	if testing.Short() {

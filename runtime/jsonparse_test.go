@@ -135,6 +135,7 @@ func TestParseJSONDifferential(t *testing.T) {
 // TestParseJSONLarge: the benchmark states and an indented copy of one
 // decode as the reference decodes them.
 func TestParseJSONLarge(t *testing.T) {
+	t.Parallel()
 	for _, size := range []int{10 << 10, 1 << 20} {
 		b := benchState(size)
 		var ind bytes.Buffer

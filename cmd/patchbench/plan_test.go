@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +29,10 @@ const plansDir = "../../docs/plans"
 // of the suite (the plan with their ids added, the command line with
 // --case), not the whole default run.
 func TestRunPlanDefault(t *testing.T) {
+	// In parallel with TestBuildWithoutVCSStamp, which waits on go build
+	// and the binaries it starts: no other parallel test calls runCLI (it
+	// sets the package's stdin).
+	t.Parallel()
 	dir := t.TempDir()
 	flags, fromPlan := filepath.Join(dir, "flags"), filepath.Join(dir, "plan")
 	plan := filepath.Join(plansDir, "default.yaml")
@@ -39,11 +46,24 @@ func TestRunPlanDefault(t *testing.T) {
 		plan = writePlan(t, string(raw)+"cases:\n  ids: ["+ids+"]\n")
 		caseArgs = []string{"--case", strings.ReplaceAll(ids, " ", "")}
 	}
-	if _, stderr, code := runCLI(t, cliCase{args: append([]string{"run", "--out", flags}, caseArgs...)}); code != 0 {
-		t.Fatalf("run: exit %d: %s", code, stderr)
+	// The two runs write to directories of their own: they run at once
+	// (run itself, not runCLI, which sets the package's stdin; run reads
+	// no input).
+	sides := []struct {
+		args   []string
+		stderr strings.Builder
+		code   int
+	}{{args: append([]string{"run", "--out", flags}, caseArgs...)}, {args: []string{"run", "--plan", plan, "--out", fromPlan}}}
+	var wg sync.WaitGroup
+	for i := range sides {
+		s := &sides[i]
+		wg.Go(func() { s.code = run(context.Background(), s.args, io.Discard, &s.stderr) })
 	}
-	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--plan", plan, "--out", fromPlan}}); code != 0 {
-		t.Fatalf("run --plan: exit %d: %s", code, stderr)
+	wg.Wait()
+	for _, s := range sides {
+		if s.code != 0 {
+			t.Fatalf("%s: exit %d: %s", strings.Join(s.args, " "), s.code, s.stderr.String())
+		}
 	}
 	a, err := os.ReadFile(filepath.Join(flags, rundir.SummaryFile))
 	if err != nil {

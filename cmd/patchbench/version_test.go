@@ -139,6 +139,9 @@ func TestBuildWithoutVCSStamp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary twice")
 	}
+	// Only subprocesses: in parallel with the tests that run the command
+	// in the test binary.
+	t.Parallel()
 	tmp := t.TempDir()
 	plain, stampedBin := filepath.Join(tmp, "plain"), filepath.Join(tmp, "stamped")
 	// The two builds share the compiled packages and differ in the link:
