@@ -278,7 +278,7 @@ func TestMCPStdio(t *testing.T) {
 		}
 		defer sess.Close()
 		listed, err := sess.ListTools(ctx, nil)
-		if err != nil || len(listed.Tools) != 2 {
+		if err != nil || len(listed.Tools) != len(tools.All) {
 			done <- result{err: fmt.Errorf("tools %v, %v", listed, err)}
 			return
 		}

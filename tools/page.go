@@ -72,7 +72,7 @@ func (p page) build(limit int) string {
 // where the request stopped).
 func (p page) assemble(start, end int, elems [][]byte, limit int) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"total":%d,"offset":%d,"shown":%d,"note":`, p.Total, start, len(elems))
+	fmt.Fprintf(&b, `{"total":%d,"offset":%d,"shown":%d,"note":`, p.Total, max(p.Offset, 0), len(elems))
 	note, _ := json.Marshal(p.note(start, end, len(elems), limit))
 	b.Write(note)
 	b.WriteString(`,"` + p.What + `":`)
@@ -96,7 +96,7 @@ func (p page) assemble(start, end int, elems [][]byte, limit int) string {
 func (p page) note(start, end, shown, limit int) string {
 	span := func(from, n int) string {
 		if n == 1 {
-			return fmt.Sprintf("%s %d", p.What, from)
+			return fmt.Sprintf("%s %d", singular(p.What), from)
 		}
 		return fmt.Sprintf("%s %d-%d", p.What, from, from+n-1)
 	}
@@ -104,7 +104,7 @@ func (p page) note(start, end, shown, limit int) string {
 	case p.Total == 0:
 		return "no " + p.What
 	case start >= p.Total:
-		return fmt.Sprintf("no %s from offset %d: there are %d", p.What, start, p.Total)
+		return fmt.Sprintf("no %s from offset %d: there are %d", p.What, p.Offset, p.Total)
 	case shown == 0 && start < end:
 		return fmt.Sprintf("%s %d alone is over the result limit of %d bytes: %s", singular(p.What), start, limit, p.TooLarge(start))
 	}

@@ -71,7 +71,11 @@ func searchState(ctx context.Context, s Step, args string) (Result, error) {
 	sr := searcher{s: s, f: newFolder(*a.Text), keep: offset + min(limit, 1<<20)}
 	sr.walk(root, make(runtime.Pointer, 0, 16), ok)
 	pg := matchPage(sr.found, offset, limit, func(m match, room int) []byte {
-		return quote(excerpt(m.value.(string), sr.f))
+		if str, ok := m.value.(string); ok {
+			return quote(excerpt(str, sr.f))
+		}
+		b, _ := encode(m.value)
+		return b
 	})
 	pg.Total = sr.total
 	pg.Next = func(i int) string { return fmt.Sprintf("search_state with offset %d", i) }
@@ -86,7 +90,7 @@ func searchState(ctx context.Context, s Step, args string) (Result, error) {
 }
 
 // searcher walks a view in document order, counting the scalars that
-// contain its text and keeping the first keep of them (as strings).
+// contain its text and keeping the first keep of them.
 type searcher struct {
 	s     Step
 	f     folder
@@ -118,6 +122,8 @@ func (sr *searcher) walk(v any, p runtime.Pointer, shown bool) {
 		text = x
 	case json.Number:
 		text = string(x)
+	case float64: // a value decoded without json.Number
+		text = strconv.FormatFloat(x, 'g', -1, 64)
 	case bool:
 		text = strconv.FormatBool(x)
 	default:
@@ -128,7 +134,7 @@ func (sr *searcher) walk(v any, p runtime.Pointer, shown bool) {
 	}
 	sr.total++
 	if len(sr.found) < sr.keep {
-		sr.found = append(sr.found, match{pointer: slices.Clone(p), value: text})
+		sr.found = append(sr.found, match{pointer: slices.Clone(p), value: v})
 	}
 }
 
