@@ -159,7 +159,7 @@ func runQuery(ctx context.Context, s Step, q *spec.PathQuery, root any) ([]match
 		}
 	}
 	cur := []*spec.LocatedNode{{Node: root, Path: spec.NormalizedPath{}}}
-	if !e.present(cur[0]) {
+	if !e.present(root, nil) {
 		cur = nil
 	}
 	for _, seg := range q.Segments() {
@@ -177,23 +177,17 @@ func runQuery(ctx context.Context, s Step, q *spec.PathQuery, root any) ([]match
 	return out, nil
 }
 
-// segment applies seg to the nodes in.
+// segment applies seg to the nodes in. Paths are built in place as the
+// walk goes and copied only for a node that is kept.
 func (e *evaluator) segment(seg *spec.Segment, in []*spec.LocatedNode) ([]*spec.LocatedNode, error) {
 	sels := seg.Selectors()
-	inputs := in
-	if seg.IsDescendant() {
-		var err error
-		if inputs, err = e.descendants(in); err != nil {
-			return nil, err
-		}
-	}
 	var out []*spec.LocatedNode
 	var seen map[string]bool
-	if len(sels) > 1 {
+	if len(sels) > 1 || (seg.IsDescendant() && len(in) > 1) {
 		seen = map[string]bool{}
 	}
 	add := func(n *spec.LocatedNode) {
-		if !e.present(n) {
+		if !e.present(n.Node, n.Path) {
 			return
 		}
 		if seen != nil {
@@ -205,87 +199,95 @@ func (e *evaluator) segment(seg *spec.Segment, in []*spec.LocatedNode) ([]*spec.
 		}
 		out = append(out, n)
 	}
-	for _, n := range inputs {
-		parent := slices.Clip(n.Path)
+	apply := func(node any, path spec.NormalizedPath) error {
 		for _, sel := range sels {
-			if f, ok := sel.(*spec.FilterSelector); ok {
-				cost := 1
-				if expensiveFilter(f.String()) {
-					cost = e.nodes()
+			f, ok := sel.(*spec.FilterSelector)
+			if !ok {
+				got := sel.SelectLocated(node, e.root, path)
+				if err := e.charge(1 + len(got)); err != nil {
+					return err
 				}
-				err := e.children(n, func(c *spec.LocatedNode) error {
-					if err := e.charge(cost + containerLen(c.Node)); err != nil {
-						return err
-					}
-					if e.present(c) && f.Eval(c.Node, e.root) {
-						add(c)
-					}
-					return nil
-				})
-				if err != nil {
-					return nil, err
+				for _, c := range got {
+					add(c)
 				}
 				continue
 			}
-			got := sel.SelectLocated(n.Node, e.root, parent)
-			if err := e.charge(1 + len(got)); err != nil {
-				return nil, err
+			cost := 1
+			if expensiveFilter(f.String()) {
+				cost = e.nodes()
 			}
-			for _, c := range got {
-				add(c)
+			err := eachChild(node, path, func(c any, cp spec.NormalizedPath) error {
+				if err := e.charge(cost + containerLen(c)); err != nil {
+					return err
+				}
+				if e.present(c, cp) && f.Eval(c, e.root) {
+					add(&spec.LocatedNode{Node: c, Path: slices.Clone(cp)})
+				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 		}
+		return nil
 	}
-	return out, nil
-}
-
-// descendants are the nodes in and every node below them, each once.
-func (e *evaluator) descendants(in []*spec.LocatedNode) ([]*spec.LocatedNode, error) {
-	var out []*spec.LocatedNode
-	var seen map[string]bool
+	if !seg.IsDescendant() {
+		for _, n := range in {
+			if err := apply(n.Node, n.Path); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	// A descendant segment applies its selectors to each node in and to
+	// every node below, each once.
+	var visited map[string]bool
 	if len(in) > 1 {
-		seen = map[string]bool{}
+		visited = map[string]bool{}
 	}
-	var walk func(n *spec.LocatedNode) error
-	walk = func(n *spec.LocatedNode) error {
-		if seen != nil {
-			k := n.Path.Pointer()
-			if seen[k] {
+	var walk func(node any, path spec.NormalizedPath) error
+	walk = func(node any, path spec.NormalizedPath) error {
+		if visited != nil {
+			k := path.Pointer()
+			if visited[k] {
 				return nil
 			}
-			seen[k] = true
+			visited[k] = true
 		}
 		if err := e.charge(1); err != nil {
 			return err
 		}
-		out = append(out, n)
-		return e.children(n, func(c *spec.LocatedNode) error {
-			if !e.present(c) {
+		if err := apply(node, path); err != nil {
+			return err
+		}
+		return eachChild(node, path, func(c any, cp spec.NormalizedPath) error {
+			if !e.present(c, cp) {
 				return nil
 			}
-			return walk(c)
+			return walk(c, cp)
 		})
 	}
 	for _, n := range in {
-		if err := walk(n); err != nil {
+		if err := walk(n.Node, append(make(spec.NormalizedPath, 0, len(n.Path)+16), n.Path...)); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// children calls fn on each child of n (none for a scalar).
-func (e *evaluator) children(n *spec.LocatedNode, fn func(c *spec.LocatedNode) error) error {
-	switch x := n.Node.(type) {
+// eachChild calls fn on each child of node (none for a scalar) and its
+// path, built on path in place: fn copies a path it keeps.
+func eachChild(node any, path spec.NormalizedPath, fn func(c any, cp spec.NormalizedPath) error) error {
+	switch x := node.(type) {
 	case []any:
 		for i, c := range x {
-			if err := fn(&spec.LocatedNode{Node: c, Path: append(slices.Clip(n.Path), spec.Index(i))}); err != nil {
+			if err := fn(c, append(path, spec.Index(i))); err != nil {
 				return err
 			}
 		}
 	case map[string]any:
 		for k, c := range x {
-			if err := fn(&spec.LocatedNode{Node: c, Path: append(slices.Clip(n.Path), spec.Name(k))}); err != nil {
+			if err := fn(c, append(path, spec.Name(k))); err != nil {
 				return err
 			}
 		}
@@ -293,13 +295,14 @@ func (e *evaluator) children(n *spec.LocatedNode, fn func(c *spec.LocatedNode) e
 	return nil
 }
 
-// present reports whether the actor may see n's location: a null may be
-// a hidden array element, which the view keeps as a placeholder.
-func (e *evaluator) present(n *spec.LocatedNode) bool {
-	if n.Node != nil {
+// present reports whether the actor may see the location at path,
+// whose value is v: a null may be a hidden array element, which the
+// view keeps as a placeholder.
+func (e *evaluator) present(v any, path spec.NormalizedPath) bool {
+	if v != nil {
 		return true
 	}
-	_, ok := e.s.Lookup(pointerOf(n.Path))
+	_, ok := e.s.Lookup(pointerOf(path))
 	return ok
 }
 

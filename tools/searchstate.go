@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,7 +68,9 @@ func searchState(ctx context.Context, s Step, args string) (Result, error) {
 		root = nil
 	}
 	sr := searcher{s: s, f: newFolder(*a.Text), keep: offset + min(limit, 1<<20)}
-	sr.walk(root, make(runtime.Pointer, 0, 16), ok)
+	if ok {
+		sr.walk(root)
+	}
 	pg := matchPage(sr.found, offset, limit, func(m match, room int) []byte {
 		if str, ok := m.value.(string); ok {
 			return quote(excerpt(str, sr.f))
@@ -90,32 +91,67 @@ func searchState(ctx context.Context, s Step, args string) (Result, error) {
 }
 
 // searcher walks a view in document order, counting the scalars that
-// contain its text and keeping the first keep of them.
+// contain its text and keeping the first keep of them. The path is
+// built in place (an array index as a number until a match needs its
+// text) and each depth reuses its buffer of sorted member names.
 type searcher struct {
 	s     Step
 	f     folder
 	keep  int
 	total int
 	found []match
+	path  []step
+	keys  [][]string
 }
 
-// walk searches v at p; shown says the location is one the actor may
-// see (a null may be a hidden array element's placeholder).
-func (sr *searcher) walk(v any, p runtime.Pointer, shown bool) {
+// step is one token of the searcher's path: a member name, or an index
+// when idx is not negative.
+type step struct {
+	name string
+	idx  int
+}
+
+// pointer is the searcher's path as a JSON Pointer.
+func (sr *searcher) pointer() runtime.Pointer {
+	p := make(runtime.Pointer, len(sr.path))
+	for i, t := range sr.path {
+		if t.idx >= 0 {
+			p[i] = strconv.Itoa(t.idx)
+		} else {
+			p[i] = t.name
+		}
+	}
+	return p
+}
+
+// walk searches v at the searcher's path. A null is never searched, so
+// a hidden array element's placeholder is never matched.
+func (sr *searcher) walk(v any) {
 	var text string
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			sr.walk(x[k], append(p, k), true)
+		d := len(sr.path)
+		for d >= len(sr.keys) {
+			sr.keys = append(sr.keys, nil)
+		}
+		keys := sr.keys[d][:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		sr.keys[d] = keys
+		for _, k := range keys {
+			sr.path = append(sr.path, step{name: k, idx: -1})
+			sr.walk(x[k])
+			sr.path = sr.path[:d]
 		}
 		return
 	case []any:
+		d := len(sr.path)
 		for i, c := range x {
-			q := append(p, strconv.Itoa(i))
-			if c == nil {
-				continue // null is not searched, and may be a hidden element
-			}
-			sr.walk(c, q, true)
+			sr.path = append(sr.path, step{idx: i})
+			sr.walk(c)
+			sr.path = sr.path[:d]
 		}
 		return
 	case string:
@@ -129,12 +165,12 @@ func (sr *searcher) walk(v any, p runtime.Pointer, shown bool) {
 	default:
 		return
 	}
-	if !shown || !sr.f.in(text) {
+	if !sr.f.in(text) {
 		return
 	}
 	sr.total++
 	if len(sr.found) < sr.keep {
-		sr.found = append(sr.found, match{pointer: slices.Clone(p), value: v})
+		sr.found = append(sr.found, match{pointer: sr.pointer(), value: v})
 	}
 }
 
