@@ -177,3 +177,39 @@ func FuzzNavigationNoOracle(f *testing.F) {
 		checkNoOracle(t, testEnv(t, c, cfg, o), testEnv(t, twin, cfg, o), nav[int(tool)%len(nav)], args)
 	})
 }
+
+// TestResultLimitSetting: a step's result limit is the run's
+// --max-result-bytes, its default for 0, and bounds every answer: a
+// read of the whole view under a small limit is a page that says how
+// to read on.
+func TestResultLimitSetting(t *testing.T) {
+	if d := runspec.Default(); d.MaxResultBytes != tools.DefaultResultBytes {
+		t.Errorf("the flag's default %d, the tools' %d", d.MaxResultBytes, tools.DefaultResultBytes)
+	}
+	_, cfgs := loadExampleWithLines(t)
+	cfg := configNamed(t, cfgs, "unconstrained")
+	b, err := os.ReadFile("../bench/testdata/example/support/sup-example-refund.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := strings.Repeat(`{note: "an earlier entry of the audit log, long enough to fill the state"}, `, 40)
+	c, ps := bench.ParseCase("sup-example-refund.yaml", []byte(strings.Replace(string(b), "  audit: []", "  audit: ["+entries+"]", 1)))
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if got := testEnv(t, c, cfg, Options{}).ResultLimit(); got != tools.DefaultResultBytes {
+		t.Errorf("default result limit %d", got)
+	}
+	e := testEnv(t, c, cfg, Options{Spec: runspec.Spec{MaxResultBytes: 1024}})
+	if got := e.ResultLimit(); got != 1024 {
+		t.Errorf("result limit %d", got)
+	}
+	whole, _ := call(t, testEnv(t, c, cfg, Options{}), tools.ReadState.Name, `{"pointer": "", "depth": 9}`)
+	paged, rec := call(t, e, tools.ReadState.Name, `{"pointer": "", "depth": 9}`)
+	if len(whole) <= 1024 || !strings.HasPrefix(whole, `{"audit":`) {
+		t.Fatalf("the example's state is too small for this test: %d bytes", len(whole))
+	}
+	if len(paged) > 1024 || rec.Error != "" || !strings.Contains(paged, `"total":5`) || !strings.Contains(paged, "and offset") {
+		t.Errorf("read under a limit of 1024 bytes: %d bytes: %s", len(paged), paged)
+	}
+}

@@ -106,7 +106,11 @@ func (p page) note(start, end, shown, limit int) string {
 	case start >= p.Total:
 		return fmt.Sprintf("no %s from offset %d: there are %d", p.What, p.Offset, p.Total)
 	case shown == 0 && start < end:
-		return fmt.Sprintf("%s %d alone is over the result limit of %d bytes: %s", singular(p.What), start, limit, p.TooLarge(start))
+		s := fmt.Sprintf("%s %d alone is over the result limit of %d bytes: %s", singular(p.What), start, limit, p.TooLarge(start))
+		if start+1 < p.Total {
+			s += "; " + p.Next(start+1) + " for the rest"
+		}
+		return s
 	}
 	s := span(start, shown) + " of " + strconv.Itoa(p.Total)
 	next := start + shown

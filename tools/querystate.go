@@ -55,7 +55,7 @@ var QueryState = Def{
 			"and its value, containers below its first level shown as their sizes, in document order, a page at a time.",
 		Parameters: fmt.Appendf(nil, `{"type":"object","properties":{"path":{"type":"string","description":"an RFC 9535 JSONPath query starting with $"},"limit":{"type":"integer","minimum":1,"description":"the most matches shown (default %d)"},"offset":{"type":"integer","minimum":0,"description":"the first match shown (default 0)"}},"required":["path"],"additionalProperties":false}`, DefaultQueryLimit),
 	},
-	Usage: "query_state(path, limit) lists the JSON Pointers and values that an RFC 9535 JSONPath query matches in the state as you may see it",
+	Usage: "query_state(path, limit) lists the matches of an RFC 9535 JSONPath query with their JSON Pointers",
 	Call:  queryState,
 }
 

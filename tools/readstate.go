@@ -38,7 +38,7 @@ var ReadState = Def{
 			"A location you may not see answers as one that does not exist.",
 		Parameters: fmt.Appendf(nil, `{"type":"object","properties":{"pointer":{"type":"string","description":"a JSON Pointer, e.g. \"/orders/0\"; \"\" for the whole state"},"depth":{"type":"integer","minimum":0,"description":"levels of containers shown below the pointer (default %d)"},"offset":{"type":"integer","minimum":0,"description":"the first item (array) or member (object, by name) of a page (default 0)"},"limit":{"type":"integer","minimum":1,"description":"the most items or members of a page (default: as many as fit)"}},"required":["pointer"],"additionalProperties":false}`, DefaultReadDepth),
 	},
-	Usage: "read_state(pointer, depth, offset, limit) shows the state at a JSON Pointer as you may see it, an array's items or an object's members a page at a time",
+	Usage: "read_state(pointer, depth, offset, limit) shows the state at a JSON Pointer as you may see it (a long array or object a page at a time)",
 	Call:  readState,
 }
 

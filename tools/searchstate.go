@@ -37,7 +37,7 @@ var SearchState = Def{
 			"Answers {\"total\", \"offset\", \"shown\", \"note\", \"matches\": [{\"pointer\", \"value\"}]} in document order, a long value as an excerpt around the match, a page at a time.",
 		Parameters: fmt.Appendf(nil, `{"type":"object","properties":{"text":{"type":"string","minLength":1,"description":"the text to find, e.g. an id or a name"},"limit":{"type":"integer","minimum":1,"description":"the most matches shown (default %d)"},"offset":{"type":"integer","minimum":0,"description":"the first match shown (default 0)"}},"required":["text"],"additionalProperties":false}`, DefaultQueryLimit),
 	},
-	Usage: "search_state(text, limit) finds the JSON Pointers of the values that contain a text in the state as you may see it",
+	Usage: "search_state(text, limit) finds the values that contain a text with their JSON Pointers",
 	Call:  searchState,
 }
 
