@@ -8,7 +8,7 @@ import (
 )
 
 // benchRecords is the size of the benchmarks' synthetic state: 100,000
-// records of 7 members (one nested), about 12 MB of JSON.
+// records of 7 members (one nested), about 15 MB of JSON.
 const benchRecords = 100_000
 
 // benchState is a state of benchRecords records under "/records", built

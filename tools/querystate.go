@@ -178,7 +178,8 @@ func runQuery(ctx context.Context, s Step, q *spec.PathQuery, root any) ([]match
 }
 
 // segment applies seg to the nodes in. Paths are built in place as the
-// walk goes and copied only for a node that is kept.
+// walk goes (qpath) and made normalized paths only for a node that is
+// kept or a selector of the library's that needs one.
 func (e *evaluator) segment(seg *spec.Segment, in []*spec.LocatedNode) ([]*spec.LocatedNode, error) {
 	sels := seg.Selectors()
 	var out []*spec.LocatedNode
@@ -187,9 +188,6 @@ func (e *evaluator) segment(seg *spec.Segment, in []*spec.LocatedNode) ([]*spec.
 		seen = map[string]bool{}
 	}
 	add := func(n *spec.LocatedNode) {
-		if !e.present(n.Node, n.Path) {
-			return
-		}
 		if seen != nil {
 			k := n.Path.Pointer()
 			if seen[k] {
@@ -199,41 +197,54 @@ func (e *evaluator) segment(seg *spec.Segment, in []*spec.LocatedNode) ([]*spec.
 		}
 		out = append(out, n)
 	}
-	apply := func(node any, path spec.NormalizedPath) error {
+	apply := func(node any, path qpath) error {
 		for _, sel := range sels {
-			f, ok := sel.(*spec.FilterSelector)
-			if !ok {
-				got := sel.SelectLocated(node, e.root, path)
+			switch x := sel.(type) {
+			case spec.Name:
+				// The commonest selector, without the library's
+				// allocations for a node that does not have it.
+				if err := e.charge(1); err != nil {
+					return err
+				}
+				if m, ok := node.(map[string]any); ok {
+					if c, ok := m[string(x)]; ok && e.present(c, append(path, qtok{name: string(x), idx: -1})) {
+						add(&spec.LocatedNode{Node: c, Path: append(path.normalized(), x)})
+					}
+				}
+			case *spec.FilterSelector:
+				cost := 1
+				if expensiveFilter(x.String()) {
+					cost = e.nodes()
+				}
+				err := eachChild(node, path, func(c any, cp qpath) error {
+					if err := e.charge(cost + containerLen(c)); err != nil {
+						return err
+					}
+					if e.present(c, cp) && x.Eval(c, e.root) {
+						add(&spec.LocatedNode{Node: c, Path: cp.normalized()})
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			default:
+				got := sel.SelectLocated(node, e.root, path.normalized())
 				if err := e.charge(1 + len(got)); err != nil {
 					return err
 				}
 				for _, c := range got {
-					add(c)
+					if e.present(c.Node, qpathOf(c.Path)) {
+						add(c)
+					}
 				}
-				continue
-			}
-			cost := 1
-			if expensiveFilter(f.String()) {
-				cost = e.nodes()
-			}
-			err := eachChild(node, path, func(c any, cp spec.NormalizedPath) error {
-				if err := e.charge(cost + containerLen(c)); err != nil {
-					return err
-				}
-				if e.present(c, cp) && f.Eval(c, e.root) {
-					add(&spec.LocatedNode{Node: c, Path: slices.Clone(cp)})
-				}
-				return nil
-			})
-			if err != nil {
-				return err
 			}
 		}
 		return nil
 	}
 	if !seg.IsDescendant() {
 		for _, n := range in {
-			if err := apply(n.Node, n.Path); err != nil {
+			if err := apply(n.Node, qpathOf(n.Path)); err != nil {
 				return nil, err
 			}
 		}
@@ -245,10 +256,10 @@ func (e *evaluator) segment(seg *spec.Segment, in []*spec.LocatedNode) ([]*spec.
 	if len(in) > 1 {
 		visited = map[string]bool{}
 	}
-	var walk func(node any, path spec.NormalizedPath) error
-	walk = func(node any, path spec.NormalizedPath) error {
+	var walk func(node any, path qpath) error
+	walk = func(node any, path qpath) error {
 		if visited != nil {
-			k := path.Pointer()
+			k := path.pointer().String()
 			if visited[k] {
 				return nil
 			}
@@ -260,7 +271,7 @@ func (e *evaluator) segment(seg *spec.Segment, in []*spec.LocatedNode) ([]*spec.
 		if err := apply(node, path); err != nil {
 			return err
 		}
-		return eachChild(node, path, func(c any, cp spec.NormalizedPath) error {
+		return eachChild(node, path, func(c any, cp qpath) error {
 			if !e.present(c, cp) {
 				return nil
 			}
@@ -268,26 +279,76 @@ func (e *evaluator) segment(seg *spec.Segment, in []*spec.LocatedNode) ([]*spec.
 		})
 	}
 	for _, n := range in {
-		if err := walk(n.Node, append(make(spec.NormalizedPath, 0, len(n.Path)+16), n.Path...)); err != nil {
+		if err := walk(n.Node, append(make(qpath, 0, len(n.Path)+16), qpathOf(n.Path)...)); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
+// qpath is a location as the evaluator walks to it: a member name, or
+// an index when idx is not negative, per level.
+type qpath []qtok
+
+// qtok is one level of a qpath.
+type qtok struct {
+	name string
+	idx  int
+}
+
+// qpathOf is a normalized path as a qpath.
+func qpathOf(np spec.NormalizedPath) qpath {
+	q := make(qpath, len(np))
+	for i, s := range np {
+		switch x := s.(type) {
+		case spec.Name:
+			q[i] = qtok{name: string(x), idx: -1}
+		case spec.Index:
+			q[i] = qtok{idx: int(x)}
+		}
+	}
+	return q
+}
+
+// normalized is q as a normalized path (a new one).
+func (q qpath) normalized() spec.NormalizedPath {
+	np := make(spec.NormalizedPath, len(q), len(q)+1)
+	for i, t := range q {
+		if t.idx >= 0 {
+			np[i] = spec.Index(t.idx)
+		} else {
+			np[i] = spec.Name(t.name)
+		}
+	}
+	return np
+}
+
+// pointer is q as a JSON Pointer.
+func (q qpath) pointer() runtime.Pointer {
+	p := make(runtime.Pointer, len(q))
+	for i, t := range q {
+		if t.idx >= 0 {
+			p[i] = strconv.Itoa(t.idx)
+		} else {
+			p[i] = t.name
+		}
+	}
+	return p
+}
+
 // eachChild calls fn on each child of node (none for a scalar) and its
 // path, built on path in place: fn copies a path it keeps.
-func eachChild(node any, path spec.NormalizedPath, fn func(c any, cp spec.NormalizedPath) error) error {
+func eachChild(node any, path qpath, fn func(c any, cp qpath) error) error {
 	switch x := node.(type) {
 	case []any:
 		for i, c := range x {
-			if err := fn(c, append(path, spec.Index(i))); err != nil {
+			if err := fn(c, append(path, qtok{idx: i})); err != nil {
 				return err
 			}
 		}
 	case map[string]any:
 		for k, c := range x {
-			if err := fn(c, append(path, spec.Name(k))); err != nil {
+			if err := fn(c, append(path, qtok{name: k, idx: -1})); err != nil {
 				return err
 			}
 		}
@@ -298,11 +359,11 @@ func eachChild(node any, path spec.NormalizedPath, fn func(c any, cp spec.Normal
 // present reports whether the actor may see the location at path,
 // whose value is v: a null may be a hidden array element, which the
 // view keeps as a placeholder.
-func (e *evaluator) present(v any, path spec.NormalizedPath) bool {
+func (e *evaluator) present(v any, path qpath) bool {
 	if v != nil {
 		return true
 	}
-	_, ok := e.s.Lookup(pointerOf(path))
+	_, ok := e.s.Lookup(path.pointer())
 	return ok
 }
 
