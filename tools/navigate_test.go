@@ -63,6 +63,7 @@ func TestReadStatePages(t *testing.T) {
 		// Pages asked for.
 		{`{"pointer": "/small", "limit": 1}`, `{"total":2,"offset":0,"shown":1,"note":"item 0 of 2; read_state with pointer \"/small\" and offset 1 for more","items":[1]}`},
 		{`{"pointer": "/small", "offset": 1}`, `{"total":2,"offset":1,"shown":1,"note":"item 1 of 2: the last","items":[2]}`},
+		{`{"pointer": "/small", "offset": 1, "limit": 9223372036854775807}`, `{"total":2,"offset":1,"shown":1,"note":"item 1 of 2: the last","items":[2]}`},
 		{`{"pointer": "/small", "offset": 5}`, `{"total":2,"offset":5,"shown":0,"note":"no items from offset 5: there are 2","items":[]}`},
 		{`{"pointer": "/obj", "offset": 1, "limit": 2}`, `{"total":3,"offset":1,"shown":2,"note":"members 1-2 of 3: the last","members":{"b":{"x":"[…1 items]"},"c":3}}`},
 		{`{"pointer": "/obj", "depth": 0, "limit": 1}`, `{"total":3,"offset":0,"shown":1,"note":"member 0 of 3; read_state with pointer \"/obj\" and offset 1 for more","members":{"a":1}}`},
@@ -159,6 +160,11 @@ func TestPagesWithinLimit(t *testing.T) {
 			{ReadState, `{"pointer": ""}`}, {ReadState, `{"pointer": "", "depth": 4}`}, {ReadState, `{"pointer": "", "offset": 3, "limit": 50, "depth": 3}`},
 			{QueryState, `{"path": "$..*", "limit": 1000}`}, {QueryState, `{"path": "$..[?@ == true]"}`},
 			{SearchState, `{"text": "ABC", "limit": 1000}`}, {SearchState, `{"text": "1"}`},
+			{ReadState, `{"pointer": "", "offset": 9223372036854775807, "limit": 9223372036854775807}`},
+			{ReadState, `{"pointer": "", "offset": 1, "limit": 9223372036854775807}`},
+			{QueryState, `{"path": "$..*", "offset": 9223372036854775807, "limit": 9223372036854775807}`},
+			{SearchState, `{"text": "a", "offset": 9223372036854775807, "limit": 9223372036854775807}`},
+			{SearchState, `{"text": "a", "offset": 2, "limit": 9223372036854775807}`},
 		} {
 			res, err := c.d.Call(ctx, s, c.args)
 			if err != nil || len(res.Text) > s.limit {

@@ -47,7 +47,7 @@ const noteRoom = 480
 // build is the page's text within limit bytes.
 func (p page) build(limit int) string {
 	start := min(max(p.Offset, 0), p.Total)
-	end := min(start+max(p.Want, 0), p.Total)
+	end := start + min(max(p.Want, 0), p.Total-start)
 	var elems [][]byte
 	size := 0
 	for i := start; i < end; i++ {

@@ -72,7 +72,14 @@ type match struct {
 	value   any
 }
 
-func queryState(ctx context.Context, s Step, args string) (Result, error) {
+func queryState(ctx context.Context, s Step, args string) (res Result, err error) {
+	defer func() {
+		// The library is not ours: whatever a query does in it, the
+		// actor gets an answer and the harness goes on.
+		if r := recover(); r != nil {
+			res, err = Result{Text: "the query failed: " + textcut.Cut(textcut.OneLine(fmt.Sprint(r)), 512), Code: CodeBadQuery}, nil
+		}
+	}()
 	var a queryArgs
 	if err := decodeArgs(args, &a); err != nil {
 		return Result{Text: err.Error(), Code: CodeMalformed}, nil

@@ -67,7 +67,7 @@ func searchState(ctx context.Context, s Step, args string) (Result, error) {
 	if !ok {
 		root = nil
 	}
-	sr := searcher{s: s, f: newFolder(*a.Text), keep: offset + min(limit, 1<<20)}
+	sr := searcher{s: s, f: newFolder(*a.Text), keep: min(offset, 1<<40) + min(limit, 1<<20)}
 	if ok {
 		sr.walk(root)
 	}
