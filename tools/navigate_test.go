@@ -317,3 +317,38 @@ func TestSearchState(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryStatePages: matches that fit a page of their own go to the
+// next page rather than being cut; one too large for any page is named
+// in its place, and the matches after it are still shown.
+func TestQueryStatePages(t *testing.T) {
+	var items []string
+	for i := range 10 {
+		items = append(items, fmt.Sprintf(`{"id": %d, "text": "%s"}`, i, strings.Repeat("t", 300)))
+	}
+	s := newFake(t, `{"a": [`+strings.Join(items, ",")+`], "b": {"huge": "`+strings.Repeat("h", 3000)+`", "z": 1}}`)
+	s.limit = 1024
+	ctx := context.Background()
+	seen := 0
+	for off := 0; off < 10; {
+		res, _ := QueryState.Call(ctx, s, fmt.Sprintf(`{"path": "$.a[*]", "offset": %d}`, off))
+		pg := pageOf(t, res.Text)
+		if pg.Shown == 0 || len(res.Text) > 1024 || pg.Total != 10 {
+			t.Fatalf("offset %d: %s", off, res.Text)
+		}
+		for _, m := range pg.Matches {
+			if v, ok := m.Value.(map[string]any); !ok || len(v["text"].(string)) != 300 {
+				t.Fatalf("offset %d: a match cut: %s", off, res.Text)
+			}
+		}
+		seen += pg.Shown
+		off += pg.Shown
+	}
+	if seen != 10 {
+		t.Errorf("%d matches read of 10", seen)
+	}
+	res, _ := QueryState.Call(ctx, s, `{"path": "$.b.*"}`)
+	if !strings.Contains(res.Text, `{"pointer":"/b/huge","value":"(a string over the result limit: read it with read_state)"},{"pointer":"/b/z","value":1}`) {
+		t.Errorf("a match too large for any page: %s", res.Text)
+	}
+}

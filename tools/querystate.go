@@ -105,19 +105,25 @@ func queryState(ctx context.Context, s Step, args string) (res Result, err error
 	if err != nil {
 		return Result{Text: err.Error(), Code: CodeBadQuery}, nil
 	}
+	limit := resultLimit(s)
 	pg := matchPage(found, deref(a.Offset, 0), deref(a.Limit, DefaultQueryLimit), func(m match, room int) []byte {
-		b, ok := outlineWithin(m.value, QueryDepth, room)
-		if !ok {
-			b = quote(fmt.Sprintf("(%s over the result limit: read it with read_state)", kind(m.value)))
+		if b, ok := outlineWithin(m.value, QueryDepth, room); ok {
+			return b
 		}
-		return b
+		if alone := limit - noteRoom - len(m.pointer.String()) - 64; outlineSize(m.value, QueryDepth, alone) <= alone {
+			return nil // it fits a page of its own: the next one
+		}
+		// Too large for any page: a note in its place, so that the
+		// matches after it are still shown.
+		return quote(fmt.Sprintf("(%s over the result limit: read it with read_state)", kind(m.value)))
 	})
 	pg.Next = func(i int) string { return fmt.Sprintf("query_state with offset %d", i) }
-	return Result{Text: pg.build(resultLimit(s))}, nil
+	return Result{Text: pg.build(limit)}, nil
 }
 
 // matchPage is the page of found's matches from offset, limit of them,
-// each {"pointer": ..., "value": ...} with the value as show gives it.
+// each {"pointer": ..., "value": ...} with the value as show gives it
+// within room bytes (nil when it does not fit: the page ends before it).
 func matchPage(found []match, offset, limit int, show func(m match, room int) []byte) page {
 	return page{
 		What: "matches", Total: len(found), Offset: offset, Want: limit,
@@ -126,8 +132,11 @@ func matchPage(found []match, offset, limit int, show func(m match, room int) []
 			b = append(b, `{"pointer":`...)
 			b = append(b, quote(found[i].pointer.String())...)
 			b = append(b, `,"value":`...)
-			b = append(b, show(found[i], room-len(b)-1)...)
-			return append(b, '}')
+			v := show(found[i], room-len(b)-1)
+			if v == nil {
+				return nil
+			}
+			return append(append(b, v...), '}')
 		},
 		TooLarge: func(i int) string { return "read it with read_state" },
 	}
