@@ -58,6 +58,8 @@ type stepEnv struct {
 type envLimits struct {
 	attempts, toolCalls int
 	stepBytes, answer   int64
+	// result bounds one tool result, in bytes (Options.MaxResultBytes).
+	result int
 }
 
 // called is what one tool call did: the text the actor is given, the
@@ -166,6 +168,10 @@ func (e *stepEnv) Lookup(p runtime.Pointer) (any, bool) {
 	}
 	return v, true
 }
+
+// ResultLimit implements tools.Step: the most bytes of one tool result
+// (Options.MaxResultBytes).
+func (e *stepEnv) ResultLimit() int { return e.limits.result }
 
 // hidden reports whether p names a location of the state that the actor
 // may not see (for the record: it was answered as absent).

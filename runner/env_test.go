@@ -394,7 +394,7 @@ func FuzzStepEnvCall(f *testing.F) {
 	} {
 		f.Add(seed[0], seed[1])
 	}
-	known := map[string]bool{"": true, tools.CodeUnknown: true, tools.CodeMalformed: true, tools.CodeOversized: true, tools.CodeAbsent: true, tools.CodeBadPointer: true, tools.CodeTooLarge: true, tools.CodeStepOver: true, tools.CodeBudgetSpent: true}
+	known := map[string]bool{"": true, tools.CodeUnknown: true, tools.CodeMalformed: true, tools.CodeOversized: true, tools.CodeAbsent: true, tools.CodeBadPointer: true, tools.CodeTooLarge: true, tools.CodeBadQuery: true, tools.CodeStepOver: true, tools.CodeBudgetSpent: true}
 	f.Fuzz(func(t *testing.T, name, args string) {
 		e := testEnv(t, c, cfg, Options{Spec: runspec.Spec{MaxAttempts: 2}})
 		for range 2 {

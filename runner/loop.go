@@ -150,7 +150,7 @@ func (r *run) newEnv(s *bench.Step, view any, submit string) *stepEnv {
 	if r.j.Config.Projected() {
 		region = s.Contract.ViewRegion()
 	}
-	limits := envLimits{attempts: r.o.MaxAttempts, toolCalls: r.o.maxToolCalls(), stepBytes: r.o.maxStepBytes(), answer: r.o.maxAnswer()}
+	limits := envLimits{attempts: r.o.MaxAttempts, toolCalls: r.o.maxToolCalls(), stepBytes: r.o.maxStepBytes(), answer: r.o.maxAnswer(), result: r.o.maxResult()}
 	return newStepEnv(r.decider(s, submit), view, region, r.sess.State().Value(), limits)
 }
 

@@ -23,12 +23,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strings"
 
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runspec"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // Options configure a benchmark run.
@@ -129,6 +131,15 @@ func (o *Options) contextTokens() int {
 		return o.ContextTokens
 	}
 	return DefaultContextTokens
+}
+
+// maxResult is the result limit of a tool call in bytes: Spec's, the
+// default for 0 (and for a negative figure, which no command passes).
+func (o *Options) maxResult() int {
+	if o.MaxResultBytes > 0 {
+		return int(min(o.MaxResultBytes, math.MaxInt32))
+	}
+	return tools.DefaultResultBytes
 }
 
 // maxAnswer is the answer limit in bytes.

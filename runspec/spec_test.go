@@ -66,6 +66,7 @@ func TestCheck(t *testing.T) {
 		{func(s *Spec) { s.MaxTurns = 0 }, "max-turns", "must be at least 1, not 0"},
 		{func(s *Spec) { s.MaxTurns = 1001 }, "max-turns", "must be in [1, 1000], not 1001"},
 		{func(s *Spec) { s.MaxStepBytes = 10 }, "max-step-bytes", "must be in [1024, 1073741824], not 10"},
+		{func(s *Spec) { s.MaxResultBytes = 1023 }, "max-result-bytes", "must be in [1024, 16777216], not 1023"},
 		{func(s *Spec) { s.MaxRetries = -1 }, "max-retries", "must be at least 0, not -1"},
 		{func(s *Spec) { s.PassThreshold = nan }, "pass-threshold", "must be in [0, 1], not NaN"},
 		{func(s *Spec) { s.RPS = 1e7 }, "rps", "must be 0 (no limit) or in [0.001, 1e6], not 1e+07"},

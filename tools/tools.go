@@ -53,7 +53,14 @@ type Def struct {
 type Step interface {
 	// Lookup is the value at p in the state as the actor may see it,
 	// and whether there is one there: a location it may not see is not.
+	// The view keeps a hidden array element as null so that positions
+	// hold: a tool that walks the value at a pointer (query_state,
+	// search_state) asks Lookup about a null it meets.
 	Lookup(p runtime.Pointer) (any, bool)
+	// ResultLimit is the most bytes one tool result may have (the run's
+	// --max-result-bytes): a tool that would answer more answers less,
+	// saying what it left out and how to read the rest.
+	ResultLimit() int
 	// Propose runs a proposal, the arguments of propose_patch as sent
 	// ({"patch": [...], "note": "..."}), through the step's gates and
 	// says what they decided. The error is ctx's, when it ends.
@@ -91,17 +98,26 @@ const (
 	CodeOversized   = "oversized_arguments" // the arguments are over the answer limit
 	CodeAbsent      = "absent"              // nothing at the pointer in the state as the actor sees it
 	CodeBadPointer  = "bad_pointer"         // not a JSON Pointer (RFC 6901)
-	CodeTooLarge    = "result_too_large"    // the result would be over MaxResultBytes
+	CodeTooLarge    = "result_too_large"    // one value is over the result limit (Step.ResultLimit) and cannot be paged
+	CodeBadQuery    = "bad_query"           // not a JSONPath query (RFC 9535), or one over the work bounds
 	CodeStepOver    = "step_over"           // the step has committed or ended
 	CodeBudgetSpent = "budget_spent"        // the call spent the step's tool calls or bytes
 )
 
-// MaxResultBytes bounds one tool result (1 MiB): a read that would show
-// more is answered with CodeTooLarge and the value's size.
-const MaxResultBytes = 1 << 20
+// DefaultResultBytes is the result limit (Step.ResultLimit) of a run
+// that sets none: 16 KiB.
+const DefaultResultBytes = 16 << 10
+
+// MinResultBytes is the least result limit a tool works with: a
+// Step.ResultLimit below it is taken as it, so that a page always has
+// room for its envelope and note.
+const MinResultBytes = 1024
+
+// resultLimit is s's result limit, at least MinResultBytes.
+func resultLimit(s Step) int { return max(s.ResultLimit(), MinResultBytes) }
 
 // All are the tools of a step, in the order they are offered.
-var All = []Def{ReadState, ProposePatch}
+var All = []Def{ReadState, QueryState, SearchState, ProposePatch}
 
 // Specs are All as offered to an actor, in order.
 func Specs() []Spec {

@@ -14,11 +14,18 @@ import (
 // fakeStep sees state whole; its proposals are decided by decide.
 type fakeStep struct {
 	state  any
+	limit  int // the result limit; 0 for DefaultResultBytes
 	decide func(args string) (Verdict, error)
 	args   []string
 }
 
 func (s *fakeStep) Lookup(p runtime.Pointer) (any, bool) { return runtime.Lookup(s.state, p) }
+func (s *fakeStep) ResultLimit() int {
+	if s.limit == 0 {
+		return DefaultResultBytes
+	}
+	return s.limit
+}
 func (s *fakeStep) Propose(_ context.Context, args string) (Verdict, error) {
 	s.args = append(s.args, args)
 	return s.decide(args)
@@ -90,7 +97,7 @@ func TestSpecs(t *testing.T) {
 // TestReadState: read_state's answers to good and bad arguments, and
 // the pointer it names for the record (only when it looked there).
 func TestReadState(t *testing.T) {
-	s := newFake(t, `{"orders": [{"id": 1, "lines": [1, 2, 3]}], "big": "`+strings.Repeat("x", MaxResultBytes)+`"}`)
+	s := newFake(t, `{"orders": [{"id": 1, "lines": [1, 2, 3]}], "big": "`+strings.Repeat("x", DefaultResultBytes)+`"}`)
 	for _, tt := range []struct {
 		args, code, text string
 		read             bool
@@ -105,7 +112,7 @@ func TestReadState(t *testing.T) {
 		{`{"pointer": "", "page": 2}`, CodeMalformed, `unknown field "page"`, false},
 		{`{"pointer": "\n"`, CodeMalformed, "must be a JSON object", false},
 		{`["/orders"]`, CodeMalformed, "must be a JSON object", false},
-		{`{"pointer": "/big"}`, CodeTooLarge, fmt.Sprintf("more than %d", MaxResultBytes), false},
+		{`{"pointer": "/big"}`, CodeTooLarge, fmt.Sprintf("more than %d", DefaultResultBytes), false},
 	} {
 		res, err := ReadState.Call(context.Background(), s, tt.args)
 		if err != nil || res.Code != tt.code || !strings.Contains(res.Text, tt.text) || (res.Read != nil) != tt.read {

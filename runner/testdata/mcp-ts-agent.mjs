@@ -19,7 +19,7 @@ const transport = new StreamableHTTPClientTransport(new URL(url), {
 });
 await client.connect(transport);
 const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-if (tools.join(",") !== "propose_patch,read_state") fail("tools: " + tools);
+if (tools.join(",") !== "propose_patch,query_state,read_state,search_state") fail("tools: " + tools);
 const task = await client.getPrompt({ name: "task" });
 if (!task.messages[0].content.text.includes("Propose your patch")) fail("task: " + JSON.stringify(task));
 const text = async (name, args) => (await client.callTool({ name, arguments: args })).content[0].text;
