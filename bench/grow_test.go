@@ -134,3 +134,87 @@ func BenchmarkGrow10MB(b *testing.B) {
 		}
 	}
 }
+
+// TestGrownNeverCopiesASecret: a member below a record's top level that
+// holds few values, one of them a case secret (a card number in each
+// alert's card), is not treated as a category: generated records get
+// fresh values of its form, never the hand-authored secret, which would
+// otherwise appear in the grown state away from its path (a leak the
+// reference run "makes") in every record that drew it.
+func TestGrownNeverCopiesASecret(t *testing.T) {
+	doc, err := runtime.ParseDocument([]byte(`{"alerts": [
+		{"id": "FA-100", "status": "open", "card": {"pan": "4921 7730 5186 2249", "product": "Visa"}},
+		{"id": "FA-101", "status": "closed", "card": {"pan": "5218 0044 7690 3318", "product": "Mastercard"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Case{ID: "grow-nested-secret", Now: "2025-06-14T23:55:00Z", State: doc,
+		Grow:    []Grow{{Path: runtime.MustPointer("/alerts")}},
+		Secrets: []Secret{{ID: "pan", Path: runtime.MustPointer("/alerts/0/card/pan"), Value: "4921 7730 5186 2249", Kind: KindFinancial}}}
+	g, err := c.Grown(Scale{Bytes: 20000}, DefaultScaleSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerts := g.State.Value().(map[string]any)["alerts"].([]any)
+	if len(alerts) < 50 {
+		t.Fatalf("grew to %d alerts", len(alerts))
+	}
+	products := map[any]bool{}
+	for i, a := range alerts[2:] {
+		card := a.(map[string]any)["card"].(map[string]any)
+		pan, _ := card["pan"].(string)
+		if pan == "4921 7730 5186 2249" || pan == "5218 0044 7690 3318" {
+			t.Fatalf("generated alert %d copies a hand-authored card number %q", i+2, pan)
+		}
+		if len(pan) != len("4921 7730 5186 2249") || pan[4] != ' ' {
+			t.Fatalf("generated alert %d: card number %q is not of the template's form", i+2, pan)
+		}
+		products[card["product"]] = true
+	}
+	// A member with few values and no secret among them is still a
+	// category.
+	if len(products) != 2 || !products["Visa"] || !products["Mastercard"] {
+		t.Errorf("products drawn: %v", products)
+	}
+}
+
+// TestGrownNamesAreFake: in a collection of a few records, a person's name
+// and a user name are drawn from fake data, not picked from the
+// hand-authored records (which would give generated records their
+// identities: a second "a.reinholt" beside the user a step looks up), and a
+// date named for a first event (first_seen) stays a date.
+func TestGrownNamesAreFake(t *testing.T) {
+	doc, err := runtime.ParseDocument([]byte(`{"users": [
+		{"username": "a.reinholt", "name": "Anna Reinholt", "group": "Moreau lab", "first_seen": "2025-09-02"},
+		{"username": "p.mbeki-lund", "name": "Palesa Mbeki-Lund", "group": "Lindahl lab", "first_seen": "2025-09-03"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Case{ID: "grow-names", Now: "2025-10-01T00:00:00Z", State: doc, Grow: []Grow{{Path: runtime.MustPointer("/users")}}}
+	g, err := c.Grown(Scale{Bytes: 20000}, DefaultScaleSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := g.State.Value().(map[string]any)["users"].([]any)
+	if len(users) < 50 {
+		t.Fatalf("grew to %d users", len(users))
+	}
+	logins := map[string]bool{"a.reinholt": true, "p.mbeki-lund": true}
+	for i, u := range users[2:] {
+		r := u.(map[string]any)
+		login, name, seen := r["username"].(string), r["name"].(string), r["first_seen"].(string)
+		if logins[login] || !strings.Contains(login, ".") || strings.ToLower(login) != login {
+			t.Errorf("generated user %d: user name %q (a hand-authored or earlier one, or not a login)", i+2, login)
+		}
+		logins[login] = true
+		if name == "Anna Reinholt" || name == "Palesa Mbeki-Lund" || !strings.Contains(name, " ") {
+			t.Errorf("generated user %d: name %q", i+2, name)
+		}
+		if seen < "2025-09-02" || seen > "2025-09-03" || len(seen) != len("2025-09-02") {
+			t.Errorf("generated user %d: first_seen %q is not a date in the records' range", i+2, seen)
+		}
+		if grp := r["group"]; grp != "Moreau lab" && grp != "Lindahl lab" {
+			t.Errorf("generated user %d: group %q is not one of the records' groups", i+2, grp)
+		}
+	}
+}
