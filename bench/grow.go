@@ -107,6 +107,10 @@ type grower struct {
 	// registered so far: a generated id or registered secret is none of
 	// them.
 	taken map[string]bool
+	// planted are the texts of the case's injections: never a value a
+	// generated record picks, so the planted request stays where the
+	// case declares it.
+	planted map[string]bool
 }
 
 func newGrower(c *Case, s Scale, seed uint64) *grower {
@@ -131,6 +135,14 @@ func newGrower(c *Case, s Scale, seed uint64) *grower {
 		}
 	}
 	strs(c.State.Value())
+	g.planted = map[string]bool{}
+	for _, inj := range c.Injections {
+		if v, ok := runtime.Lookup(c.State.Value(), inj.At); ok {
+			if s, ok := v.(string); ok {
+				g.planted[s] = true
+			}
+		}
+	}
 	return g
 }
 
@@ -462,11 +474,15 @@ func (g *grower) compileString(col *collection, path, member, tmpl string) *gen 
 		return &gen{kind: genLogin}
 	}
 	if o := col.observed[path]; len(o) > 0 && len(o) <= 8 && len(tmpl) <= 32 && !g.holdsSecret(o) {
-		strs := make([]string, len(o))
-		for i, v := range o {
-			strs[i], _ = v.(string)
+		strs := make([]string, 0, len(o))
+		for _, v := range o {
+			if s, _ := v.(string); !g.planted[s] {
+				strs = append(strs, s)
+			}
 		}
-		return &gen{kind: genPick, strs: strs}
+		if len(strs) > 0 {
+			return &gen{kind: genPick, strs: strs}
+		}
 	}
 	if r := g.dateRangeOf(col, path, tmpl); r != nil {
 		return &gen{kind: genDate, dates: r}
