@@ -472,6 +472,10 @@ func (g *grower) compileString(col *collection, path, member, tmpl string) *gen 
 		return &gen{kind: genName}
 	case m == "username" || m == "login":
 		return &gen{kind: genLogin}
+	case (strings.Contains(m, "phone") || strings.Contains(m, "mobile")) && digits(tmpl) >= 7:
+		// A person's number, never a category either: the template's
+		// form with its digits redrawn.
+		return &gen{kind: genReshape, tmpl: tmpl}
 	}
 	if o := col.observed[path]; len(o) > 0 && len(o) <= 8 && len(tmpl) <= 32 && !g.holdsSecret(o) {
 		strs := make([]string, 0, len(o))
@@ -808,6 +812,17 @@ func numbered(s string, n int) string {
 		num = strings.Repeat("0", w-len(num)) + num
 	}
 	return s[:start] + num + s[end+1:]
+}
+
+// digits is the number of ASCII digits in s.
+func digits(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
 }
 
 func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }

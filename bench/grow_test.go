@@ -178,15 +178,15 @@ func TestGrownNeverCopiesASecret(t *testing.T) {
 	}
 }
 
-// TestGrownNamesAreFake: in a collection of a few records, a person's name
-// and a user name are drawn from fake data, not picked from the
+// TestGrownNamesAreFake: in a collection of a few records, a person's name,
+// user name and phone number are drawn afresh, not picked from the
 // hand-authored records (which would give generated records their
 // identities: a second "a.reinholt" beside the user a step looks up), and a
 // date named for a first event (first_seen) stays a date.
 func TestGrownNamesAreFake(t *testing.T) {
 	doc, err := runtime.ParseDocument([]byte(`{"users": [
-		{"username": "a.reinholt", "name": "Anna Reinholt", "group": "Moreau lab", "first_seen": "2025-09-02"},
-		{"username": "p.mbeki-lund", "name": "Palesa Mbeki-Lund", "group": "Lindahl lab", "first_seen": "2025-09-03"}]}`))
+		{"username": "a.reinholt", "name": "Anna Reinholt", "group": "Moreau lab", "first_seen": "2025-09-02", "phone": "+1 555 0134 882"},
+		{"username": "p.mbeki-lund", "name": "Palesa Mbeki-Lund", "group": "Lindahl lab", "first_seen": "2025-09-03", "phone": "+1 555 0177 410"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +212,9 @@ func TestGrownNamesAreFake(t *testing.T) {
 		}
 		if seen < "2025-09-02" || seen > "2025-09-03" || len(seen) != len("2025-09-02") {
 			t.Errorf("generated user %d: first_seen %q is not a date in the records' range", i+2, seen)
+		}
+		if ph := r["phone"].(string); ph == "+1 555 0134 882" || ph == "+1 555 0177 410" || len(ph) != len("+1 555 0134 882") || ph[2] != ' ' {
+			t.Errorf("generated user %d: phone %q (a hand-authored one, or not of its form)", i+2, ph)
 		}
 		if grp := r["group"]; grp != "Moreau lab" && grp != "Lindahl lab" {
 			t.Errorf("generated user %d: group %q is not one of the records' groups", i+2, grp)
