@@ -622,21 +622,20 @@ func (g *grower) emit(b []byte, n *gen, col *collection, rec runtime.Pointer, re
 
 // login is a fake user name that the state does not hold and no
 // generated record has had: a first name's initial, a dot and a last
-// name, in lower case.
+// name, in lower case, and a number from 2 up when that is taken (the
+// pools give only some thousands of initial and last name pairs, fewer
+// than the records of a large state).
 func (g *grower) login() string {
 	p := g.pools
-	for {
-		first := p.first[g.rng.IntN(poolSize)]
-		r, _ := utf8.DecodeRuneInString(first)
-		v := strings.ToLower(string(r) + "." + p.last[g.rng.IntN(poolSize)])
-		if n := g.rng.IntN(4); n > 0 && g.taken[v] {
-			v += strconv.Itoa(n)
-		}
-		if !g.taken[v] {
-			g.taken[v] = true
-			return v
-		}
+	first := p.first[g.rng.IntN(poolSize)]
+	r, _ := utf8.DecodeRuneInString(first)
+	base := strings.ToLower(string(r) + "." + p.last[g.rng.IntN(poolSize)])
+	v := base
+	for n := 2; g.taken[v]; n++ {
+		v = base + strconv.Itoa(n)
 	}
+	g.taken[v] = true
+	return v
 }
 
 // email is a fake e-mail address: a first and a last name, three digits

@@ -255,3 +255,30 @@ func TestGrownNeverCopiesAnInjection(t *testing.T) {
 		t.Errorf("merchants drawn: %v", seen)
 	}
 }
+
+// TestGrownLoginsNeverRunOut: a collection of user names grown past the
+// number of initial and last name pairs the fake data holds (some
+// thousands) still gets a fresh user name in every record, and ends.
+func TestGrownLoginsNeverRunOut(t *testing.T) {
+	doc, err := runtime.ParseDocument([]byte(`{"users": [{"username": "a.reinholt"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Case{ID: "grow-logins", Now: "2025-10-01T00:00:00Z", State: doc, Grow: []Grow{{Path: runtime.MustPointer("/users")}}}
+	g, err := c.Grown(Scale{Bytes: 1500000}, DefaultScaleSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := g.State.Value().(map[string]any)["users"].([]any)
+	if len(users) < 26*poolSize {
+		t.Fatalf("grew to %d users, fewer than the pairs of initials and last names", len(users))
+	}
+	seen := map[string]bool{}
+	for i, u := range users {
+		login := u.(map[string]any)["username"].(string)
+		if seen[login] {
+			t.Fatalf("user %d repeats the user name %q", i, login)
+		}
+		seen[login] = true
+	}
+}
