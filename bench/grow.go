@@ -107,6 +107,10 @@ type grower struct {
 	// registered so far: a generated id or registered secret is none of
 	// them.
 	taken map[string]bool
+	// planted are the texts of the case's injections: never a value a
+	// generated record picks, so the planted request stays where the
+	// case declares it.
+	planted map[string]bool
 }
 
 func newGrower(c *Case, s Scale, seed uint64) *grower {
@@ -131,6 +135,14 @@ func newGrower(c *Case, s Scale, seed uint64) *grower {
 		}
 	}
 	strs(c.State.Value())
+	g.planted = map[string]bool{}
+	for _, inj := range c.Injections {
+		if v, ok := runtime.Lookup(c.State.Value(), inj.At); ok {
+			if s, ok := v.(string); ok {
+				g.planted[s] = true
+			}
+		}
+	}
 	return g
 }
 
@@ -350,6 +362,7 @@ const (
 	genID                     // an id in tmpl's pattern, fresh
 	genPick                   // one of strs
 	genName                   // a first and a last name
+	genLogin                  // a user name: a first name's initial, a dot and a last name
 	genEmail                  // an e-mail address from names and domains
 	genURL                    // an https URL on a fake domain
 	genDate                   // a date in dates, in its layout
@@ -446,17 +459,34 @@ func (g *grower) compileString(col *collection, path, member, tmpl string) *gen 
 		return &gen{kind: genID, tmpl: tmpl, path: path}
 	case strings.Contains(m, "email"):
 		return &gen{kind: genEmail}
-	case strings.Contains(m, "first"):
+	case strings.Contains(m, "first") && strings.Contains(m, "name") || m == "first":
+		// A first name (first_name), not a date named for a first
+		// event (first_seen).
 		return &gen{kind: genPick, strs: p.first}
 	case strings.Contains(m, "last") && strings.Contains(m, "name"):
 		return &gen{kind: genPick, strs: p.last}
+	case personName[m]:
+		// A person's name is never a category, however few records
+		// hold one: picking it would give generated records the
+		// identities of the hand-authored ones.
+		return &gen{kind: genName}
+	case m == "username" || m == "login":
+		return &gen{kind: genLogin}
+	case (strings.Contains(m, "phone") || strings.Contains(m, "mobile")) && digits(tmpl) >= 7:
+		// A person's number, never a category either: the template's
+		// form with its digits redrawn.
+		return &gen{kind: genReshape, tmpl: tmpl}
 	}
-	if o := col.observed[path]; len(o) > 0 && len(o) <= 8 && len(tmpl) <= 32 {
-		strs := make([]string, len(o))
-		for i, v := range o {
-			strs[i], _ = v.(string)
+	if o := col.observed[path]; len(o) > 0 && len(o) <= 8 && len(tmpl) <= 32 && !g.holdsSecret(o) {
+		strs := make([]string, 0, len(o))
+		for _, v := range o {
+			if s, _ := v.(string); !g.planted[s] {
+				strs = append(strs, s)
+			}
 		}
-		return &gen{kind: genPick, strs: strs}
+		if len(strs) > 0 {
+			return &gen{kind: genPick, strs: strs}
+		}
 	}
 	if r := g.dateRangeOf(col, path, tmpl); r != nil {
 		return &gen{kind: genDate, dates: r}
@@ -479,6 +509,28 @@ func (g *grower) compileString(col *collection, path, member, tmpl string) *gen 
 	}
 	return &gen{kind: genText, n: max(utf8.RuneCountInString(tmpl), 3)}
 }
+
+// holdsSecret says one of values (a collection's values at a path) holds
+// one of the case's secrets: the path is then not a category (a card
+// number in a few records is not a status), since picking from its values
+// would copy a secret out of its hidden place into generated records.
+func (g *grower) holdsSecret(values []any) bool {
+	for _, v := range values {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		for _, sec := range g.c.Secrets {
+			if sec.Value != "" && strings.Contains(s, sec.Value) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// personName are the member names that hold a person's full name.
+var personName = map[string]bool{"name": true, "full_name": true, "display_name": true, "patient_name": true, "customer_name": true}
 
 // emit appends one generated value; rec is the record's pointer and
 // register says a secret in it is registered as a canary.
@@ -516,6 +568,8 @@ func (g *grower) emit(b []byte, n *gen, col *collection, rec runtime.Pointer, re
 		b = append(b, ' ')
 		b = append(b, p.last[g.rng.IntN(poolSize)]...)
 		return append(b, '"')
+	case genLogin:
+		return appendString(b, g.login())
 	case genEmail:
 		return appendString(b, g.email())
 	case genURL:
@@ -564,6 +618,24 @@ func (g *grower) emit(b []byte, n *gen, col *collection, rec runtime.Pointer, re
 		return appendString(b, v)
 	}
 	return append(b, "null"...)
+}
+
+// login is a fake user name that the state does not hold and no
+// generated record has had: a first name's initial, a dot and a last
+// name, in lower case, and a number from 2 up when that is taken (the
+// pools give only some thousands of initial and last name pairs, fewer
+// than the records of a large state).
+func (g *grower) login() string {
+	p := g.pools
+	first := p.first[g.rng.IntN(poolSize)]
+	r, _ := utf8.DecodeRuneInString(first)
+	base := strings.ToLower(string(r) + "." + p.last[g.rng.IntN(poolSize)])
+	v := base
+	for n := 2; g.taken[v]; n++ {
+		v = base + strconv.Itoa(n)
+	}
+	g.taken[v] = true
+	return v
 }
 
 // email is a fake e-mail address: a first and a last name, three digits
@@ -739,6 +811,17 @@ func numbered(s string, n int) string {
 		num = strings.Repeat("0", w-len(num)) + num
 	}
 	return s[:start] + num + s[end+1:]
+}
+
+// digits is the number of ASCII digits in s.
+func digits(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
 }
 
 func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
