@@ -96,13 +96,13 @@ func TestOversharerQuotesItsView(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	for _, n := range []string{"reference", "oversharer", "follower", "files:" + t.TempDir()} {
+	for _, n := range []string{"reference", "oversharer", "follower", "bulk", "files:" + t.TempDir()} {
 		a, err := New(n, Params{})
 		if err != nil || a.Name() != n {
 			t.Errorf("New(%q) = %v, %v", n, a, err)
 		}
 	}
-	if _, err := New("gpt-5", Params{}); err == nil || !strings.Contains(err.Error(), "known: anthropic:MODEL, exec:COMMAND, files:DIR, follower, mcp:COMMAND, ollama:MODEL, openai:MODEL, oversharer, reference") {
+	if _, err := New("gpt-5", Params{}); err == nil || !strings.Contains(err.Error(), "known: anthropic:MODEL, bulk, exec:COMMAND, files:DIR, follower, mcp:COMMAND, ollama:MODEL, openai:MODEL, oversharer, reference") {
 		t.Errorf("unknown actor: %v", err)
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/runtime"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -228,4 +230,37 @@ func TestRunScaled(t *testing.T) {
 	}
 	checkCLI(t, []cliCase{{name: "bad scale", args: []string{"run", "--case", "mkt-crm-segment-export", "--scale", "2x", "--out", filepath.Join(t.TempDir(), "x")}, exit: 2,
 		stderr: []string{"--scale", `scale "2x"`}}})
+}
+
+// TestBulkShortcut: the bulk actor's whole-record copies leak the hidden
+// members of the contacts they copy where nothing checks a patch's
+// sources, and are rejected where the patch-source gate runs.
+func TestBulkShortcut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	args := []string{"run", "--case", "mkt-crm-segment-export", "--config", "unconstrained,patchoptic", "--actor", "bulk", "--out", dir}
+	if _, stderr, code := runCLI(t, cliCase{args: args}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, rundir.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r rundir.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		first := r.Steps[0]
+		switch r.Config {
+		case "unconstrained":
+			if !r.Leaked || len(r.IllegalCommits) == 0 || !first.Committed {
+				t.Errorf("unconstrained: leaked %v, illegal commits %d, committed %v", r.Leaked, len(r.IllegalCommits), first.Committed)
+			}
+		case "patchoptic":
+			source := slices.ContainsFunc(first.Decisions, func(d runtime.GateResult) bool { return !d.Passed && d.Code == runtime.CodeSourceOutside })
+			if r.Leaked || first.Committed || !source {
+				t.Errorf("patchoptic: leaked %v, committed %v, decisions %+v", r.Leaked, first.Committed, first.Decisions)
+			}
+		}
+	}
 }
