@@ -356,7 +356,7 @@ func (b *Builder) hasActor(a string) bool {
 // interval, and legal pass. Its Data has every figure and interval bound
 // in a column of its own.
 func MainTable(s Summary) Table {
-	t := Table{Name: "main", Title: "PatchBench", Header: []string{"Configuration", "Actor", "Runs", "Leak rate [95% CI]", "Leaked/round",
+	t := Table{Name: "main", Title: "PatchBench" + scaleTitle(s.Scales), Header: []string{"Configuration", "Actor", "Runs", "Leak rate [95% CI]", "Leaked/round",
 		"Illegal commits [95% CI]", "Tokens/run", "vs full", "All committed", "Content (accepted)", "Semantic pass [95% CI]", "Legal pass"},
 		Data: &Data{Columns: []string{"config", "label", "view", "actor", "runs", "errors", "pending", "measured",
 			"leak_rate", "leak_lo", "leak_hi", "leaked_per_round",
@@ -681,4 +681,17 @@ func markTables(rep *Report, what, note string) {
 	}
 	rep.Notes = append(rep.Notes, note)
 	rep.Summary.Complete = false
+}
+
+// scaleTitle is what the main table's title says of the runs' scales: ""
+// at 1x, " at scale 10MB" for one, and for several the scales the rows
+// pool (the runs of directories at different scales).
+func scaleTitle(scales []string) string {
+	switch len(scales) {
+	case 0:
+		return ""
+	case 1:
+		return " at scale " + scales[0]
+	}
+	return " pooling the scales " + strings.Join(scales, ", ") + " (report each directory alone to tell them apart)"
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/patchbench/patchbench/bench"
@@ -112,7 +113,12 @@ func (r Row) Measured() int { return r.Runs - r.Errors - r.Pending }
 // ShardsMissing names the directories read without some shards of their
 // series (MarkMissingShards): their runs are not in it, nor expected.
 type Summary struct {
-	Rows                []Row    `json:"rows"`
+	Rows []Row `json:"rows"`
+	// Scales are the scales of the runs (rundir.Record.Scale, "1x" for
+	// none) when any is not 1x, in order; nil when every run is at 1x.
+	// A directory holds one scale, so more than one means the rows pool
+	// directories of different scales.
+	Scales              []string `json:"scales,omitempty"`
 	RunsRecorded        int      `json:"runs_recorded"`
 	RunsExpected        int      `json:"runs_expected"`
 	RunsExpectedUnknown bool     `json:"runs_expected_unknown,omitempty"`
@@ -130,6 +136,7 @@ type Summarizer struct {
 	groups   map[groupKey]*group
 	recorded int
 	settled  int
+	scales   map[string]bool
 }
 
 type groupKey struct{ config, actor string }
@@ -172,6 +179,10 @@ func NewSummarizer(configs []*bench.Config, actorNames []string) *Summarizer {
 // Add counts one record: the last record of a run (rundir.Latest).
 func (s *Summarizer) Add(r *rundir.Record) {
 	s.recorded++
+	if s.scales == nil {
+		s.scales = map[string]bool{}
+	}
+	s.scales[cmp.Or(r.Scale, "1x")] = true
 	if r.Status != rundir.StatusPending {
 		s.settled++
 	}
@@ -224,7 +235,11 @@ func (s *Summarizer) Summary() Summary {
 			rows[i].TokensChangeVsFull = &ch
 		}
 	}
-	return Summary{Rows: rows, RunsRecorded: s.recorded}
+	var scales []string
+	if len(s.scales) > 1 || len(s.scales) == 1 && !s.scales["1x"] {
+		scales = slices.Sorted(maps.Keys(s.scales))
+	}
+	return Summary{Rows: rows, Scales: scales, RunsRecorded: s.recorded}
 }
 
 // add counts one run of the group. Error and pending runs count as runs

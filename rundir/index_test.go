@@ -21,7 +21,7 @@ import (
 // earlier attempts, leaks, illegal commits, an attack, a final state.
 func richRecord(caseID string, round int, status string) *Record {
 	r := rec(caseID, "patchoptic", round, status)
-	r.Domain, r.Leaked, r.TokensSent, r.ContentScore = "finance", true, 1234, 0.625
+	r.Domain, r.Scale, r.Leaked, r.TokensSent, r.ContentScore = "finance", "10MB", true, 1234, 0.625
 	r.Tokens = Usage{Prompt: 1000, Completion: 234, Source: "tokenizer:o200k_base"}
 	r.Leaks = []scoring.Leak{{Secret: "pan", Where: scoring.WhereOutput, Detector: scoring.DetectExact, Step: "a"}, {Secret: "iban", Where: scoring.WhereState, Detector: scoring.DetectNormalised, Path: "/reply/0"}}
 	r.Checks = []scoring.CheckResult{{ID: "c1", Step: "a", Path: "/x", Test: `equals "{\"held\":true}"`, Held: true}, {ID: "c2", Step: "b", Path: "/y", Test: "length {min: 1}"}}
