@@ -12,6 +12,7 @@ import (
 	"github.com/patchbench/patchbench/actors"
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runner"
+	"github.com/patchbench/patchbench/tools"
 )
 
 const mcpExamples = `  # Serve a case to an MCP client over standard input and output: an
@@ -56,6 +57,8 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxToolCalls := fs.Int("max-tool-calls", runner.DefaultMaxToolCalls, "the tool calls per step (`n`)")
 	scale := fs.String("scale", "1x", "the `size` the case's state is grown to: 1x (as written) or 1MB, 10MB, ... (see docs/cases.md)")
 	scaleSeed := fs.Int64("scale-seed", 1, "the `seed` the grown state is generated from")
+	maxResult := fs.Int("max-result-bytes", tools.DefaultResultBytes, "the longest tool result in `bytes`; a longer one is a page that says how to read on")
+	contextTokens := fs.Int("context-tokens", runner.DefaultContextTokens, "the client's context budget in `tokens`: a result that would pass it is refused and the step ends context_exceeded")
 	if err := fs.parse(args); err != nil {
 		return fs.exit(err)
 	}
@@ -64,7 +67,8 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rargs := []string{"--case", *caseID, "--config", *config, "--protocol", runner.ProtocolTools, "--disclosure", *disclosure,
 		"--max-attempts", strconv.Itoa(*maxAttempts), "--max-tool-calls", strconv.Itoa(*maxToolCalls), "--progress", "0", "--actor", "reference",
-		"--scale", *scale, "--scale-seed", strconv.FormatInt(*scaleSeed, 10)}
+		"--scale", *scale, "--scale-seed", strconv.FormatInt(*scaleSeed, 10),
+		"--max-result-bytes", strconv.Itoa(*maxResult), "--context-tokens", strconv.Itoa(*contextTokens)}
 	if *cases != "" {
 		rargs = append(rargs, "--cases", *cases)
 	}
