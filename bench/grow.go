@@ -65,7 +65,7 @@ type GrowSecret struct {
 const MaxGrownSecrets = 128
 
 // DefaultScaleSeed is the scale seed when none is given (run
-// --scale-seed): a grown state depends on the case, the scale and this
+// --scale-seed, at least 1): a grown state depends on the case, the scale and this
 // seed only, so it is the same bytes on every machine.
 const DefaultScaleSeed = 1
 
@@ -95,6 +95,32 @@ func (c *Case) Grown(s Scale, seed uint64) (*Case, error) {
 	out.State = doc
 	out.Secrets = append(slices.Clip(c.Secrets), g.secrets...)
 	return &out, nil
+}
+
+// MaxGrowWeight is the largest weight of a grown collection.
+const MaxGrowWeight = 1e6
+
+// checkTemplate checks the record generated records imitate against a
+// Grow: it is an object (records, not scalars), and every fixed and
+// secret member is one of its members, a secret one holding a string.
+func checkTemplate(tmpl any, gr Grow) error {
+	t, ok := tmpl.(map[string]any)
+	if !ok {
+		return fmt.Errorf("the records of %s are not objects (a collection is an array or an object of records)", gr.Path)
+	}
+	for _, m := range sortedKeys(gr.Fixed) {
+		if _, ok := t[m]; !ok {
+			return fmt.Errorf("fixed member %q is not a member of the records of %s", m, gr.Path)
+		}
+	}
+	for _, s := range gr.Secrets {
+		if v, ok := t[s.Member]; !ok {
+			return fmt.Errorf("secret member %q is not a member of the records of %s (a member's name, not a pointer)", s.Member, gr.Path)
+		} else if _, ok := v.(string); !ok {
+			return fmt.Errorf("secret member %q of the records of %s holds no string", s.Member, gr.Path)
+		}
+	}
+	return nil
 }
 
 // grower writes one grown state.
@@ -181,6 +207,17 @@ func (g *grower) state(add int64) ([]byte, error) {
 	cols := map[string]*collection{}
 	total := 0.0
 	for i, gr := range g.c.Grow {
+		if len(gr.Path) == 0 {
+			return nil, fmt.Errorf("grow %d: the state itself cannot grow; name a collection in it", i)
+		}
+		if gr.Weight > MaxGrowWeight {
+			return nil, fmt.Errorf("grow %d: weight %g: at most %g", i, gr.Weight, float64(MaxGrowWeight))
+		}
+		for j, other := range g.c.Grow[:i] {
+			if gr.Path.HasPrefix(other.Path) || other.Path.HasPrefix(gr.Path) {
+				return nil, fmt.Errorf("grow %d: %s is grown by grow %d already (%s); a collection grows once, and not inside another", i, gr.Path, j, other.Path)
+			}
+		}
 		v, ok := runtime.Lookup(root, gr.Path)
 		if !ok {
 			return nil, fmt.Errorf("grow %d: nothing at %s", i, gr.Path)
@@ -213,6 +250,9 @@ func (g *grower) state(add int64) ([]byte, error) {
 			col.tmpl = records[0]
 		} else {
 			return nil, fmt.Errorf("grow %d: %s has no record to imitate (give like)", i, gr.Path)
+		}
+		if err := checkTemplate(col.tmpl, gr); err != nil {
+			return nil, fmt.Errorf("grow %d: %w", i, err)
 		}
 		for _, r := range records {
 			col.observe("", r)

@@ -11,7 +11,7 @@ import (
 )
 
 func TestParseScale(t *testing.T) {
-	for in, want := range map[string]int64{"1x": 0, "1X": 0, "1MB": 1e6, "10mb": 1e7, "500KB": 5e5, "1.5MB": 15e5, "1GB": 1e9, "2500B": 2500} {
+	for in, want := range map[string]int64{"1x": 0, "1X": 0, "1MB": 1e6, "10mb": 1e7, "500KB": 5e5, "1.5MB": 15e5, "0.2GB": 2e8, "2500B": 2500, "1KB": 1e3} {
 		s, err := ParseScale(in)
 		if err != nil || s.Bytes != want {
 			t.Errorf("ParseScale(%q) = %d, %v; want %d", in, s.Bytes, err, want)
@@ -21,7 +21,7 @@ func TestParseScale(t *testing.T) {
 			t.Errorf("ParseScale(%q).String() = %q reads back as %v, %v", in, s, back, err)
 		}
 	}
-	for _, bad := range []string{"", "2x", "10", "-1MB", "0MB", "2GB", "ten MB", "1TB"} {
+	for _, bad := range []string{"", "2x", "10", "-1MB", "0MB", "2GB", "201MB", "ten MB", "1TB", "NaNMB", "nanKB", "InfMB", "0.0000001MB", "999B", "1B", "1e-9MB"} {
 		if _, err := ParseScale(bad); err == nil {
 			t.Errorf("ParseScale(%q) took it", bad)
 		}

@@ -11,13 +11,19 @@ import (
 // JSON text (Case.Grown).
 type Scale struct{ Bytes int64 }
 
-// MaxScaleBytes is the largest size a state is grown to (1 GB).
-const MaxScaleBytes = 1 << 30
+// MinScaleBytes and MaxScaleBytes bound the size a state is grown to:
+// 1 KB (a size below a state's own leaves it as it is), and 200 MB (a
+// grown state takes about twelve times its size in memory while it is
+// made and verified).
+const (
+	MinScaleBytes = 1e3
+	MaxScaleBytes = 200e6
+)
 
 // ParseScale reads a scale: "1x" (the state as written), or a size with
-// a unit, "KB", "MB" or "GB" in powers of 1000 ("500KB", "10MB", "1.5MB";
-// at most 1 GB). A size below a case's own state leaves that case as it
-// is.
+// a unit, "B", "KB", "MB" or "GB" in powers of 1000 ("500KB", "10MB",
+// "1.5MB"), from 1 KB to 200 MB. A size below a case's own state leaves
+// that case as it is.
 func ParseScale(s string) (Scale, error) {
 	t := strings.TrimSpace(s)
 	if strings.EqualFold(t, "1x") {
@@ -38,8 +44,9 @@ func ParseScale(s string) (Scale, error) {
 		return Scale{}, fmt.Errorf("scale %q: want 1x or a size such as 1MB, 10MB, 500KB (units KB, MB, GB)", s)
 	}
 	f, err := strconv.ParseFloat(u, 64)
-	if err != nil || f <= 0 || f*float64(mult) > MaxScaleBytes {
-		return Scale{}, fmt.Errorf("scale %q: want a positive size of at most 1GB, such as 1MB, 10MB, 500KB", s)
+	// !(n >= Min) refuses NaN too, which no comparison holds for.
+	if n := f * float64(mult); err != nil || !(n >= MinScaleBytes) || n > MaxScaleBytes {
+		return Scale{}, fmt.Errorf("scale %q: want a size from 1KB to 200MB, such as 1MB, 10MB, 500KB", s)
 	}
 	return Scale{Bytes: int64(f * float64(mult))}, nil
 }

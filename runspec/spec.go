@@ -77,7 +77,7 @@ type Spec struct {
 	// written; "1MB", "10MB": bench.ParseScale), and ScaleSeed the seed
 	// they are generated from (bench.Case.Grown).
 	Scale      string `flag:"scale" plan:"scale" json:"scale,omitempty" record:"nondefault" default:"1x" usage:"the <size> the cases' states are grown to: 1x (as written) or 1MB, 10MB, ... (the cases that grow; see docs/cases.md)"`
-	ScaleSeed  int64  `flag:"scale-seed" plan:"scale_seed" json:"scale_seed,omitempty" record:"nondefault" default:"1" min:"0" usage:"the <seed> the grown states are generated from (not the model's --seed)"`
+	ScaleSeed  int64  `flag:"scale-seed" plan:"scale_seed" json:"scale_seed,omitempty" record:"nondefault" default:"1" min:"1" usage:"the <seed> the grown states are generated from, at least 1 (not the model's --seed)"`
 	Disclosure string `flag:"disclosure" plan:"disclosure" json:"disclosure,omitempty" record:"tools" default:"whole" choice:"whole,progressive" usage:"with --protocol tools, what the first message shows: whole (the view) or progressive (an outline; the actor reads the rest)"`
 
 	Temperature     *float64      `flag:"temperature" plan:"settings.temperature" json:"temperature" min:"0" max:"2" usage:"sampling <temperature> for live actors, in [0, 2] (default: the server's; reasoning models get none)"`

@@ -22,19 +22,22 @@ type caseStep struct {
 // state grown to a size (bench.Case.Grown).
 type scaleFlags struct {
 	text *string
-	seed *uint64
+	seed *int64
 }
 
 // addScaleFlags defines --scale and --scale-seed on fs.
 func addScaleFlags(fs *flagSet) scaleFlags {
 	return scaleFlags{
 		text: fs.String("scale", "", "with --case, the case's state grown to this `size` (1MB, 10MB, ...; default 1x, the state as written)"),
-		seed: fs.Uint64("scale-seed", bench.DefaultScaleSeed, "with --scale, the `seed` the grown state is generated from"),
+		seed: fs.Int64("scale-seed", bench.DefaultScaleSeed, "with --scale, the `seed` the grown state is generated from, at least 1"),
 	}
 }
 
 // scale is the scale the flags name (1x when none).
 func (f scaleFlags) scale() (bench.Scale, error) {
+	if *f.seed < 1 {
+		return bench.Scale{}, flagCausef("scale-seed", "must be at least 1, not %d", *f.seed)
+	}
 	if *f.text == "" {
 		return bench.Scale{}, nil
 	}
@@ -126,7 +129,7 @@ func contractAndState(ctx context.Context, fs *flagSet, caseID, stepID, casesDir
 	if contractPath != "" {
 		return nil, nil, "", usagef("--contract and --case are alternatives")
 	}
-	cs, err := loadCaseStep(ctx, casesDir, caseID, stepID, scale, *sf.seed)
+	cs, err := loadCaseStep(ctx, casesDir, caseID, stepID, scale, uint64(*sf.seed))
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -39,7 +39,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs := newFlags("validate", "patchbench validate [DIR|FILE] [--configs DIR] [--scale SIZE]", validateExamples, stdout, stderr)
 	configsDir := fs.String("configs", "", "the configurations `dir`; it replaces the embedded bench/configs (default: embedded)")
 	scaleText := fs.String("scale", "", "also check the cases that grow with their states grown to this `size` (1MB, 10MB, ...; default: a check at "+check.DefaultCheckScale.String()+")")
-	scaleSeed := fs.Uint64("scale-seed", bench.DefaultScaleSeed, "the `seed` the grown states are generated from")
+	scaleSeed := fs.Int64("scale-seed", bench.DefaultScaleSeed, "the `seed` the grown states are generated from, at least 1")
 	dir, err := casesArg(fs, args)
 	if err != nil {
 		return fs.exit(err)
@@ -47,6 +47,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	configs, err := loadConfigs(*configsDir)
 	if err != nil {
 		return failf(stderr, "validate", "%v", err)
+	}
+	if *scaleSeed < 1 {
+		return fs.exit(flagCausef("scale-seed", "must be at least 1, not %d", *scaleSeed))
 	}
 	scale := check.DefaultCheckScale
 	if *scaleText != "" {
@@ -67,7 +70,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	problems = append(problems, more...)
 	if !scale.IsBase() {
-		grown, err := check.ValidateGrown(ctx, cases, configs, scale, *scaleSeed)
+		grown, err := check.ValidateGrown(ctx, cases, configs, scale, uint64(*scaleSeed))
 		if err != nil {
 			return failf(stderr, "validate", "%v", err)
 		}
