@@ -250,6 +250,13 @@ func TestQueryStateBounded(t *testing.T) {
 			t.Errorf("query_state(%s) = %q (%q), want %q", tt.path, res.Text, res.Code, tt.text)
 		}
 	}
+	// A long regular expression on every node is stopped by the work
+	// bound, not the clock: the same answer on any machine.
+	long := fmt.Sprintf(`$..[?search(@, "%s")]`, strings.Repeat("a", 3000))
+	res, _ := QueryState.Call(ctx, s, fmt.Sprintf(`{"path": %q}`, long))
+	if res.Code != CodeBadQuery || !strings.Contains(res.Text, "more work than allowed") {
+		t.Errorf("a 3000-byte regular expression on every node: %q (%q)", res.Text, res.Code)
+	}
 	// Allowed, but quadratic in the state: the work bound stops it.
 	old := queryWork
 	queryWork = 1_000_000

@@ -28,11 +28,15 @@ const (
 
 // The bounds on one query's work: queryWork units (a node selected or
 // looked at, a filter evaluated on one node, that filter's cost when its
-// queries reach beyond the node) and queryTime of wall time, whichever
-// comes first. Variables so that a test can make them small.
+// queries reach beyond the node, and a regular expression's: its
+// filter's length for each eighth of the node's text). The work units,
+// which depend on the query and the view alone, bound every query a
+// test or a replay makes, so that it answers the same on any machine;
+// queryTime, of wall time, is a backstop far beyond them. Variables so
+// that a test can make them small.
 var (
 	queryWork = 50_000_000
-	queryTime = 3 * time.Second
+	queryTime = 30 * time.Second
 )
 
 // QueryState is the tool query_state: an RFC 9535 JSONPath query run on
@@ -46,7 +50,8 @@ var (
 // A query that is not RFC 9535 answers CodeBadQuery with the parser's
 // message. Its work is bounded: a filter may nest one filter, and hold
 // at most one descendant segment; a query that does more than queryWork
-// units or takes longer than queryTime answers CodeBadQuery too.
+// units (or, as a backstop, takes longer than queryTime) answers
+// CodeBadQuery too.
 var QueryState = Def{
 	Spec: Spec{
 		Name: "query_state",
@@ -228,12 +233,20 @@ func (e *evaluator) segment(seg *spec.Segment, in []*spec.LocatedNode) ([]*spec.
 					}
 				}
 			case *spec.FilterSelector:
+				text := x.String()
 				cost := 1
-				if expensiveFilter(x.String()) {
+				if expensiveFilter(text) {
 					cost = e.nodes()
 				}
+				regex := strings.Contains(text, "match(") || strings.Contains(text, "search(")
 				err := eachChild(node, path, func(c any, cp qpath) error {
-					if err := e.charge(cost + containerLen(c)); err != nil {
+					units := cost + containerLen(c)
+					if regex {
+						// A regular expression runs in time about its
+						// length times its text's.
+						units += len(text) * (1 + textBytes(c)/8)
+					}
+					if err := e.charge(units); err != nil {
 						return err
 					}
 					if e.present(c, cp) && x.Eval(c, e.root) {
@@ -435,6 +448,29 @@ func containerLen(v any) int {
 		return len(x)
 	}
 	return 0
+}
+
+// textBytes is the length of v's strings and its members' and items'
+// (one level down): what a filter's functions read of a node.
+func textBytes(v any) int {
+	n := 0
+	switch x := v.(type) {
+	case string:
+		return len(x)
+	case []any:
+		for _, c := range x {
+			if s, ok := c.(string); ok {
+				n += len(s)
+			}
+		}
+	case map[string]any:
+		for _, c := range x {
+			if s, ok := c.(string); ok {
+				n += len(s)
+			}
+		}
+	}
+	return n
 }
 
 // pointerOf is a normalized path as a JSON Pointer.
