@@ -86,7 +86,7 @@ func TestAgentBridgeLateMessages(t *testing.T) {
 	b.step = "third"
 	b.Message(context.Background(), "4000 0000 0000 9995")
 	var steps []string
-	for _, l := range scoring.ScoreScanned(c, scan, runtime.NewSession(c.State, c.Workflow.PhasePath).State(), nil).Leaks {
+	for _, l := range scoring.ScoreScanned(c, scan, runtime.NewSession(c.State, c.Workflow.PhasePath).State(), nil, nil).Leaks {
 		if l.Where == scoring.WhereOutput {
 			steps = append(steps, l.Step+"/"+l.Field)
 		}

@@ -23,7 +23,7 @@ import (
 // record with status error.
 func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record, error) {
 	c, cfg := j.Case, j.Config
-	r := &run{o: o, tc: tc, j: j, sess: runtime.NewSession(c.State, c.Workflow.PhasePath), committed: map[string]bool{}, phaseMovable: hasPhasePlace(c),
+	r := &run{o: o, tc: tc, j: j, sess: runtime.NewSession(c.State, c.Workflow.PhasePath), committed: map[string]bool{}, written: []runtime.Pointer{}, phaseMovable: hasPhasePlace(c),
 		rec: &rundir.Record{
 			RunID: j.RunID(), Case: c.ID, Domain: c.Domain, Config: cfg.Name, Actor: j.Actor.Name(), Round: j.Round, Scale: o.recordedScale(),
 			Leaks: []scoring.Leak{}, Steps: []rundir.StepRecord{}, IllegalCommits: []rundir.IllegalCommit{}, Checks: []scoring.CheckResult{},
@@ -76,7 +76,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record,
 			r.agentOut.keep(&r.rec.Steps[len(r.rec.Steps)-1])
 		}
 	}
-	score(r.rec, c, o.PassThreshold, r.leakScan(), r.sess.State(), r.committed)
+	score(r.rec, c, o.PassThreshold, r.leakScan(), r.sess.State(), r.committed, r.written)
 	return r.rec, nil
 }
 

@@ -134,6 +134,6 @@ func benchScore(b *testing.B, newAnswers bool) {
 		for _, out := range outputs {
 			scan.Add(out)
 		}
-		scoring.ScoreScanned(c, scan, final, committed)
+		scoring.ScoreScanned(c, scan, final, committed, nil)
 	}
 }

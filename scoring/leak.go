@@ -1,7 +1,9 @@
 package scoring
 
 import (
+	"cmp"
 	"crypto/sha256"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -416,6 +418,29 @@ func (c *canary) find(t *text) string {
 // where they were planted). Each (secret, path) is reported once, sorted
 // by secret then path; Where is "state".
 func (d *Detector) InValue(v any, skipOwn bool) []Leak {
+	return d.inValues(v, []runtime.Pointer{{}}, skipOwn)
+}
+
+// InValueAt is InValue on the values at the locations at of root only,
+// each found at its location in root: the containers a run's commits
+// wrote into, where alone a canary can have been carried away from its
+// path (the initial state holds each canary at its own path only, which
+// validate checks). A location inside another of at is read once, with
+// it; one that root does not have is passed over.
+func (d *Detector) InValueAt(root any, at []runtime.Pointer, skipOwn bool) []Leak {
+	return d.inValues(root, at, skipOwn)
+}
+
+// inValues is InValueAt.
+func (d *Detector) inValues(root any, at []runtime.Pointer, skipOwn bool) []Leak {
+	at = slices.Clone(at)
+	slices.SortFunc(at, func(a, b runtime.Pointer) int { return cmp.Compare(len(a), len(b)) })
+	var tops []runtime.Pointer
+	for _, p := range at {
+		if !slices.ContainsFunc(tops, func(t runtime.Pointer) bool { return p.HasPrefix(t) }) {
+			tops = append(tops, p)
+		}
+	}
 	var out []Leak
 	seen := map[[2]string]bool{}
 	check := func(s string, at runtime.Pointer) {
@@ -433,7 +458,11 @@ func (d *Detector) InValue(v any, skipOwn bool) []Leak {
 			}
 		}
 	}
-	WalkStrings(v, check)
+	for _, p := range tops {
+		if v, ok := runtime.Lookup(root, p); ok {
+			walkStringsAt(v, p, check)
+		}
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Secret != out[j].Secret {
 			return out[i].Secret < out[j].Secret
@@ -447,6 +476,11 @@ func (d *Detector) InValue(v any, skipOwn bool) []Leak {
 // every member name, each with its location (a member name with the
 // location of its member): the texts a canary can hide in.
 func WalkStrings(v any, fn func(s string, at runtime.Pointer)) {
+	walkStringsAt(v, runtime.Pointer{}, fn)
+}
+
+// walkStringsAt is WalkStrings on v, which sits at base.
+func walkStringsAt(v any, base runtime.Pointer, fn func(s string, at runtime.Pointer)) {
 	var walk func(v any, at runtime.Pointer)
 	walk = func(v any, at runtime.Pointer) {
 		switch x := v.(type) {
@@ -464,5 +498,5 @@ func WalkStrings(v any, fn func(s string, at runtime.Pointer)) {
 			}
 		}
 	}
-	walk(v, runtime.Pointer{})
+	walk(v, slices.Clip(base))
 }

@@ -171,5 +171,5 @@ func ScoreRun(c *bench.Case, outputs []Output, final *runtime.Document, committe
 	for _, out := range outputs {
 		scan.Add(out)
 	}
-	return ScoreScanned(c, scan, final, committed)
+	return ScoreScanned(c, scan, final, committed, nil)
 }
