@@ -35,7 +35,7 @@ var actorTypes = map[string]bool{"OpenAI": true, "Ollama": true, "Anthropic": tr
 var providerNames = regexp.MustCompile(`^"(openai|ollama|anthropic)(:)?"$`)
 
 var (
-	designRef = regexp.MustCompile(`design §`)
+	designRef = regexp.MustCompile(`design \x{a7}`) // a section sign: a citation of a design document the repository does not hold
 	issueRef  = regexp.MustCompile(`(?i)\bissues? #?[0-9]+\b`)
 	maxTurns  = regexp.MustCompile(`(?i)max[-_]?turns`)
 	// readStateParts are the names of read_state's parts: its name,
@@ -47,7 +47,8 @@ var (
 // the lines and files that name one setting (max-turns), the switches
 // over actor types or provider names, the files that name one tool
 // (read_state), and the references to documents not in the tree
-// ("design §", "issue N"). Shapes and switches count non-test Go code,
+// (citations of a design document's sections, tracker numbers). Shapes
+// and switches count non-test Go code,
 // with their places when verbose is set (printed to w).
 func figures(root string, verbose io.Writer) ([]figure, error) {
 	fset := token.NewFileSet()
@@ -144,8 +145,8 @@ func figures(root string, verbose io.Writer) ([]figure, error) {
 		{"one setting (max-turns): lines naming it", turnLines},
 		{"switches over actor types or provider names", switches},
 		{"one tool (read_state): files defining its parts", toolFiles},
-		{"\"design §\" references (Go and docs)", designRefs},
-		{"\"issue N\" references (Go and docs)", issueRefs},
+		{"design-section citations (Go and docs)", designRefs},
+		{"tracker-number citations (Go and docs)", issueRefs},
 	}, nil
 }
 
