@@ -147,15 +147,12 @@ func Names() string {
 	return List(names)
 }
 
-// Usages are the tools' Usage clauses as an English list ("A, and B";
-// "A, B, and C"), for the prompt and the MCP server's instructions.
+// Usages are the tools' Usage clauses as an English list ("A, B, C, and D"),
+// for the prompt and the MCP server's instructions.
 func Usages() string {
 	u := make([]string, len(All))
 	for i, d := range All {
 		u[i] = d.Usage
-	}
-	if len(u) == 2 {
-		return u[0] + ", and " + u[1] // the clauses hold commas of their own
 	}
 	return List(u)
 }
