@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,13 +75,13 @@ type record struct {
 // patch writes: those whose member holds the value a written object's
 // first member (in name order) holds.
 func newRecordIndex(view any, patch []map[string]any) *recordIndex {
-	want := map[string]bool{}
+	want, names := map[string]bool{}, map[string]bool{}
 	var note func(v any)
 	note = func(v any) {
 		switch x := v.(type) {
 		case map[string]any:
 			if k := firstKey(x); k != "" {
-				want[key(k, x[k])] = true
+				want[key(k, x[k])], names[k] = true, true
 			}
 			for _, c := range x {
 				note(c)
@@ -100,11 +101,16 @@ func newRecordIndex(view any, patch []map[string]any) *recordIndex {
 		switch x := v.(type) {
 		case map[string]any:
 			for k, c := range x {
+				// canon writes a container whole: only the members
+				// whose name a written object starts with are keyed.
+				if !names[k] {
+					continue
+				}
 				if kk := key(k, c); want[kk] {
 					ix.byKey[kk] = append(ix.byKey[kk], record{ptr: ptr, obj: x})
 				}
 			}
-			for _, k := range sortedMembers(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				walk(ptr+"/"+escapeToken(k), x[k])
 			}
 		case []any:
@@ -161,7 +167,7 @@ func (ix *recordIndex) shortcut(op map[string]any) []map[string]any {
 	switch x := v.(type) {
 	case map[string]any:
 		rest := map[string]any{}
-		for _, k := range sortedMembers(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if from, ok := ix.source(x[k], path+"/"+escapeToken(k)); ok {
 				copies = append(copies, map[string]any{"op": "copy", "from": from, "path": path + "/" + escapeToken(k)})
 			} else {
@@ -206,7 +212,7 @@ func canon(v any) string {
 	case map[string]any:
 		var b strings.Builder
 		b.WriteByte('{')
-		for i, k := range sortedMembers(x) {
+		for i, k := range slices.Sorted(maps.Keys(x)) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -225,20 +231,12 @@ func canon(v any) string {
 	return string(b)
 }
 
-func sortedMembers(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
+// firstKey is m's first member name in order ("" for an empty object).
 func firstKey(m map[string]any) string {
 	if len(m) == 0 {
 		return ""
 	}
-	return sortedMembers(m)[0]
+	return slices.Min(slices.Collect(maps.Keys(m)))
 }
 
 // escapeToken is a member name as a JSON Pointer token (RFC 6901 §3).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -108,7 +109,7 @@ func checkTemplate(tmpl any, gr Grow) error {
 	if !ok {
 		return fmt.Errorf("the records of %s are not objects (a collection is an array or an object of records)", gr.Path)
 	}
-	for _, m := range sortedKeys(gr.Fixed) {
+	for _, m := range slices.Sorted(maps.Keys(gr.Fixed)) {
 		if _, ok := t[m]; !ok {
 			return fmt.Errorf("fixed member %q is not a member of the records of %s", m, gr.Path)
 		}
@@ -229,7 +230,7 @@ func (g *grower) state(add int64) ([]byte, error) {
 			col.isArray, records = true, x
 		case map[string]any:
 			col.keys = map[string]bool{}
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				records = append(records, x[k])
 				col.keys[k] = true
 				if col.tmplKey == "" {
@@ -310,7 +311,7 @@ func (g *grower) write(b []byte, p runtime.Pointer, v any, cols map[string]*coll
 	switch x := v.(type) {
 	case map[string]any:
 		b = append(b, '{')
-		keys := sortedKeys(x)
+		keys := slices.Sorted(maps.Keys(x))
 		for i, k := range keys {
 			if i > 0 {
 				b = append(b, ',')
@@ -440,7 +441,7 @@ func (g *grower) compile(col *collection, path, member string, tmpl any, top boo
 	switch x := tmpl.(type) {
 	case map[string]any:
 		n := &gen{kind: genObject}
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			n.keys = append(n.keys, append(appendString(nil, k), ':'))
 			var kid *gen
 			j := slices.IndexFunc(col.g.Secrets, func(s GrowSecret) bool { return s.Member == k })
@@ -899,22 +900,13 @@ func newPools(seed uint64) *pools {
 		sentences: draw(func() string { return f.Sentence() })}
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // appendScalarTree appends any JSON value (json.Number numbers, or float64
 // and int from a case file's fixed values), members in key order.
 func appendScalarTree(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case map[string]any:
 		b = append(b, '{')
-		for i, k := range sortedKeys(x) {
+		for i, k := range slices.Sorted(maps.Keys(x)) {
 			if i > 0 {
 				b = append(b, ',')
 			}
