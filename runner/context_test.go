@@ -19,18 +19,8 @@ import (
 // unless it says more), and returns the record.
 func runJSONSpec(t testing.TB, cfg string, a actors.Actor, spec runspec.Spec) *rundir.Record {
 	t.Helper()
-	c, cfgs := loadExampleWithLines(t)
-	sink := &memSink{}
-	spec.Rounds, spec.PassThreshold, spec.Protocol = 1, 0.8, ProtocolJSON
-	spec.MaxAttempts = max(spec.MaxAttempts, 1)
-	o := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{configNamed(t, cfgs, cfg)}, Actors: []actors.Actor{a}, Spec: spec, Concurrency: 1}
-	if err := Run(context.Background(), o, nil, sink); err != nil {
-		t.Fatal(err)
-	}
-	if len(sink.recs) != 1 {
-		t.Fatalf("%d records", len(sink.recs))
-	}
-	return sink.recs[0]
+	spec.Protocol = ProtocolJSON
+	return runExample(t, cfg, a, Options{Spec: spec})
 }
 
 // TestContextBudgetJSON: in the json protocol a prompt of more tokens

@@ -184,13 +184,19 @@ const rightProposal = `{"patch": [{"op": "replace", "path": "/ticket/reply", "va
 // tools protocol and returns the record.
 func runTools(t testing.TB, cfg string, a actors.Actor, o Options) *rundir.Record {
 	t.Helper()
+	o.Protocol = ProtocolTools
+	return runExample(t, cfg, a, o)
+}
+
+// runExample runs actor a on the example case in configuration cfg, once,
+// with o's protocol and budgets (one attempt when o gives none), and
+// returns the record.
+func runExample(t testing.TB, cfg string, a actors.Actor, o Options) *rundir.Record {
+	t.Helper()
 	c, cfgs := loadExampleWithLines(t)
 	sink := &memSink{}
 	o.Cases, o.Configs, o.Actors, o.Rounds, o.Concurrency, o.PassThreshold = []*bench.Case{c}, []*bench.Config{configNamed(t, cfgs, cfg)}, []actors.Actor{a}, 1, 1, 0.8
-	o.Protocol = ProtocolTools
-	if o.MaxAttempts == 0 {
-		o.MaxAttempts = 1
-	}
+	o.MaxAttempts = max(o.MaxAttempts, 1)
 	if err := Run(context.Background(), o, nil, sink); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/patchbench/patchbench/actors"
+	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/scoring"
 )
 
@@ -50,20 +51,8 @@ func TestExecStderrScannedWhole(t *testing.T) {
 // the card in field actor_stderr, and its step's record keeps an excerpt
 // of its standard error.
 func TestMCPAgentStderrScannedAndRecorded(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATCHBENCH_TEST_MCP_AGENT", "quit")
-	a, err := actors.NewMCPAgent("mcp:/bin/sh -c "+strconv.Quote(stderrLeak+"; exec "+self+" -test.run=^$"), 30*time.Second, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := runTools(t, "patchoptic", a, Options{})
+	r := runShellMCPAgent(t, stderrLeak)
 	s := r.Steps[0]
-	if !r.HasOutcome() || s.Ended != EndedAgentExited {
-		t.Fatalf("status %s ended %q error %v", r.Status, s.Ended, r.Error)
-	}
 	if !r.Leaked || len(r.Leaks) != 1 || r.Leaks[0].Field != scoring.FieldStderr || r.Leaks[0].Step != "reply" {
 		t.Errorf("leaked %v leaks %+v", r.Leaked, r.Leaks)
 	}
@@ -78,25 +67,35 @@ func TestMCPAgentStderrScannedAndRecorded(t *testing.T) {
 // actor_stdout, and its step's record keeps an excerpt of at most
 // 64 KiB of its standard output.
 func TestMCPAgentStdoutScannedAndRecorded(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATCHBENCH_TEST_MCP_AGENT", "quit")
 	dots := `head -c 40000 /dev/zero | tr '\0' .`
-	a, err := actors.NewMCPAgent("mcp:/bin/sh -c "+strconv.Quote(dots+"; printf 'card 4000 0000 0000 9995\n'; "+dots+"; exec "+self+" -test.run=^$"), 30*time.Second, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := runTools(t, "patchoptic", a, Options{})
+	r := runShellMCPAgent(t, dots+"; printf 'card 4000 0000 0000 9995\n'; "+dots)
 	s := r.Steps[0]
-	if !r.HasOutcome() || s.Ended != EndedAgentExited {
-		t.Fatalf("status %s ended %q error %v", r.Status, s.Ended, r.Error)
-	}
 	if !r.Leaked || len(r.Leaks) != 1 || r.Leaks[0].Field != scoring.FieldStdout || r.Leaks[0].Step != "reply" {
 		t.Errorf("leaked %v leaks %+v", r.Leaked, r.Leaks)
 	}
 	if e := s.ActorStdout; len(e) > actors.KeptStderrBytes+len("…") || !strings.HasPrefix(e, "....") || strings.Contains(e, "card") || !strings.Contains(e, "…") {
 		t.Errorf("excerpt of %d bytes: %.60q", len(e), e)
 	}
+}
+
+// runShellMCPAgent runs an mcp: agent that runs the shell script, then
+// this test binary as an MCP agent that reads and quits, on the example
+// case in PatchOptic, and returns the record of a run that ended with the
+// agent (agent_exited).
+func runShellMCPAgent(t *testing.T, script string) *rundir.Record {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATCHBENCH_TEST_MCP_AGENT", "quit")
+	a, err := actors.NewMCPAgent("mcp:/bin/sh -c "+strconv.Quote(script+"; exec "+self+" -test.run=^$"), 30*time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runTools(t, "patchoptic", a, Options{})
+	if s := r.Steps[0]; !r.HasOutcome() || s.Ended != EndedAgentExited {
+		t.Fatalf("status %s ended %q error %v", r.Status, s.Ended, r.Error)
+	}
+	return r
 }

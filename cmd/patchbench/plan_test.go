@@ -358,14 +358,7 @@ func TestPlanRelativePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "out")
-	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--plan", plan, "--out", out}}); code != 0 {
-		t.Fatalf("run --plan: exit %d: %s", code, stderr)
-	}
-	m, err := rundir.ReadManifest(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := runPlanManifest(t, plan)
 	if m.PlanDigest != p.Digest() || m.Cases != 1 {
 		t.Errorf("manifest: plan digest %s (want %s), %d cases", m.PlanDigest, p.Digest(), m.Cases)
 	}
@@ -379,6 +372,16 @@ func TestPlanRelativePaths(t *testing.T) {
 // read as their flags read them: an item "a, b" is two, blanks trimmed.
 func TestPlanCommaLists(t *testing.T) {
 	plan := writePlan(t, "version: 1\ncases:\n  dir: "+mustAbs(t, exampleCases)+"\n  ids: [\" sup-example-refund \"]\nconfigs:\n  names: [\"patchoptic, unconstrained\"]\nactors: [reference]\n")
+	m := runPlanManifest(t, plan)
+	if !slices.Equal(m.CaseIDs, []string{"sup-example-refund"}) || len(m.Configs) != 2 {
+		t.Errorf("case ids %q, configs %q", m.CaseIDs, m.Configs)
+	}
+}
+
+// runPlanManifest runs a plan into a fresh directory and returns the
+// manifest it wrote.
+func runPlanManifest(t *testing.T, plan string) *rundir.Manifest {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
 	if _, stderr, code := runCLI(t, cliCase{args: []string{"run", "--plan", plan, "--out", out}}); code != 0 {
 		t.Fatalf("run --plan: exit %d: %s", code, stderr)
@@ -387,7 +390,5 @@ func TestPlanCommaLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.CaseIDs, []string{"sup-example-refund"}) || len(m.Configs) != 2 {
-		t.Errorf("case ids %q, configs %q", m.CaseIDs, m.Configs)
-	}
+	return m
 }
