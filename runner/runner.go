@@ -111,9 +111,11 @@ func (o *Options) maxStepBytes() int64 {
 	return DefaultMaxStepBytes
 }
 
-// recordedScale is the scale a record names: Spec.Scale, or "" at 1x.
-func (o *Options) recordedScale() string {
-	if o.Scale == "" || strings.EqualFold(o.Scale, "1x") {
+// recordedScale is the scale a record of case c names: Spec.Scale, or
+// "" at 1x and for a case that does not grow (its state is as written
+// at any scale).
+func (o *Options) recordedScale(c *bench.Case) string {
+	if o.Scale == "" || strings.EqualFold(o.Scale, "1x") || len(c.Grow) == 0 {
 		return ""
 	}
 	return o.Scale

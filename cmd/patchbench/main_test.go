@@ -202,14 +202,15 @@ func TestBoundedInput(t *testing.T) {
 	}
 }
 
-// TestRunScaled: run --scale grows the growing case before its runs: the
+// TestRunScaled: run --scale grows the growing case before its runs (a
+// case that does not grow is recorded as it is, at no scale): the
 // reference still passes on the grown state in the projected
 // configuration, every record and the manifest name the scale, the runs
 // saw the grown view (their prompts' tokens), and a bad size is refused
 // naming --scale.
 func TestRunScaled(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	args := []string{"run", "--case", "mkt-crm-segment-export", "--config", "patchoptic", "--actor", "reference", "--scale", "200kb", "--out", dir}
+	args := []string{"run", "--case", "mkt-crm-segment-export,mkt-influencer-contract", "--config", "patchoptic", "--actor", "reference", "--scale", "200kb", "--out", dir}
 	if _, stderr, code := runCLI(t, cliCase{args: args}); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -217,9 +218,16 @@ func TestRunScaled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec rundir.Record
-	if err := json.Unmarshal(b, &rec); err != nil {
-		t.Fatal(err)
+	var rec, plain rundir.Record
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &rec) != nil || json.Unmarshal([]byte(lines[1]), &plain) != nil {
+		t.Fatalf("runs.jsonl: %.200s", b)
+	}
+	if rec.Case != "mkt-crm-segment-export" {
+		rec, plain = plain, rec
+	}
+	if plain.Scale != "" {
+		t.Errorf("a case that does not grow is recorded at scale %q", plain.Scale)
 	}
 	if rec.Scale != "200KB" || rec.Status != rundir.StatusPassed || rec.Tokens.Prompt < 20_000 || len(rec.FinalState) < 200_000 {
 		t.Errorf("record: scale %q, status %s, prompt tokens %d, final state %d bytes", rec.Scale, rec.Status, rec.Tokens.Prompt, len(rec.FinalState))
