@@ -35,7 +35,7 @@ const (
 // DefaultExact are the actors whose answers are a function of their
 // prompt (the no-model actors): a change in their runs is a change of the
 // verifier, the cases or the configurations, never sampling noise.
-var DefaultExact = []string{"reference", "oversharer", "follower"}
+var DefaultExact = []string{"reference", "oversharer", "follower", "bulk"}
 
 // Comparer pairs the runs of two sides (patchbench compare BASE NEW:
 // before and after a verifier, actor or model change) by their key
