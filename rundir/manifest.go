@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -477,6 +478,13 @@ func CheckManifest(dir string, m Manifest) (*Manifest, error) {
 		return nil, err
 	}
 	if old.Key() != m.Key() {
+		if diff := old.Differences(m); slices.Contains(diff, "scale") {
+			// The scales are a dimension of the runs: say which the
+			// directory holds, and how to go on with them.
+			was, now := cmp.Or(old.Scale, "1x"), cmp.Or(m.Scale, "1x")
+			return nil, errorf(CodeSettingsDiffer, "%s holds runs at the scales %s, not %s (%s differ); rerun with --scale %s to resume, or choose another --out for other scales",
+				dir, was, now, strings.Join(diff, ", "), was)
+		}
 		return nil, errorf(CodeSettingsDiffer, "%s holds a run with other settings (%s differ); rerun with its settings to resume, or choose another --out",
 			dir, strings.Join(old.Differences(m), ", "))
 	}
