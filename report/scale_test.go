@@ -9,8 +9,8 @@ import (
 )
 
 // TestScaleInTitle: the main table says the runs' scale: nothing at 1x,
-// the scale when every run has one, and the scales a report pools when
-// it reads directories of several.
+// the scale when every run has one, and the scales, smallest first,
+// when the runs are at several.
 func TestScaleInTitle(t *testing.T) {
 	cfgs := []*bench.Config{{Name: "patchoptic", Label: "PatchOptic", View: bench.ViewProjected}}
 	rec := func(round int, scale string) *rundir.Record {
@@ -23,7 +23,7 @@ func TestScaleInTitle(t *testing.T) {
 	}{
 		{[]string{"", ""}, "PatchBench", nil},
 		{[]string{"10MB", "10MB"}, "PatchBench at scale 10MB", []string{"10MB"}},
-		{[]string{"", "1MB"}, "PatchBench pooling the scales 1MB, 1x (report each directory alone to tell them apart)", []string{"1MB", "1x"}},
+		{[]string{"", "1MB"}, "PatchBench at the scales 1x, 1MB (a row per scale)", []string{"1x", "1MB"}},
 	} {
 		s := NewSummarizer(cfgs, []string{"a"})
 		for i, sc := range tt.scales {

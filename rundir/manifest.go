@@ -402,10 +402,12 @@ func (m *Manifest) check() (member string, err error) {
 		return name, err
 	}
 	// The product cannot overflow: each factor is bounded by the file's
-	// size (16 MiB) but rounds, bounded above.
-	most := int64(m.Cases) * int64(len(m.Configs)) * int64(len(m.Actors)) * int64(m.Rounds)
+	// size (16 MiB) but rounds, bounded above (2^24 each of cases,
+	// configs, actors and scales, 10^4 rounds: below 2^63).
+	scales := int64(strings.Count(m.Scale, ",") + 1)
+	most := int64(m.Cases) * int64(len(m.Configs)) * int64(len(m.Actors)) * int64(m.Rounds) * scales
 	if m.ExpectedRuns < 0 || m.Cases > 0 && int64(m.ExpectedRuns) > most {
-		return "expected_runs", fmt.Errorf("is %d; the settings call for at most %d runs (cases × configs × actors × rounds)", m.ExpectedRuns, most)
+		return "expected_runs", fmt.Errorf("is %d; the settings call for at most %d runs (cases × configs × actors × rounds × scales)", m.ExpectedRuns, most)
 	}
 	if m.MaxAttempts < 0 || m.MaxAttempts > maxManifestAttempts {
 		return "max_attempts", fmt.Errorf("is %d; want an integer in [1, %d]", m.MaxAttempts, maxManifestAttempts)
