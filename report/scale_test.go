@@ -1,6 +1,8 @@
 package report
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -94,6 +96,49 @@ func TestScaleColumnAndGrouping(t *testing.T) {
 		// Paired tests pair runs at their own scale: one pair each.
 		if len(rep.Paired) != 2 || rep.Paired[0].Pairs != 1 || rep.Paired[1].Scale != "1MB" {
 			t.Errorf("paired %+v", rep.Paired)
+		}
+	}
+}
+
+// TestPlotsAgainstScale: runs at two scales add the charts of tokens per
+// run and leak rate against the scale (a series per configuration, the
+// scales on the x axis); runs at one scale do not.
+func TestPlotsAgainstScale(t *testing.T) {
+	cfgs := []*bench.Config{{Name: "patchoptic", Label: "PatchOptic", View: bench.ViewProjected}, {Name: "unconstrained", Label: "Unconstrained", View: bench.ViewFull}}
+	for _, scales := range [][]string{{""}, {"", "1MB"}} {
+		s := NewSummarizer(cfgs, []string{"a"})
+		for _, sc := range scales {
+			for _, cfg := range []string{"patchoptic", "unconstrained"} {
+				s.Add(&rundir.Record{RunID: rundir.RunIDAt("c", cfg, "a", 1, sc), Case: "c", Config: cfg, Actor: "a", Round: 1, Scale: sc,
+					Status: rundir.StatusPassed, Leaked: cfg == "unconstrained", Tokens: rundir.Usage{Prompt: 1000 + 50000*len(sc)}})
+			}
+		}
+		dir := t.TempDir()
+		files, err := WritePlots(dir, s.Summary(), cfgs, []string{"a"}, PlotOptions{Format: "svg"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 4
+		if len(scales) > 1 {
+			want = 6
+		}
+		if len(files) != want {
+			t.Fatalf("scales %q: %d plots %q, want %d", scales, len(files), files, want)
+		}
+		if len(scales) == 1 {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "tokens-by-scale.svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range []string{"Tokens per run against scale", ">1MB<", ">1x<", ">PatchOptic<", ">Unconstrained<"} {
+			if !strings.Contains(string(b), text) {
+				t.Errorf("tokens-by-scale.svg lacks %q", text)
+			}
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "leak-rate.svg")); err != nil || !strings.Contains(string(b), "at 1x") {
+			t.Errorf("leak-rate.svg does not say it shows the rows at 1x (%v)", err)
 		}
 	}
 }
