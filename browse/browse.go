@@ -90,12 +90,12 @@ type cellKey struct{ kase, config, actor string }
 // as the comparison names it), what the overview shows of it, and where
 // its record is.
 type runEntry struct {
-	ID      string
-	Case    string
-	Domain  string
-	Config  string
-	Actor   string
-	Round   int
+	ID     string
+	Case   string
+	Domain string
+	Config string
+	Actor  string
+	Round  int
 	// Scale is the run's scale as the tables print it ("1x" for a run
 	// at 1x or of a case that does not grow).
 	Scale   string
