@@ -57,7 +57,9 @@ type Browser struct {
 	domainOf map[string]string
 	// kinds are the secret kinds the kind filter offers: the closed list,
 	// then those the runs' leaks add, in the order met.
-	kinds    []string
+	kinds []string
+	// scales are the runs' scales ("1x", "1MB", ...), smallest first.
+	scales   []string
 	rounds   int
 	report   report.Report
 	baseline string
@@ -88,12 +90,15 @@ type cellKey struct{ kase, config, actor string }
 // as the comparison names it), what the overview shows of it, and where
 // its record is.
 type runEntry struct {
-	ID      string
-	Case    string
-	Domain  string
-	Config  string
-	Actor   string
-	Round   int
+	ID     string
+	Case   string
+	Domain string
+	Config string
+	Actor  string
+	Round  int
+	// Scale is the run's scale as the tables print it ("1x" for a run
+	// at 1x or of a case that does not grow).
+	Scale   string
 	Status  string
 	Outcome Outcome
 	Flags   Flags
@@ -286,16 +291,19 @@ func (b *Browser) collect() {
 			e := d.index.Entry(i)
 			h := *e.Head // a copy: the actor is renamed for the comparison
 			h.Actor = b.comb.Name(di, h.Actor)
-			id := rundir.RunID(h.Case, h.Config, h.Actor, h.Round)
+			id := rundir.RunIDAt(h.Case, h.Config, h.Actor, h.Round, h.Scale)
 			if _, dup := b.byID[id]; dup {
 				continue
 			}
 			builder.Add(&h)
-			r := &runEntry{ID: id, Case: h.Case, Domain: h.Domain, Config: h.Config, Actor: h.Actor, Round: h.Round, Status: h.Status,
+			r := &runEntry{ID: id, Case: h.Case, Domain: h.Domain, Config: h.Config, Actor: h.Actor, Round: h.Round, Scale: report.ScaleName(h.Scale), Status: h.Status,
 				Leaks: e.NLeaks, Illegal: len(h.IllegalCommits), Content: h.ContentScore, Tokens: h.Tokens.Prompt + h.Tokens.Completion,
 				dir: di, idx: i}
 			r.Flags = flagsOf(&h)
 			r.Kinds, r.Mechanisms = leakKeys(h.Leaks)
+			if !slices.Contains(b.scales, r.Scale) {
+				b.scales = append(b.scales, r.Scale)
+			}
 			for _, k := range r.Kinds {
 				if !slices.Contains(b.kinds, k) {
 					b.kinds = append(b.kinds, k)
@@ -313,8 +321,9 @@ func (b *Browser) collect() {
 		}
 	}
 	for _, rs := range b.byCell {
-		sort.Slice(rs, func(i, j int) bool { return rs[i].Round < rs[j].Round })
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Round < rs[j].Round })
 	}
+	report.SortScales(b.scales)
 	b.report = builder.Report()
 	b.report.Summary.RunsExpected = b.expected
 	b.report.Summary.Complete = builder.Summarizer().Settled() >= b.expected

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -645,5 +646,49 @@ func TestAllowHosts(t *testing.T) {
 	AllowHosts(ok, "127.0.0.1:8484").ServeHTTP(w, r)
 	if w.Code != http.StatusForbidden {
 		t.Errorf("absolute-form request: %d, want 403", w.Code)
+	}
+}
+
+// TestServerScaleFilter: a directory of runs at two scales lists each
+// run once (a grown run's id names its scale), offers a scale filter and
+// a Scale column, and ?scale=200KB keeps the runs at 200KB only: in the
+// run list, the main table and the grids' cells.
+func TestServerScaleFilter(t *testing.T) {
+	dir := makeRunScales(t, []string{"mkt-crm-segment-export", "fin-expense-review"}, []string{"reference"}, []string{"1x", "200KB"})
+	b := openRun(t, dir)
+	srv := httptest.NewServer(b.Handler())
+	defer srv.Close()
+	// 6 configurations: the growing case at both scales, the other once.
+	if b.Runs() != 18 {
+		t.Fatalf("%d runs; want 18 (6 configurations x 3 case runs)", b.Runs())
+	}
+	_, page := get(t, srv, "/")
+	if !strings.Contains(page, `<select name="scale"><option value="">all</option><option>1x</option><option>200KB</option></select>`) {
+		t.Error("the overview offers no scale filter of 1x and 200KB")
+	}
+	if !strings.Contains(page, `<th scope="col">Scale</th>`) {
+		t.Error("the main table has no Scale column")
+	}
+	_, page = get(t, srv, "/?scale=200KB")
+	rows := runRowRE.FindAllStringSubmatch(page, -1)
+	if len(rows) != 6 {
+		t.Errorf("%d runs listed at 200KB, want 6", len(rows))
+	}
+	for _, r := range rows {
+		if !strings.HasSuffix(r[1], "@200KB") {
+			t.Errorf("run %s is listed at 200KB", r[1])
+		}
+	}
+	if n := strings.Count(page, `data-scale="1x" hidden`); n == 0 {
+		t.Error("no main-table row at 1x is hidden under scale=200KB")
+	}
+	// The grid keeps the growing case's row only.
+	for _, m := range gridRowRE.FindAllStringSubmatch(page, -1) {
+		if m[1] != "mkt-crm-segment-export" {
+			t.Errorf("grid row %s shown at 200KB", m[1])
+		}
+	}
+	if u := b.UnknownFilters(url.Values{"scale": {"10MB"}}); len(u) != 1 || !strings.Contains(u[0], `scale "10MB"`) {
+		t.Errorf("unknown scale: %q", u)
 	}
 }

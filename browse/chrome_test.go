@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -593,4 +594,66 @@ func TestBrowserActorStringsMasked(t *testing.T) {
 	if diff := cmp.Diff(pageText(t, ctx), fileText); diff != "" {
 		t.Errorf("the file's page differs from the server's (-server +file):\n%s", diff)
 	}
+}
+
+// TestBrowserScaleFilter filters the overview of a directory of runs at
+// two scales by scale, on the server (the select reloads the page with
+// ?scale=…) and in the single file (its script hides the runs, the main
+// table's rows and the grids' cells at the other scale).
+func TestBrowserScaleFilter(t *testing.T) {
+	t.Parallel() // a browser, a run directory and a server of its own
+	ctx := newBrowser(t)
+	dir := makeRunScales(t, []string{"mkt-crm-segment-export", "fin-expense-review"}, []string{"reference"}, []string{"1x", "200KB"})
+	b := openRun(t, dir)
+	srv := httptest.NewServer(b.Handler())
+	defer srv.Close()
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("select[name=scale]"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := evaluate[[]string](t, ctx, `Array.from(document.querySelectorAll('select[name=scale] option')).map(o => o.value)`); strings.Join(got, ",") != ",1x,200KB" {
+		t.Errorf("the scale filter offers %q", got)
+	}
+	if err := load(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector('select[name=scale]'); s.value = '200KB'; s.dispatchEvent(new Event('change')); })()`)); err != nil {
+		t.Fatal(err)
+	}
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := url.Parse(loc); u.Query().Get("scale") != "200KB" {
+		t.Errorf("after the scale filter, the page is %s", loc)
+	}
+	listed := evaluate[[]string](t, ctx, `Array.from(document.querySelectorAll('table.runs tbody tr')).map(tr => tr.dataset.scale)`)
+	if len(listed) != 6 || strings.Join(slices.Compact(listed), ",") != "200KB" {
+		t.Errorf("scale=200KB lists the runs at %q, want 6 at 200KB", listed)
+	}
+	screenshot(t, ctx, "overview-scale")
+
+	// The single file filters from its query.
+	path := filepath.Join(t.TempDir(), "report.html")
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteBundle(out, BundleOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	fileURL := (&url.URL{Scheme: "file", Path: path}).String()
+	if err := chromedp.Do(ctx, chromedp.Navigate(fileURL+"?scale=1x"), chromedp.WaitVisible(chromedp.CSS("table.runs"))); err != nil {
+		t.Fatal(err)
+	}
+	visible := evaluate[[]string](t, ctx, `Array.from(document.querySelectorAll('table.runs tbody tr')).filter(tr => !tr.hidden).map(tr => tr.dataset.scale)`)
+	if len(visible) != 12 || strings.Join(slices.Compact(visible), ",") != "1x" {
+		t.Errorf("the file shows the runs at %q under scale=1x, want 12 at 1x", visible)
+	}
+	mainRows := evaluate[[]string](t, ctx, `Array.from(document.querySelectorAll('table.main tbody tr')).filter(tr => !tr.hidden).map(tr => tr.dataset.scale)`)
+	if len(mainRows) != 6 || strings.Join(slices.Compact(mainRows), ",") != "1x" {
+		t.Errorf("the file's main table shows rows at %q under scale=1x, want 6 at 1x", mainRows)
+	}
+	// The growing case's cells at 1x hold its 1x run only: one run each.
+	if n := evaluate[int](t, ctx, `Array.from(document.querySelectorAll('.actor-grid tr[data-case=mkt-crm-segment-export] td.cell:not(.empty) .n')).filter(e => e.textContent.endsWith('/2')).length`); n != 0 {
+		t.Errorf("%d cells of the growing case count two runs under scale=1x", n)
+	}
+	screenshot(t, ctx, "file-scale")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -167,4 +168,66 @@ func (b *Browser) Summary() report.Summary { return b.report.Summary }
 func (b *Browser) Warnings() []string {
 	<-b.casesLoaded
 	return slices.Clone(b.warnings)
+}
+
+// makeRunScales runs the actors on cases of the embedded suite at each of
+// scales ("1x", "200KB", ...) into one run directory, as patchbench run
+// --scale 1x,200KB does: each growing case is grown once per scale, a
+// case that does not grow runs once, at 1x.
+func makeRunScales(t testing.TB, caseIDs, actorNames []string, scales []string) string {
+	t.Helper()
+	all, configs := suite()
+	var cases []*bench.Case
+	for _, c := range all {
+		if slices.Contains(caseIDs, c.ID) {
+			cases = append(cases, c)
+		}
+	}
+	var acts []actors.Actor
+	for _, n := range actorNames {
+		a, err := actors.New(n, actors.Params{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts = append(acts, a)
+	}
+	spec := runspec.Spec{Rounds: 1, Seed: 1, MaxAttempts: 1, PassThreshold: 0.8, Tokenizer: "o200k_base", Scale: strings.Join(scales, ",")}
+	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Spec: spec, Concurrency: 2}
+	for _, text := range scales {
+		sc, err := bench.ParseScale(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grown := make([]*bench.Case, len(cases))
+		for i, c := range cases {
+			if grown[i], err = c.Grown(sc, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o.Scales = append(o.Scales, runner.Scaled{Scale: sc, Cases: grown})
+	}
+	dir := t.TempDir()
+	m := rundir.Manifest{Module: "github.com/patchbench/patchbench", CaseSet: EmbeddedSuite, CaseDigest: rundir.CaseDigest(cases), Cases: len(cases),
+		Spec: spec, PromptVersion: runner.PromptVersion, Started: "2026-01-02T03:04:05Z", ConfigDetails: configs, ExpectedRuns: len(o.Jobs()),
+		Actors: actorNames}
+	for _, c := range configs {
+		m.Configs = append(m.Configs, c.Name)
+	}
+	for _, c := range cases {
+		m.CaseIDs = append(m.CaseIDs, c.ID)
+	}
+	if err := rundir.WriteJSON(dir, rundir.ManifestFile, m); err != nil {
+		t.Fatal(err)
+	}
+	sink, err := rundir.OpenSink(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.Run(context.Background(), o, nil, sink); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // Filter is what the overview shows: the query parameters domain,
-// config, actor, outcome, round, kind and mechanism (runs with a leak of a
+// config, actor, outcome, round, scale ("1x", "1MB": the runs at that
+// scale), kind and mechanism (runs with a leak of a
 // secret of that kind, or answering a pull of that mechanism; "none" for
 // a leak no pull answers) and q (a search by case or run id: a
 // case-insensitive part of the run id, whose configuration may be written
@@ -24,6 +25,7 @@ type Filter struct {
 	Actor     string
 	Outcome   Outcome
 	Round     int
+	Scale     string
 	Kind      string
 	Mechanism string
 	Q         string
@@ -33,7 +35,7 @@ type Filter struct {
 // know are kept and match nothing.
 func ParseFilter(q url.Values) Filter {
 	f := Filter{Domain: q.Get("domain"), Config: q.Get("config"), Actor: q.Get("actor"), Outcome: Outcome(q.Get("outcome")),
-		Kind: q.Get("kind"), Mechanism: q.Get("mechanism"), Q: strings.TrimSpace(q.Get("q"))}
+		Scale: strings.TrimSpace(q.Get("scale")), Kind: q.Get("kind"), Mechanism: q.Get("mechanism"), Q: strings.TrimSpace(q.Get("q"))}
 	f.Round, _ = strconv.Atoi(q.Get("round"))
 	return f
 }
@@ -54,6 +56,7 @@ func (f Filter) Query(extra ...string) string {
 	set("actor", f.Actor)
 	set("outcome", string(f.Outcome))
 	set("round", strconv.Itoa(f.Round))
+	set("scale", f.Scale)
 	set("kind", f.Kind)
 	set("mechanism", f.Mechanism)
 	set("q", f.Q)
@@ -87,9 +90,9 @@ func (f Filter) matchRun(r *runEntry, q string) bool {
 }
 
 // matchInCell reports whether a run passes the filters a grid cell applies
-// to its runs: round, leak kind, leak mechanism and search.
+// to its runs: round, scale, leak kind, leak mechanism and search.
 func (f Filter) matchInCell(r *runEntry, q string) bool {
-	return (f.Round == 0 || r.Round == f.Round) &&
+	return (f.Round == 0 || r.Round == f.Round) && (f.Scale == "" || r.Scale == f.Scale) &&
 		(f.Kind == "" || slices.Contains(r.Kinds, f.Kind)) &&
 		(f.Mechanism == "" || slices.Contains(r.Mechanisms, f.Mechanism)) &&
 		(q == "" || strings.Contains(strings.ToLower(r.ID), q))
@@ -98,7 +101,7 @@ func (f Filter) matchInCell(r *runEntry, q string) bool {
 // narrows reports whether the filter leaves out runs within a grid cell
 // (then a row without a kept run is hidden).
 func (f Filter) narrows(q string) bool {
-	return f.Outcome != "" || q != "" || f.Round != 0 || f.Kind != "" || f.Mechanism != ""
+	return f.Outcome != "" || q != "" || f.Round != 0 || f.Scale != "" || f.Kind != "" || f.Mechanism != ""
 }
 
 // mechanismOption is an option of the mechanism filter.
@@ -113,6 +116,9 @@ type overview struct {
 	Actors   []string
 	Outcomes []Outcome
 	Rounds   []int
+	// Scales are the runs' scales, smallest first; the scale filter
+	// and the main table's Scale column show when there are several.
+	Scales []string
 	// Kinds are the secret kinds the kind filter offers (the closed list,
 	// then those the runs' leaks add); Mechanisms the mechanisms.
 	Kinds      []string
@@ -147,6 +153,8 @@ type dirView struct {
 // mainRow is a row of the main table, with the runs of each outcome.
 type mainRow struct {
 	report.Row
+	// ScaleName is the row's scale as the tables print it ("1x").
+	ScaleName                      string
 	Measured                       int
 	Leak, Illegal, Pass            rate
 	Legal, Content, Tokens, Attack string
@@ -222,6 +230,7 @@ func (b *Browser) overview(f Filter, static bool) *overview {
 		o.Rounds = append(o.Rounds, r)
 	}
 	o.Kinds = b.kinds
+	o.Scales = b.scales
 	for _, m := range bench.LeakMechanisms {
 		label := m
 		if m == bench.MechanismNone {
@@ -281,9 +290,12 @@ func (b *Browser) overview(f Filter, static bool) *overview {
 // counts in both, as the outcome filter finds it under both).
 func (b *Browser) mainRows(f Filter, static bool) []mainRow {
 	var out []mainRow
-	counts := map[cellKey]map[Outcome]int{}
+	// Counted per configuration, actor and scale, as the summary's
+	// rows are.
+	type rowKey struct{ config, actor, scale string }
+	counts := map[rowKey]map[Outcome]int{}
 	for _, r := range b.runs {
-		k := cellKey{config: r.Config, actor: r.Actor}
+		k := rowKey{r.Config, r.Actor, r.Scale}
 		if counts[k] == nil {
 			counts[k] = map[Outcome]int{}
 		}
@@ -291,9 +303,15 @@ func (b *Browser) mainRows(f Filter, static bool) []mainRow {
 			counts[k][o]++
 		}
 	}
+	scaled := len(b.scales) > 1
 	for _, row := range b.report.Summary.Rows {
-		mr := mainRow{Row: row, Measured: row.Measured(), Query: Filter{Config: row.Config, Actor: row.Actor}.Query(),
-			Hidden: !static && ((f.Config != "" && f.Config != row.Config) || (f.Actor != "" && f.Actor != row.Actor))}
+		sc := report.ScaleName(row.Scale)
+		rowScale := ""
+		if scaled {
+			rowScale = sc
+		}
+		mr := mainRow{Row: row, ScaleName: sc, Measured: row.Measured(), Query: Filter{Config: row.Config, Actor: row.Actor, Scale: rowScale}.Query(),
+			Hidden: !static && ((f.Config != "" && f.Config != row.Config) || (f.Actor != "" && f.Actor != row.Actor) || (f.Scale != "" && f.Scale != sc))}
 		mr.Leak = rateOf(row.LeakRate, row.LeakCI)
 		mr.Illegal = rateOf(row.IllegalCommitRate, row.IllegalCommitCI)
 		mr.Pass = rateOf(row.SemanticPass, row.SemanticPassCI)
@@ -308,8 +326,8 @@ func (b *Browser) mainRows(f Filter, static bool) []mainRow {
 			mr.Attack = fmt.Sprintf("%.3f (%d)", *row.AttackSuccess, row.AttackRuns)
 		}
 		for _, oc := range Outcomes {
-			if n := counts[cellKey{config: row.Config, actor: row.Actor}][oc]; n > 0 {
-				mr.Counts = append(mr.Counts, outcomeCount{Outcome: oc, N: n, Query: Filter{Config: row.Config, Actor: row.Actor, Outcome: oc}.Query()})
+			if n := counts[rowKey{row.Config, row.Actor, sc}][oc]; n > 0 {
+				mr.Counts = append(mr.Counts, outcomeCount{Outcome: oc, N: n, Query: Filter{Config: row.Config, Actor: row.Actor, Scale: rowScale, Outcome: oc}.Query()})
 			}
 		}
 		out = append(out, mr)
@@ -363,7 +381,7 @@ func (b *Browser) cell(k cellKey, f Filter, q string, static bool) gridCell {
 	var data []string
 	for _, r := range b.byCell[k] {
 		if static {
-			data = append(data, fmt.Sprintf("%s|%d|%d|%s|%s", r.ID, r.Round, r.Flags, strings.Join(r.Kinds, " "), strings.Join(r.Mechanisms, " ")))
+			data = append(data, fmt.Sprintf("%s|%d|%d|%s|%s|%s", r.ID, r.Round, r.Flags, strings.Join(r.Kinds, " "), strings.Join(r.Mechanisms, " "), r.Scale))
 		}
 		if !f.matchInCell(r, q) {
 			continue
@@ -400,13 +418,13 @@ func (b *Browser) cell(k cellKey, f Filter, q string, static bool) gridCell {
 			c.Also = append(c.Also, o)
 		}
 	}
-	c.Query = Filter{Round: f.Round, Outcome: f.Outcome, Kind: f.Kind, Mechanism: f.Mechanism, Q: k.kase + "/" + k.config + "/" + k.actor + "/"}.Query()
+	c.Query = Filter{Round: f.Round, Scale: f.Scale, Outcome: f.Outcome, Kind: f.Kind, Mechanism: f.Mechanism, Q: k.kase + "/" + k.config + "/" + k.actor + "/"}.Query()
 	c.Dim = f.Outcome != "" && !c.Flags.Has(f.Outcome)
 	return c
 }
 
 // UnknownFilters names the filter values of a query that nothing in the
-// comparison has (a domain, configuration, actor, outcome, round, secret
+// comparison has (a domain, configuration, actor, outcome, round, scale, secret
 // kind or leak mechanism no run has), each with the values there are: such a filter matches no run,
 // and the overview says why.
 func (b *Browser) UnknownFilters(q url.Values) []string {
@@ -434,6 +452,7 @@ func (b *Browser) UnknownFilters(q url.Values) []string {
 		rounds = append(rounds, strconv.Itoa(r))
 	}
 	check("round", rounds)
+	check("scale", b.scales)
 	check("kind", b.kinds)
 	check("mechanism", bench.LeakMechanisms)
 	return out

@@ -263,7 +263,7 @@ func (b *Browser) loadRunMemo(ctx context.Context, id string, reveal bool, memo 
 	p.LeakCount = report.Plural(len(rec.Leaks), "leak")
 	for _, cf := range b.configs {
 		pv := pairView{Config: cf.Name, Label: cf.Label, Current: cf.Name == rec.Config}
-		if o := b.byID[rundir.RunID(rec.Case, cf.Name, e.Actor, rec.Round)]; o != nil {
+		if o := b.byID[rundir.RunIDAt(rec.Case, cf.Name, e.Actor, rec.Round, rec.Scale)]; o != nil {
 			pv.ID, pv.Outcome = o.ID, o.Outcome
 			pv.Summary = entrySummary(o)
 		}

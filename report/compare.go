@@ -39,26 +39,31 @@ var DefaultExact = []string{"reference", "oversharer", "follower", "bulk"}
 
 // Comparer pairs the runs of two sides (patchbench compare BASE NEW:
 // before and after a verifier, actor or model change) by their key
-// (case, configuration, actor, round). It keeps a few figures per run,
-// never a record: records are added with Add as they are streamed.
+// (case, configuration, actor, round, and the scale when a side holds
+// runs at several: pairKeys). It keeps a few figures per run, never a
+// record: records are added with Add as they are streamed.
 type Comparer struct {
 	configs []*bench.Config
 	actors  []string
 	runs    [2]map[compareKey]runFlags
+	// scales are the scales each side's runs are at ("" for 1x).
+	scales [2]map[string]bool
 }
 
-// compareKey is what pairs two runs: the run's key and, when a side is
-// several directories that hold the same runs again, the repeat
-// (rundir.Combined.Repeat) of the directory it comes from.
+// compareKey is what pairs two runs: the run's key (with its scale, ""
+// at 1x) and, when a side is several directories that hold the same
+// runs again, the repeat (rundir.Combined.Repeat) of the directory it
+// comes from.
 type compareKey struct {
 	caseID, config, actor string
 	round, repeat         int
+	scale                 string
 }
 
-// id is the run's id, with " (repeat k)" for a run of the k-th
-// directory to hold it again (k from 1).
+// id is the run's id (rundir.RunIDAt), with " (repeat k)" for a run of
+// the k-th directory to hold it again (k from 1).
 func (k compareKey) id() string {
-	id := rundir.RunID(k.caseID, k.config, k.actor, k.round)
+	id := rundir.RunIDAt(k.caseID, k.config, k.actor, k.round, k.scale)
 	if k.repeat > 0 {
 		id += fmt.Sprintf(" (repeat %d)", k.repeat)
 	}
@@ -78,6 +83,9 @@ func (k compareKey) less(o compareKey) bool {
 	}
 	if k.round != o.round {
 		return k.round < o.round
+	}
+	if k.scale != o.scale {
+		return k.scale < o.scale
 	}
 	return k.repeat < o.repeat
 }
@@ -132,7 +140,7 @@ func bothOutcome(a, b runFlags) bool { return a.outcome() && b.outcome() }
 // NewComparer starts a comparison of the runs of configs and actorNames
 // (those of both sides, in the order rows are wanted).
 func NewComparer(configs []*bench.Config, actorNames []string) *Comparer {
-	return &Comparer{configs: configs, actors: actorNames, runs: [2]map[compareKey]runFlags{{}, {}}}
+	return &Comparer{configs: configs, actors: actorNames, runs: [2]map[compareKey]runFlags{{}, {}}, scales: [2]map[string]bool{{}, {}}}
 }
 
 // AddRepeat keeps one run of side from the repeat-th directory of the
@@ -145,7 +153,32 @@ func (c *Comparer) AddRepeat(side, repeat int, r *rundir.Record) {
 	if r.Attack != nil {
 		f.attacked, f.attackSucceeded = true, r.Attack.Succeeded
 	}
-	c.runs[side][compareKey{r.Case, r.Config, r.Actor, r.Round, repeat}] = f
+	c.runs[side][compareKey{r.Case, r.Config, r.Actor, r.Round, repeat, r.Scale}] = f
+	c.scales[side][r.Scale] = true
+}
+
+// ByScale reports whether the scale is part of the key that pairs two
+// runs: when either side holds runs at more than one scale, a run pairs
+// only with the run of the same case, configuration, actor, round and
+// scale. When each side is at one scale (1x against 10MB, say) the
+// scale is left out of the key, so that the same runs at two sizes pair.
+func (c *Comparer) ByScale() bool { return len(c.scales[SideA]) > 1 || len(c.scales[SideB]) > 1 }
+
+// pairKeys are the runs of both sides keyed as they pair (ByScale):
+// with the scale cleared from the keys when each side is at one scale.
+func (c *Comparer) pairKeys() [2]map[compareKey]runFlags {
+	if c.ByScale() {
+		return c.runs
+	}
+	var out [2]map[compareKey]runFlags
+	for side, runs := range c.runs {
+		out[side] = make(map[compareKey]runFlags, len(runs))
+		for k, f := range runs {
+			k.scale = ""
+			out[side][k] = f
+		}
+	}
+	return out
 }
 
 // GateOptions are what makes a change a regression (patchbench compare's
@@ -168,11 +201,14 @@ type GateOptions struct {
 // the gate, in the same order. Tested is the number of tests Holm's
 // correction was over.
 type Comparison struct {
-	Paired      int      `json:"paired"`
-	OnlyA       int      `json:"only_a"`
-	OnlyB       int      `json:"only_b"`
-	MissingB    []string `json:"missing_in_b"`
-	SharedOnly  bool     `json:"shared_only"`
+	Paired     int      `json:"paired"`
+	OnlyA      int      `json:"only_a"`
+	OnlyB      int      `json:"only_b"`
+	MissingB   []string `json:"missing_in_b"`
+	SharedOnly bool     `json:"shared_only"`
+	// ByScale says that runs paired only at their own scale (a side
+	// holds runs at several: Comparer.ByScale).
+	ByScale     bool     `json:"by_scale,omitempty"`
 	Alpha       float64  `json:"alpha"`
 	MinDelta    float64  `json:"min_delta"`
 	Exact       []string `json:"exact_actors"`
@@ -230,8 +266,9 @@ func (c *Comparer) Compare(opts GateOptions) Comparison {
 	if opts.Exact == nil {
 		opts.Exact = func(string) bool { return false }
 	}
-	a, b := c.runs[SideA], c.runs[SideB]
-	cmp := Comparison{SharedOnly: opts.SharedOnly, Alpha: opts.Alpha, MinDelta: opts.MinDelta,
+	runs := c.pairKeys()
+	a, b := runs[SideA], runs[SideB]
+	cmp := Comparison{SharedOnly: opts.SharedOnly, ByScale: c.ByScale(), Alpha: opts.Alpha, MinDelta: opts.MinDelta,
 		MissingB: []string{}, Exact: []string{}, Regressions: []Delta{}, Deltas: []Delta{}, Allowed: []string{}}
 	var missing []compareKey
 	for k := range a {
@@ -254,7 +291,7 @@ func (c *Comparer) Compare(opts GateOptions) Comparison {
 			cmp.Exact = append(cmp.Exact, name)
 		}
 	}
-	cmp.Deltas = c.deltas(opts.Exact)
+	cmp.Deltas = c.deltas(runs, opts.Exact)
 	cmp.Tested = holm(cmp.Deltas, opts.Alpha)
 	for i := range cmp.Deltas {
 		d := &cmp.Deltas[i]
@@ -287,11 +324,11 @@ type deltaCount struct {
 // deltas computes the Delta of every configuration, actor and metric
 // that the sides share a run of, in the order of configs, actors and
 // CompareMetrics.
-func (c *Comparer) deltas(exact func(string) bool) []Delta {
+func (c *Comparer) deltas(runs [2]map[compareKey]runFlags, exact func(string) bool) []Delta {
 	type group struct{ config, actor string }
 	counts := map[group][]deltaCount{}
-	for k, fa := range c.runs[SideA] {
-		fb, ok := c.runs[SideB][k]
+	for k, fa := range runs[SideA] {
+		fb, ok := runs[SideB][k]
 		if !ok {
 			continue
 		}

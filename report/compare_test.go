@@ -212,3 +212,43 @@ func TestCompareFigures(t *testing.T) {
 		t.Errorf("table rows %q", tb.Rows)
 	}
 }
+
+// scaled is run at a scale ("" at 1x), its id naming it as a run of a
+// directory of several scales does (rundir.RunIDAt).
+func scaled(r *rundir.Record, scale string) *rundir.Record {
+	r.Scale = scale
+	r.RunID = rundir.RunIDAt(r.Case, r.Config, r.Actor, r.Round, scale)
+	return r
+}
+
+// TestComparePairsByScale: when a side holds runs at several scales, a
+// run pairs only with the run at its own scale (the 1MB run that leaks
+// in B pairs with A's 1MB run, not its 1x one; a scale B lacks is
+// missing from B); when each side is at one scale (1x against 10MB),
+// the scale is left out of the key and the runs pair as they did.
+func TestComparePairsByScale(t *testing.T) {
+	c := report.NewComparer(xConfig, []string{"a"})
+	c.AddRepeat(report.SideA, 0, scaled(run("c", "a", true, false), ""))
+	c.AddRepeat(report.SideA, 0, scaled(run("c", "a", true, true), "1MB"))
+	c.AddRepeat(report.SideA, 0, scaled(run("c", "a", true, false), "10MB"))
+	c.AddRepeat(report.SideB, 0, scaled(run("c", "a", true, false), ""))
+	c.AddRepeat(report.SideB, 0, scaled(run("c", "a", true, true), "1MB"))
+	cmp := c.Compare(gate("a"))
+	if !cmp.ByScale || cmp.Paired != 2 || cmp.OnlyA != 1 || cmp.OnlyB != 0 || len(cmp.MissingB) != 1 || cmp.MissingB[0] != "c/x/a/1@10MB" {
+		t.Fatalf("by scale %t, paired %d, only A %d, only B %d, missing %q; want true, 2, 1, 0, [c/x/a/1@10MB]", cmp.ByScale, cmp.Paired, cmp.OnlyA, cmp.OnlyB, cmp.MissingB)
+	}
+	if d := delta(t, cmp, "a", "leak_rate"); d.Worse != 0 || d.Better != 0 || d.Pairs != 2 {
+		t.Errorf("leak rate: %d worse, %d better over %d pairs; want 0, 0, 2 (each scale pairs with its own)", d.Worse, d.Better, d.Pairs)
+	}
+
+	one := report.NewComparer(xConfig, []string{"a"})
+	one.AddRepeat(report.SideA, 0, scaled(run("c", "a", true, false), ""))
+	one.AddRepeat(report.SideB, 0, scaled(run("c", "a", true, true), "10MB"))
+	cmp = one.Compare(gate("a"))
+	if cmp.ByScale || cmp.Paired != 1 || cmp.OnlyA != 0 {
+		t.Fatalf("one scale a side: by scale %t, paired %d, only A %d; want false, 1, 0", cmp.ByScale, cmp.Paired, cmp.OnlyA)
+	}
+	if d := delta(t, cmp, "a", "leak_rate"); d.Worse != 1 {
+		t.Errorf("1x against 10MB: %d worse; want 1", d.Worse)
+	}
+}

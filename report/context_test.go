@@ -26,8 +26,8 @@ func TestStepsEndedContext(t *testing.T) {
 	sum := s.Summary()
 	tab := ToolsTable(sum)
 	want := [][]string{
-		{"PatchOptic", "a", "1", "2.00", "3.00", "2", "1 (1)", "attempts_spent 1, context_exceeded 1"},
-		{"Unconstrained", "a", "1", "-", "-", "-", "-", "context_exceeded 1"},
+		{"PatchOptic", "a", "1", "2.00", "3.00", "2", "1 (1)", "23", "attempts_spent 1, context_exceeded 1"},
+		{"Unconstrained", "a", "1", "-", "-", "-", "-", "-", "context_exceeded 1"},
 	}
 	if len(tab.Rows) != len(want) {
 		t.Fatalf("rows %q", tab.Rows)
@@ -37,7 +37,7 @@ func TestStepsEndedContext(t *testing.T) {
 			t.Errorf("row %d %q, want %q", i, got, w)
 		}
 	}
-	if d := tab.Data.Rows[1]; d[4] != nil || d[9] != "context_exceeded 1" {
+	if d := tab.Data.Rows[1]; d[4] != nil || d[9] != nil || d[10] != "context_exceeded 1" {
 		t.Errorf("data row %v", d)
 	}
 	if got := sum.Rows[1].StepsEnded["context_exceeded"]; got != 1 || sum.Rows[1].Tools != nil {

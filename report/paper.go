@@ -410,10 +410,24 @@ func (p Producer) String() string {
 // model, rounds and settings that produced it, or "not measured" when no
 // actor is; the stress and violation figures once. producers holds each
 // actor of the summary (a missing one is described by its name).
+//
+// The paper's runs are at 1x (the states as the cases write them): when
+// the summary holds runs at another scale, only its rows at 1x are
+// measured, and the title says so.
 func PaperTable(in PaperInput, producers map[string]Producer) Table {
 	t := Table{Name: "paper", Title: "The paper's figures beside this run's",
 		Header: []string{"Result", "Paper", "Paper's model", "This run", "Produced by"},
 		Data:   &Data{Columns: []string{"result", "paper", "paper_model", "this_run", "actor", "produced_by"}}}
+	if len(in.Summary.Scales) > 0 {
+		var base []Row
+		for _, r := range in.Summary.Rows {
+			if r.Scale == "" {
+				base = append(base, r)
+			}
+		}
+		in.Summary.Rows = base
+		t.Title += " (the paper's rows are at 1x: this run's rows at 1x only, its rows at " + strings.Join(slices.DeleteFunc(slices.Clone(in.Summary.Scales), func(s string) bool { return s == "1x" }), ", ") + " left out)"
+	}
 	var actors, live []string
 	for _, r := range in.Summary.Rows {
 		if !slices.Contains(actors, r.Actor) {

@@ -7,9 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
+	"github.com/patchbench/patchbench/scoring"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -121,18 +123,162 @@ func WritePlots(dir string, s Summary, configs []*bench.Config, actorNames []str
 		return nil, err
 	}
 	var files []string
-	for _, ch := range charts {
-		var buf bytes.Buffer
-		if err := drawChart(&buf, ch, s, configs, actorNames, o.Format, size, o.Size == "one-column"); err != nil {
-			return nil, err
-		}
-		path := filepath.Join(dir, ch.file+"."+o.Format)
+	write := func(name string, buf *bytes.Buffer) error {
+		path := filepath.Join(dir, name+"."+o.Format)
 		if err := rundir.WriteFileAtomic(path, buf.Bytes(), 0o644); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		files = append(files, path)
+		return nil
+	}
+	// With runs at several scales, the charts per configuration show
+	// the smallest scale's rows (a row per scale would share a place),
+	// and two charts more show the figures against the scale.
+	base := s
+	if s.MultiScale() {
+		base.Rows = nil
+		for _, r := range s.Rows {
+			if ScaleName(r.Scale) == s.Scales[0] {
+				base.Rows = append(base.Rows, r)
+			}
+		}
+	}
+	for _, ch := range charts {
+		if s.MultiScale() {
+			ch.title += ", at " + s.Scales[0]
+		}
+		var buf bytes.Buffer
+		if err := drawChart(&buf, ch, base, configs, actorNames, o.Format, size, o.Size == "one-column"); err != nil {
+			return nil, err
+		}
+		if err := write(ch.file, &buf); err != nil {
+			return nil, err
+		}
+	}
+	if !s.MultiScale() {
+		return files, nil
+	}
+	for _, ch := range scaleCharts {
+		var buf bytes.Buffer
+		if err := drawScaleChart(&buf, ch, s, configs, o.Format, size); err != nil {
+			return nil, err
+		}
+		if err := write(ch.file, &buf); err != nil {
+			return nil, err
+		}
 	}
 	return files, nil
+}
+
+// scaleChart is a chart of a figure against the scale, a series per
+// configuration over its actors' runs with an outcome: file name, title,
+// axis label, whether it is a rate, and the figure of a configuration's
+// rows at one scale (the value and its interval, hasCI false when there
+// is none to draw).
+type scaleChart struct {
+	file, title, ylabel string
+	rate                bool
+	value               func(rows []Row) (v, lo, hi float64, hasCI bool)
+}
+
+// scaleCharts are the charts against the scale (WritePlots draws them
+// when the runs are at two scales or more).
+var scaleCharts = []scaleChart{
+	{"tokens-by-scale", "Tokens per run against scale (mean over the actors' runs)", "tokens per run", false, func(rows []Row) (float64, float64, float64, bool) {
+		sum, n := 0.0, 0
+		for _, r := range rows {
+			sum += r.TokensMean * float64(r.Measured())
+			n += r.Measured()
+		}
+		return sum / float64(n), 0, 0, false
+	}},
+	{"leak-rate-by-scale", "Leak rate against scale (95% Wilson interval)", "leak rate", true, func(rows []Row) (float64, float64, float64, bool) {
+		leaked, n := 0, 0
+		for _, r := range rows {
+			leaked += int(math.Round(r.LeakRate * float64(r.Measured())))
+			n += r.Measured()
+		}
+		ci := scoring.Wilson(leaked, n)
+		return float64(leaked) / float64(n), ci.Low, ci.High, true
+	}},
+}
+
+// drawScaleChart draws a chart against the scale into w: the scales of
+// the summary on the x axis in order (evenly spaced: the axis is not to
+// size), a series per configuration (a colour of Palette, a marker of
+// Markers, its points joined by a line), its interval bars when the
+// figure has them.
+func drawScaleChart(w *bytes.Buffer, ch scaleChart, s Summary, configs []*bench.Config, format string, size [2]vg.Length) error {
+	const labelSize, tickSize = 8, 7
+	p := plot.New()
+	p.Y.Label.Text = ch.ylabel
+	p.X.Label.Text = "scale (state size; not to size)"
+	p.X.Label.TextStyle.Font.Size = labelSize
+	p.Y.Label.TextStyle.Font.Size = labelSize
+	p.Y.Tick.Label.Font.Size = tickSize
+	p.X.Tick.Label.Font.Size = tickSize
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	grid.Horizontal.Color = color.Gray{Y: 0xd8}
+	p.Add(grid)
+	var legend []series
+	top := 0.0
+	for k, cfg := range configs {
+		var pts pointsWithErrors
+		offset := (float64(k) - float64(len(configs)-1)/2) * min(0.5/float64(len(configs)), 0.08)
+		bars := false
+		for i, sc := range s.Scales {
+			var rows []Row
+			for _, r := range s.Rows {
+				if r.Config == cfg.Name && ScaleName(r.Scale) == sc && r.Measured() > 0 {
+					rows = append(rows, r)
+				}
+			}
+			if len(rows) == 0 {
+				continue
+			}
+			v, lo, hi, hasCI := ch.value(rows)
+			if !hasCI {
+				lo, hi = v, v
+			}
+			bars = bars || hasCI
+			pts.XYs = append(pts.XYs, plotter.XY{X: float64(i) + offset, Y: v})
+			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{v - lo, hi - v})
+			top = math.Max(top, hi)
+		}
+		if len(pts.XYs) == 0 {
+			continue
+		}
+		style := draw.GlyphStyle{Color: Palette[k%len(Palette)], Shape: Markers[k%len(Markers)], Radius: vg.Points(2.5)}
+		line, points, err := plotter.NewLinePoints(pts.XYs)
+		if err != nil {
+			return err
+		}
+		line.Color, line.Width = style.Color, vg.Points(0.8)
+		points.GlyphStyle = style
+		p.Add(line, points)
+		if bars {
+			eb, err := plotter.NewYErrorBars(pts)
+			if err != nil {
+				return err
+			}
+			eb.LineStyle.Color = style.Color
+			eb.LineStyle.Width = vg.Points(0.8)
+			eb.CapWidth = vg.Points(4)
+			p.Add(eb)
+		}
+		legend = append(legend, series{name: cfg.Label, style: style})
+	}
+	p.NominalX(s.Scales...)
+	p.X.Min, p.X.Max = -0.5, float64(len(s.Scales))-0.5
+	p.Y.Min = 0
+	if ch.rate {
+		p.Y.Max = 1
+	} else {
+		p.Y.Max = math.Max(1, top*1.08)
+		p.Y.Tick.Marker = wholeTicks{}
+	}
+	return renderPlot(w, p, ch.title, legend, format, size)
 }
 
 // series is one actor's points of a chart.
@@ -143,7 +289,7 @@ type series struct {
 
 // drawChart draws one chart into w.
 func drawChart(w *bytes.Buffer, ch chart, s Summary, configs []*bench.Config, actorNames []string, format string, size [2]vg.Length, narrow bool) error {
-	const titleSize, labelSize, tickSize = 9, 8, 7
+	const labelSize, tickSize = 8, 7
 	index := map[string]int{}
 	var names []string
 	for i, c := range configs {
@@ -209,8 +355,15 @@ func drawChart(w *bytes.Buffer, ch chart, s Summary, configs []*bench.Config, ac
 	} else {
 		p.Y.Max = math.Max(1, top*1.08)
 	}
-	p.BackgroundColor = color.White
+	return renderPlot(w, p, ch.title, legend, format, size)
+}
 
+// renderPlot draws p into w in format at size, on white, its title
+// (titleText) above everything and its legend in rows under the title,
+// outside the data.
+func renderPlot(w *bytes.Buffer, p *plot.Plot, titleText string, legend []series, format string, size [2]vg.Length) error {
+	const titleSize, tickSize = 9, 7
+	p.BackgroundColor = color.White
 	cw, err := newCanvas(format, size[0], size[1])
 	if err != nil {
 		return err
@@ -221,8 +374,8 @@ func drawChart(w *bytes.Buffer, ch chart, s Summary, configs []*bench.Config, ac
 	pad := vg.Points(4)
 	// The title, above everything.
 	title := draw.TextStyle{Color: color.Black, Font: font.From(p.Y.Label.TextStyle.Font, titleSize), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: p.Y.Label.TextStyle.Handler}
-	c.FillText(title, vg.Point{X: c.Center().X, Y: c.Max.Y - pad}, ch.title)
-	y := c.Max.Y - pad - title.Height(ch.title) - pad
+	c.FillText(title, vg.Point{X: c.Center().X, Y: c.Max.Y - pad}, titleText)
+	y := c.Max.Y - pad - title.Height(titleText) - pad
 	// The legend, in rows under the title, outside the data.
 	y = drawLegend(c, legend, y, tickSize, p.Y.Label.TextStyle)
 	p.Draw(draw.Crop(c, 0, -pad, 0, y-c.Max.Y))
@@ -272,4 +425,19 @@ func drawLegend(c draw.Canvas, entries []series, y vg.Length, size float64, base
 		y -= rowH
 	}
 	return y - vg.Points(2)
+}
+
+// wholeTicks are gonum's default ticks labelled as whole numbers
+// ("75000", not "75000.00"), for counts such as tokens.
+type wholeTicks struct{}
+
+// Ticks returns the default ticks of [lo, hi], their labels whole.
+func (wholeTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(math.Round(ts[i].Value), 'f', -1, 64)
+		}
+	}
+	return ts
 }

@@ -213,7 +213,7 @@ func RenderText(w io.Writer, t Table, o RenderOptions) {
 		t, note = FitText(t, o.Width, o.Intervals)
 		parts = SplitColumns(t, o.Width)
 		if len(parts) > 1 {
-			split := fmt.Sprintf("(split in %d parts to fit %d columns, the first two columns repeated; patchbench report --wide shows it whole)", len(parts), o.Width)
+			split := fmt.Sprintf("(split in %d parts to fit %d columns, the first %s columns repeated; patchbench report --wide shows it whole)", len(parts), o.Width, []string{"two", "three"}[splitKeys(t)-2])
 			if note == "" {
 				note = split
 			} else {
@@ -232,10 +232,11 @@ func RenderText(w io.Writer, t Table, o RenderOptions) {
 // SplitColumns cuts a table still wider than width (after FitText) into
 // parts that fit, side by side in the order of its columns, each with the
 // table's first two columns (the configuration and the actor, say) in
-// front. A table that fits, or of three columns or fewer, is one part; a
-// column too wide for any part gets a part of its own.
+// front, or three when the third is the Scale column. A table that fits,
+// or of one column more than those or fewer, is one part; a column too
+// wide for any part gets a part of its own.
 func SplitColumns(t Table, width int) []Table {
-	const keys = 2
+	keys := splitKeys(t)
 	if len(t.Header) <= keys+1 || TextTableWidth(t) <= width {
 		return []Table{t}
 	}
@@ -258,16 +259,29 @@ func SplitColumns(t Table, width int) []Table {
 		return p
 	}
 	var out []Table
-	cols := []int{0, 1}
+	front := make([]int, keys)
+	for i := range front {
+		front[i] = i
+	}
+	cols := slices.Clone(front)
 	for c := keys; c < len(t.Header); c++ {
 		try := append(slices.Clone(cols), c)
 		if len(cols) > keys && TextTableWidth(part(try)) > width {
 			out = append(out, part(cols))
-			try = []int{0, 1, c}
+			try = append(slices.Clone(front), c)
 		}
 		cols = try
 	}
 	return append(out, part(cols))
+}
+
+// splitKeys is how many columns SplitColumns repeats in front of each
+// part: two, and three when the third is the Scale column (withScale).
+func splitKeys(t Table) int {
+	if len(t.Header) > 2 && t.Header[2] == "Scale" {
+		return 3
+	}
+	return 2
 }
 
 // FitText narrows a table whose text rendering is wider than width

@@ -54,9 +54,12 @@ type Report struct {
 
 // Paired is the paired comparison of the baseline configuration against
 // another on semantic pass, over the runs both have for the same case,
-// round and actor: exact McNemar.
+// round, actor and scale: exact McNemar.
 type Paired struct {
-	Actor    string          `json:"actor"`
+	Actor string `json:"actor"`
+	// Scale is the scale of the runs paired ("" at 1x): runs pair only
+	// with runs at their own scale.
+	Scale    string          `json:"scale,omitempty"`
 	Baseline string          `json:"baseline"`
 	Other    string          `json:"other"`
 	Pairs    int             `json:"pairs"`
@@ -84,7 +87,7 @@ type Builder struct {
 	rounds  map[string]map[int]bool
 }
 
-type domainKey struct{ actor, domain, config string }
+type domainKey struct{ actor, domain, config, scale string }
 
 type domainCount struct{ n, leaked, passed int }
 
@@ -92,6 +95,7 @@ type pairKey struct {
 	caseID string
 	round  int
 	actor  string
+	scale  string
 }
 
 // NewBuilder starts the report of the runs of configs and actorNames,
@@ -132,7 +136,7 @@ func (b *Builder) Add(r *rundir.Record) {
 		return
 	}
 	b.addRepeat(r)
-	k := domainKey{r.Actor, r.Domain, r.Config}
+	k := domainKey{r.Actor, r.Domain, r.Config, r.Scale}
 	d := b.domains[k]
 	if d == nil {
 		d = &domainCount{}
@@ -148,7 +152,7 @@ func (b *Builder) Add(r *rundir.Record) {
 	if b.pass[r.Config] == nil {
 		b.pass[r.Config] = map[pairKey]bool{}
 	}
-	b.pass[r.Config][pairKey{r.Case, r.Round, r.Actor}] = r.SemanticPass
+	b.pass[r.Config][pairKey{r.Case, r.Round, r.Actor, r.Scale}] = r.SemanticPass
 }
 
 // addRepeat notes a run's outcome (status, leak, pass, illegal commits,
@@ -156,7 +160,7 @@ func (b *Builder) Add(r *rundir.Record) {
 // and actor.
 func (b *Builder) addRepeat(r *rundir.Record) {
 	sig := fmt.Sprintf("%s|%t|%t|%d|%g|%d|%d", r.Status, r.Leaked, r.SemanticPass, len(r.IllegalCommits), r.ContentScore, r.Tokens.Prompt, r.Tokens.Completion)
-	k := domainKey{r.Actor, r.Case, r.Config}
+	k := domainKey{r.Actor, r.Case, r.Config, r.Scale}
 	if prev, ok := b.outcome[k]; !ok {
 		b.outcome[k] = sig
 	} else if prev != sig {
@@ -197,11 +201,11 @@ func (b *Builder) Summarizer() *Summarizer { return b.sum }
 func (b *Builder) Report() Report {
 	sum := b.sum.Summary()
 	rep := Report{Summary: sum}
-	rep.Tables = append(rep.Tables, MainTable(sum), AttackTable(sum), LeakKindTable(sum), LeakMechanismTable(sum), IllegalTable(sum), RejectionsTable(sum), b.domainTable())
+	rep.Tables = append(rep.Tables, MainTable(sum), AttackTable(sum), LeakKindTable(sum), LeakMechanismTable(sum), LeakRouteTable(sum), IllegalTable(sum), RejectionsTable(sum), b.domainTable(sum))
 	if t := ToolsTable(sum); len(t.Rows) > 0 {
 		rep.Tables = append(rep.Tables, t)
 	}
-	mc, paired, notes := b.pairedTests()
+	mc, paired, notes := b.pairedTests(sum)
 	if n := b.repeatNote(); n != "" {
 		notes = append(notes, n)
 	}
@@ -214,11 +218,14 @@ func (b *Builder) Report() Report {
 
 // RejectionsTable gives, per configuration and actor, the failed gate
 // results of every attempt by gate, in pipeline order.
-func RejectionsTable(s Summary) Table {
+func RejectionsTable(s Summary) (t Table) {
 	gates := []string{runtime.GateParse, runtime.GateScope, runtime.GateACL, runtime.GatePhase, runtime.GateApply, runtime.GateSchema, runtime.GateInvariants}
-	t := Table{Name: "rejections", Title: "Rejections by gate (every attempt)", Header: append([]string{"Configuration", "Actor"}, gates...),
+	t = Table{Name: "rejections", Title: "Rejections by gate (every attempt)", Header: append([]string{"Configuration", "Actor"}, gates...),
 		Data: &Data{Columns: append([]string{"config", "label", "actor"}, gates...)}}
+	var sc []string
+	defer func() { t = withScale(t, s, sc) }()
 	for _, r := range s.Rows {
+		sc = append(sc, r.Scale)
 		row := []string{r.Label, r.Actor}
 		vals := []any{r.Config, r.Label, r.Actor}
 		for _, g := range gates {
@@ -233,34 +240,55 @@ func RejectionsTable(s Summary) Table {
 
 // domainTable gives, per actor and domain (sorted), the leak rate and
 // semantic pass of each configuration, "-" where it has no run.
-func (b *Builder) domainTable() Table {
-	var ds []string
+func (b *Builder) domainTable(sum Summary) (t Table) {
+	var ds, scales []string
 	for k := range b.domains {
 		if !slices.Contains(ds, k.domain) {
 			ds = append(ds, k.domain)
 		}
+		if !slices.Contains(scales, k.scale) {
+			scales = append(scales, k.scale)
+		}
 	}
 	slices.Sort(ds)
-	t := Table{Name: "domains", Title: "Per domain: leak rate / semantic pass", Header: []string{"Actor", "Domain"},
+	SortScales(scales)
+	t = Table{Name: "domains", Title: "Per domain: leak rate / semantic pass", Header: []string{"Actor", "Domain"},
 		Data: &Data{Columns: []string{"actor", "domain", "config", "label", "runs", "leak_rate", "semantic_pass"}}}
 	for _, c := range b.configs {
 		t.Header = append(t.Header, c.Label)
 	}
+	var rowScales, dataScales []string
 	for _, a := range b.actors {
-		for _, d := range ds {
-			row := []string{a, d}
-			for _, c := range b.configs {
-				g := b.domains[domainKey{a, d, c.Name}]
-				if g == nil || g.n == 0 {
-					row = append(row, "-")
-					continue
+		for _, sc := range scales {
+			for _, d := range ds {
+				row := []string{a, d}
+				has := false
+				for _, c := range b.configs {
+					g := b.domains[domainKey{a, d, c.Name, sc}]
+					if g == nil || g.n == 0 {
+						row = append(row, "-")
+						continue
+					}
+					has = true
+					leak, pass := float64(g.leaked)/float64(g.n), float64(g.passed)/float64(g.n)
+					row = append(row, fmt.Sprintf("%.2f / %.2f", leak, pass))
+					t.Data.add(a, d, c.Name, c.Label, g.n, leak, pass)
+					dataScales = append(dataScales, sc)
 				}
-				leak, pass := float64(g.leaked)/float64(g.n), float64(g.passed)/float64(g.n)
-				row = append(row, fmt.Sprintf("%.2f / %.2f", leak, pass))
-				t.Data.add(a, d, c.Name, c.Label, g.n, leak, pass)
+				if has || len(scales) == 1 {
+					t.Rows = append(t.Rows, row)
+					rowScales = append(rowScales, sc)
+				}
 			}
-			t.Rows = append(t.Rows, row)
 		}
+	}
+	if sum.MultiScale() {
+		// The same column on the rows and on the data rows, which
+		// are per configuration.
+		data := t.Data
+		t.Data = nil
+		t = withScale(t, sum, rowScales)
+		t.Data = withScale(Table{Data: data}, sum, dataScales).Data
 	}
 	return t
 }
@@ -269,7 +297,7 @@ func (b *Builder) domainTable() Table {
 // against each other configuration, per actor, over the runs both have
 // for the same case, round and actor; it returns the table, the tests and
 // the notes that say which tests were skipped and why.
-func (b *Builder) pairedTests() (Table, []Paired, []string) {
+func (b *Builder) pairedTests(sum Summary) (Table, []Paired, []string) {
 	labels := map[string]string{}
 	for _, c := range b.configs {
 		labels[c.Name] = c.Label
@@ -290,6 +318,13 @@ func (b *Builder) pairedTests() (Table, []Paired, []string) {
 	case len(b.pass[b.baseline]) == 0:
 		return t, nil, []string{fmt.Sprintf("Paired tests skipped: no run of the baseline configuration %s has an outcome (--baseline picks another).", base)}
 	}
+	var scales, rowScales []string
+	for k := range b.pass[b.baseline] {
+		if !slices.Contains(scales, k.scale) {
+			scales = append(scales, k.scale)
+		}
+	}
+	SortScales(scales)
 	for _, a := range b.actors {
 		has := false
 		for k := range b.pass[b.baseline] {
@@ -304,36 +339,39 @@ func (b *Builder) pairedTests() (Table, []Paired, []string) {
 			}
 			continue
 		}
-		for _, c := range b.configs {
-			if c.Name == b.baseline {
-				continue
-			}
-			onlyBase, onlyOther, n := 0, 0, 0
-			for k, pb := range b.pass[b.baseline] {
-				if k.actor != a {
+		for _, sc := range scales {
+			for _, c := range b.configs {
+				if c.Name == b.baseline {
 					continue
 				}
-				po, ok := b.pass[c.Name][k]
-				if !ok {
+				onlyBase, onlyOther, n := 0, 0, 0
+				for k, pb := range b.pass[b.baseline] {
+					if k.actor != a || k.scale != sc {
+						continue
+					}
+					po, ok := b.pass[c.Name][k]
+					if !ok {
+						continue
+					}
+					n++
+					if pb && !po {
+						onlyBase++
+					} else if po && !pb {
+						onlyOther++
+					}
+				}
+				if n == 0 {
 					continue
 				}
-				n++
-				if pb && !po {
-					onlyBase++
-				} else if po && !pb {
-					onlyOther++
-				}
+				test := scoring.ExactMcNemar(onlyBase, onlyOther)
+				paired = append(paired, Paired{Actor: a, Scale: sc, Baseline: b.baseline, Other: c.Name, Pairs: n, Test: test})
+				t.Rows = append(t.Rows, []string{a, c.Label, fmt.Sprint(n), fmt.Sprint(onlyBase), fmt.Sprint(onlyOther), PValue(test.P)})
+				t.Data.add(a, b.baseline, c.Name, c.Label, n, onlyBase, onlyOther, test.P)
+				rowScales = append(rowScales, sc)
 			}
-			if n == 0 {
-				continue
-			}
-			test := scoring.ExactMcNemar(onlyBase, onlyOther)
-			paired = append(paired, Paired{Actor: a, Baseline: b.baseline, Other: c.Name, Pairs: n, Test: test})
-			t.Rows = append(t.Rows, []string{a, c.Label, fmt.Sprint(n), fmt.Sprint(onlyBase), fmt.Sprint(onlyOther), PValue(test.P)})
-			t.Data.add(a, b.baseline, c.Name, c.Label, n, onlyBase, onlyOther, test.P)
 		}
 	}
-	return t, paired, notes
+	return withScale(t, sum, rowScales), paired, notes
 }
 
 // hasActor reports whether any run of actor a has an outcome.
@@ -355,8 +393,8 @@ func (b *Builder) hasActor(a string) bool {
 // score of the runs whose every step committed, semantic pass with its
 // interval, and legal pass. Its Data has every figure and interval bound
 // in a column of its own.
-func MainTable(s Summary) Table {
-	t := Table{Name: "main", Title: "PatchBench" + scaleTitle(s.Scales), Header: []string{"Configuration", "Actor", "Runs", "Leak rate [95% CI]", "Leaked/round",
+func MainTable(s Summary) (t Table) {
+	t = Table{Name: "main", Title: "PatchBench" + scaleTitle(s.Scales), Header: []string{"Configuration", "Actor", "Runs", "Leak rate [95% CI]", "Leaked/round",
 		"Illegal commits [95% CI]", "Tokens/run", "vs full", "All committed", "Content (accepted)", "Semantic pass [95% CI]", "Legal pass"},
 		Data: &Data{Columns: []string{"config", "label", "view", "actor", "runs", "errors", "pending", "measured",
 			"leak_rate", "leak_lo", "leak_hi", "leaked_per_round",
@@ -370,7 +408,10 @@ func MainTable(s Summary) Table {
 		// Leaked/round is the leak rate times the cases of a round;
 		// all committed is what content (accepted) is taken over.
 		Optional: []string{"Leaked/round", "All committed", "vs full"}}
+	var sc []string
+	defer func() { t = withScale(t, s, sc) }()
 	for _, r := range s.Rows {
+		sc = append(sc, r.Scale)
 		change := "-"
 		if r.TokensChangeVsFull != nil {
 			change = fmt.Sprintf("%+.1f%%", 100**r.TokensChangeVsFull)
@@ -433,15 +474,18 @@ func optionalValue(v *float64) any {
 // (semantic pass of those runs), each with its 95 % Wilson interval
 // (AgentDojo's terms; docs/run.md). Rows with no such run are
 // left out.
-func AttackTable(s Summary) Table {
-	t := Table{Name: "attacks", Title: "Prompt injections: attack success and utility under attack",
+func AttackTable(s Summary) (t Table) {
+	t = Table{Name: "attacks", Title: "Prompt injections: attack success and utility under attack",
 		Header: []string{"Configuration", "Actor", "Attacked runs", "Attack success [95% CI]", "Utility under attack [95% CI]"},
 		Data: &Data{Columns: []string{"config", "label", "actor", "attack_runs", "attack_success_rate", "attack_success_lo", "attack_success_hi",
 			"utility_under_attack", "utility_under_attack_lo", "utility_under_attack_hi"}}}
+	var sc []string
+	defer func() { t = withScale(t, s, sc) }()
 	for _, r := range s.Rows {
 		if r.AttackRuns == 0 {
 			continue
 		}
+		sc = append(sc, r.Scale)
 		t.Rows = append(t.Rows, []string{r.Label, r.Actor, fmt.Sprint(r.AttackRuns),
 			rateCI(*r.AttackSuccess, *r.AttackSuccessCI), rateCI(*r.UtilityUnderAttack, *r.UtilityUnderAttackCI)})
 		t.Data.add(r.Config, r.Label, r.Actor, r.AttackRuns, *r.AttackSuccess, r.AttackSuccessCI.Low, r.AttackSuccessCI.High,
@@ -457,15 +501,19 @@ func AttackTable(s Summary) Table {
 // (Row.StepsEnded). A row of the json protocol is in it only when a
 // step ended so (its prompt passed the actor's context budget:
 // context_exceeded), its agent-loop figures "-".
-func ToolsTable(s Summary) Table {
-	t := Table{Name: "tools", Title: "Agent loop (tools protocol): turns, tool calls and reads; steps ended without a commit",
-		Header: []string{"Configuration", "Actor", "Runs", "Turns/run", "Tool calls/run", "Reads", "Hidden reads (answered absent)", "Steps ended without a commit"},
-		Data:   &Data{Columns: []string{"config", "label", "actor", "runs", "turns_per_run", "tool_calls_per_run", "reads", "hidden_reads", "hidden_reads_answered_absent", "steps_ended"}}}
+func ToolsTable(s Summary) (t Table) {
+	t = Table{Name: "tools", Title: "Agent loop (tools protocol): turns, tool calls and reads; steps ended without a commit",
+		Header: []string{"Configuration", "Actor", "Runs", "Turns/run", "Tool calls/run", "Reads", "Hidden reads (answered absent)", "Bytes read/step", "Steps ended without a commit"},
+		Data: &Data{Columns: []string{"config", "label", "actor", "runs", "turns_per_run", "tool_calls_per_run", "reads", "hidden_reads", "hidden_reads_answered_absent",
+			"bytes_read_per_step", "steps_ended"}}}
+	var sc []string
+	defer func() { t = withScale(t, s, sc) }()
 	for _, r := range s.Rows {
 		f := r.Tools
 		if f == nil && len(r.StepsEnded) == 0 {
 			continue
 		}
+		sc = append(sc, r.Scale)
 		var ended []string
 		for _, k := range slices.Sorted(maps.Keys(r.StepsEnded)) {
 			ended = append(ended, fmt.Sprintf("%s %d", k, r.StepsEnded[k]))
@@ -475,13 +523,13 @@ func ToolsTable(s Summary) Table {
 			endedCell = "-"
 		}
 		if f == nil {
-			t.Rows = append(t.Rows, []string{r.Label, r.Actor, runsCell(r), "-", "-", "-", "-", endedCell})
-			t.Data.add(r.Config, r.Label, r.Actor, r.Runs, nil, nil, nil, nil, nil, endedCell)
+			t.Rows = append(t.Rows, []string{r.Label, r.Actor, runsCell(r), "-", "-", "-", "-", "-", endedCell})
+			t.Data.add(r.Config, r.Label, r.Actor, r.Runs, nil, nil, nil, nil, nil, nil, endedCell)
 			continue
 		}
 		t.Rows = append(t.Rows, []string{r.Label, r.Actor, runsCell(r), fmt.Sprintf("%.2f", f.TurnsPerRun), fmt.Sprintf("%.2f", f.ToolCallsPerRun),
-			fmt.Sprint(f.Reads), fmt.Sprintf("%d (%d)", f.HiddenReads, f.HiddenAbsent), endedCell})
-		t.Data.add(r.Config, r.Label, r.Actor, r.Runs, f.TurnsPerRun, f.ToolCallsPerRun, f.Reads, f.HiddenReads, f.HiddenAbsent, endedCell)
+			fmt.Sprint(f.Reads), fmt.Sprintf("%d (%d)", f.HiddenReads, f.HiddenAbsent), fmt.Sprintf("%.0f", f.BytesReadPerStep), endedCell})
+		t.Data.add(r.Config, r.Label, r.Actor, r.Runs, f.TurnsPerRun, f.ToolCallsPerRun, f.Reads, f.HiddenReads, f.HiddenAbsent, f.BytesReadPerStep, endedCell)
 	}
 	return t
 }
@@ -521,11 +569,47 @@ func LeakMechanismTable(s Summary) Table {
 		bench.LeakMechanisms, map[string]string{bench.MechanismNone: "no pull"}, func(r Row) map[string]int { return r.LeakedByMechanism })
 }
 
+// LeakRouteTable gives, per configuration and actor, the runs with an
+// outcome, the leaked runs and the leaked runs by the route a secret
+// took (Row.LeakedByRoute): repeated, a value the actor read and then
+// sent (a leak in its output), and copied, a value its patch copied into
+// the state (a leak in the final state). A run counts under each route
+// its leaks have. Rows with no run measured are left out.
+func LeakRouteTable(s Summary) Table {
+	return leakSplitTable(s, "leak-routes", "Leaked runs by route: a value read and repeated, or copied by a patch (a run counts under each)",
+		LeakRoutes, map[string]string{RouteRepeated: "read and repeated", RouteCopied: "copied by a patch"}, func(r Row) map[string]int { return r.LeakedByRoute })
+}
+
+// withScale gives t a Scale column after its Actor column, and a scale
+// column after its actor data column, when the summary's runs are at
+// more than one scale (Summary.MultiScale): scales holds the scale of
+// each row, in order ("" is 1x). A table of one scale is left as it is.
+func withScale(t Table, s Summary, scales []string) Table {
+	if !s.MultiScale() {
+		return t
+	}
+	if i := slices.Index(t.Header, "Actor"); i >= 0 {
+		t.Header = slices.Insert(slices.Clone(t.Header), i+1, "Scale")
+		for k := range t.Rows {
+			t.Rows[k] = slices.Insert(t.Rows[k], i+1, ScaleName(scales[k]))
+		}
+	}
+	if t.Data != nil {
+		if i := slices.Index(t.Data.Columns, "actor"); i >= 0 {
+			t.Data.Columns = slices.Insert(slices.Clone(t.Data.Columns), i+1, "scale")
+			for k := range t.Data.Rows {
+				t.Data.Rows[k] = slices.Insert(t.Data.Rows[k], i+1, any(ScaleName(scales[k])))
+			}
+		}
+	}
+	return t
+}
+
 // leakSplitTable is a table of leaked runs split by the keys cols of
 // counts (headed as headers says, or by the key with spaces for its
 // hyphens), with an "unrecorded"
 // column when a row counts one.
-func leakSplitTable(s Summary, name, title string, cols []string, headers map[string]string, counts func(Row) map[string]int) Table {
+func leakSplitTable(s Summary, name, title string, cols []string, headers map[string]string, counts func(Row) map[string]int) (t Table) {
 	cols = slices.Clone(cols)
 	for _, r := range s.Rows {
 		if counts(r)[Unrecorded] > 0 {
@@ -533,7 +617,7 @@ func leakSplitTable(s Summary, name, title string, cols []string, headers map[st
 			break
 		}
 	}
-	t := Table{Name: name, Title: title, Header: []string{"Configuration", "Actor", "Runs", "Leaked"},
+	t = Table{Name: name, Title: title, Header: []string{"Configuration", "Actor", "Runs", "Leaked"},
 		Data: &Data{Columns: append([]string{"config", "label", "actor", "runs", "leaked"}, cols...)}}
 	for _, c := range cols {
 		// Words, so that a narrow text table can wrap the header
@@ -541,11 +625,14 @@ func leakSplitTable(s Summary, name, title string, cols []string, headers map[st
 		// the key.
 		t.Header = append(t.Header, cmp.Or(headers[c], strings.ReplaceAll(c, "-", " ")))
 	}
+	var sc []string
+	defer func() { t = withScale(t, s, sc) }()
 	for _, r := range s.Rows {
 		n := r.Measured()
 		if n == 0 {
 			continue
 		}
+		sc = append(sc, r.Scale)
 		leaked := int(math.Round(r.LeakRate * float64(n)))
 		row := []string{r.Label, r.Actor, fmt.Sprint(n), fmt.Sprint(leaked)}
 		vals := []any{r.Config, r.Label, r.Actor, n, leaked}
@@ -566,15 +653,18 @@ var AuditGates = []string{runtime.GateParse, runtime.GateScope, runtime.GatePhas
 // IllegalTable gives, per configuration and actor, the runs with an
 // illegal commit, the illegal commits by the audit gate that rejected
 // them, and the proposals the configuration's own gates blocked.
-func IllegalTable(s Summary) Table {
+func IllegalTable(s Summary) (t Table) {
 	gates := []string{runtime.GateScope, runtime.GatePhase, runtime.GateSchema, runtime.GateInvariants}
-	t := Table{Name: "illegal", Title: "Illegal commits by gate (committed proposals the full contract rejects), and proposals blocked",
+	t = Table{Name: "illegal", Title: "Illegal commits by gate (committed proposals the full contract rejects), and proposals blocked",
 		Header: append(append([]string{"Configuration", "Actor", "Runs with one"}, gates...), "Blocked"),
 		Data:   &Data{Columns: append(append([]string{"config", "label", "actor", "illegal_runs"}, gates...), "blocked")}}
+	var sc []string
+	defer func() { t = withScale(t, s, sc) }()
 	for _, r := range s.Rows {
 		if r.Measured() == 0 {
 			continue
 		}
+		sc = append(sc, r.Scale)
 		row := []string{r.Label, r.Actor, fmt.Sprint(r.IllegalRuns)}
 		vals := []any{r.Config, r.Label, r.Actor, r.IllegalRuns}
 		for _, g := range gates {
@@ -684,8 +774,8 @@ func markTables(rep *Report, what, note string) {
 }
 
 // scaleTitle is what the main table's title says of the runs' scales: ""
-// at 1x, " at scale 10MB" for one, and for several the scales the rows
-// pool (the runs of directories at different scales).
+// at 1x, " at scale 10MB" for one, and for several the scales, which
+// the tables' Scale column tells apart.
 func scaleTitle(scales []string) string {
 	switch len(scales) {
 	case 0:
@@ -693,5 +783,5 @@ func scaleTitle(scales []string) string {
 	case 1:
 		return " at scale " + scales[0]
 	}
-	return " pooling the scales " + strings.Join(scales, ", ") + " (report each directory alone to tell them apart)"
+	return " at the scales " + strings.Join(scales, ", ") + " (a row per scale)"
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/patchbench/patchbench/bench"
@@ -15,10 +16,15 @@ import (
 // means leave error and pending runs out; Runs counts them, Errors and
 // Pending say how many.
 type Row struct {
-	Config         string           `json:"config"`
-	Label          string           `json:"label"`
-	View           string           `json:"view"`
-	Actor          string           `json:"actor"`
+	Config string `json:"config"`
+	Label  string `json:"label"`
+	View   string `json:"view"`
+	Actor  string `json:"actor"`
+	// Scale is the scale of the row's runs (rundir.Record.Scale): ""
+	// at 1x, for a case that does not grow, and for a record of no
+	// scale. A directory of several scales has a row per
+	// configuration, actor and scale.
+	Scale          string           `json:"scale,omitempty"`
 	Runs           int              `json:"runs"`
 	Errors         int              `json:"errors"`
 	Pending        int              `json:"pending"`
@@ -81,6 +87,33 @@ type Row struct {
 	// than its leaked runs.
 	LeakedByKind      map[string]int `json:"leaked_by_kind"`
 	LeakedByMechanism map[string]int `json:"leaked_by_mechanism"`
+	// LeakedByRoute counts the leaked runs by the route a secret took
+	// (a run counts once under each route its leaks have):
+	// RouteRepeated, a value the actor read and repeated in something
+	// it sent (scoring.WhereOutput), and RouteCopied, a value its patch
+	// copied into the state (scoring.WhereState, found in the final
+	// state away from the secret's own place).
+	LeakedByRoute map[string]int `json:"leaked_by_route"`
+}
+
+// The routes of a leak (Row.LeakedByRoute).
+const (
+	RouteRepeated = "repeated"
+	RouteCopied   = "copied"
+)
+
+// LeakRoutes are the routes of a leak, in the order of the tables.
+var LeakRoutes = []string{RouteRepeated, RouteCopied}
+
+// leakRoute is the route of a leak by where it was found.
+func leakRoute(l scoring.Leak) string {
+	switch l.Where {
+	case scoring.WhereOutput:
+		return RouteRepeated
+	case scoring.WhereState:
+		return RouteCopied
+	}
+	return ""
 }
 
 // Unrecorded is the kind or mechanism of a leak whose record does not
@@ -92,14 +125,20 @@ const Unrecorded = "unrecorded"
 // reads, the reads of hidden locations (in the state, outside the view)
 // and how many of those were answered as absent (all of them, unless
 // the environment is broken), and the steps that ended without a commit
-// by code (rundir.StepRecord.Ended).
+// by code (rundir.StepRecord.Ended). BytesRead is the size of what the
+// reads answered (each read result's full length, rundir.ToolCall's
+// ResultBytes or its text), and BytesReadPerStep that over the steps of
+// the tools protocol.
 type ToolFigures struct {
-	TurnsPerRun     float64        `json:"turns_per_run"`
-	ToolCallsPerRun float64        `json:"tool_calls_per_run"`
-	Reads           int            `json:"reads"`
-	HiddenReads     int            `json:"hidden_reads"`
-	HiddenAbsent    int            `json:"hidden_reads_answered_absent"`
-	Ended           map[string]int `json:"steps_ended"`
+	TurnsPerRun      float64        `json:"turns_per_run"`
+	ToolCallsPerRun  float64        `json:"tool_calls_per_run"`
+	BytesRead        int64          `json:"bytes_read"`
+	BytesReadPerStep float64        `json:"bytes_read_per_step"`
+	Steps            int            `json:"steps"`
+	Reads            int            `json:"reads"`
+	HiddenReads      int            `json:"hidden_reads"`
+	HiddenAbsent     int            `json:"hidden_reads_answered_absent"`
+	Ended            map[string]int `json:"steps_ended"`
 }
 
 // Measured is the number of runs with an outcome (neither error nor
@@ -115,9 +154,9 @@ func (r Row) Measured() int { return r.Runs - r.Errors - r.Pending }
 type Summary struct {
 	Rows []Row `json:"rows"`
 	// Scales are the scales of the runs (rundir.Record.Scale, "1x" for
-	// none) when any is not 1x, in order; nil when every run is at 1x.
-	// A directory holds one scale, so more than one means the rows pool
-	// directories of different scales.
+	// none) when any is not 1x, smallest first; nil when every run is
+	// at 1x. With more than one, every table has a Scale column
+	// (MultiScale) and the rows are per configuration, actor and scale.
 	Scales              []string `json:"scales,omitempty"`
 	RunsRecorded        int      `json:"runs_recorded"`
 	RunsExpected        int      `json:"runs_expected"`
@@ -139,7 +178,7 @@ type Summarizer struct {
 	scales   map[string]bool
 }
 
-type groupKey struct{ config, actor string }
+type groupKey struct{ config, actor, scale string }
 
 // group accumulates the runs of one configuration and actor.
 type group struct {
@@ -149,6 +188,7 @@ type group struct {
 	values                              []runValues
 	leakedByRound                       map[int]int
 	leakedByKind, leakedByMechanism     map[string]int
+	leakedByRoute                       map[string]int
 	rejections                          scoring.Rejections
 	illegal                             scoring.IllegalCommits
 	// tools counts the agent-loop figures of runs of the tools protocol
@@ -186,10 +226,10 @@ func (s *Summarizer) Add(r *rundir.Record) {
 	if r.Status != rundir.StatusPending {
 		s.settled++
 	}
-	k := groupKey{r.Config, r.Actor}
+	k := groupKey{r.Config, r.Actor, r.Scale}
 	g := s.groups[k]
 	if g == nil {
-		g = &group{leakedByRound: map[int]int{}, leakedByKind: map[string]int{}, leakedByMechanism: map[string]int{},
+		g = &group{leakedByRound: map[int]int{}, leakedByKind: map[string]int{}, leakedByMechanism: map[string]int{}, leakedByRoute: map[string]int{},
 			rejections: scoring.NewRejections(), illegal: scoring.NewIllegalCommits()}
 		s.groups[k] = g
 	}
@@ -205,28 +245,38 @@ func (s *Summarizer) Recorded() int { return s.recorded }
 func (s *Summarizer) Settled() int { return s.settled }
 
 // Summary is the summary of the records added: one row per configuration
-// (in the order of configs) and actor (in the order of actorNames) that
-// has runs. TokensChangeVsFull, for projected configurations, is the
-// relative change of mean tokens against the mean of the full-state
-// configurations' means for the same actor. RunsExpected and Complete are
-// the caller's, who knows the settings.
+// (in the order of configs), actor (in the order of actorNames) and scale
+// (smallest first, 1x as "") that has runs. TokensChangeVsFull, for
+// projected configurations, is the relative change of mean tokens
+// against the mean of the full-state configurations' means for the same
+// actor at the same scale. RunsExpected and Complete are the caller's,
+// who knows the settings.
 func (s *Summarizer) Summary() Summary {
+	var recorded []string
+	for k := range s.groups {
+		if !slices.Contains(recorded, k.scale) {
+			recorded = append(recorded, k.scale)
+		}
+	}
+	SortScales(recorded)
 	var rows []Row
 	for _, cfg := range s.configs {
 		for _, a := range s.actors {
-			if g := s.groups[groupKey{cfg.Name, a}]; g != nil {
-				rows = append(rows, g.row(cfg, a))
+			for _, sc := range recorded {
+				if g := s.groups[groupKey{cfg.Name, a, sc}]; g != nil {
+					rows = append(rows, g.row(cfg, a, sc))
+				}
 			}
 		}
 	}
-	full := map[string][]float64{}
+	full := map[[2]string][]float64{}
 	for _, r := range rows {
 		if r.View == bench.ViewFull && r.Measured() > 0 {
-			full[r.Actor] = append(full[r.Actor], r.TokensMean)
+			full[[2]string{r.Actor, r.Scale}] = append(full[[2]string{r.Actor, r.Scale}], r.TokensMean)
 		}
 	}
 	for i := range rows {
-		f := full[rows[i].Actor]
+		f := full[[2]string{rows[i].Actor, rows[i].Scale}]
 		if rows[i].View != bench.ViewProjected || len(f) == 0 {
 			continue
 		}
@@ -237,7 +287,8 @@ func (s *Summarizer) Summary() Summary {
 	}
 	var scales []string
 	if len(s.scales) > 1 || len(s.scales) == 1 && !s.scales["1x"] {
-		scales = slices.Sorted(maps.Keys(s.scales))
+		scales = slices.Collect(maps.Keys(s.scales))
+		SortScales(scales)
 	}
 	return Summary{Rows: rows, Scales: scales, RunsRecorded: s.recorded}
 }
@@ -280,6 +331,7 @@ func (g *group) add(r *rundir.Record) {
 	}
 	countOnce(g.leakedByKind, r.Leaks, func(l scoring.Leak) string { return l.Kind })
 	countOnce(g.leakedByMechanism, r.Leaks, func(l scoring.Leak) string { return l.Mechanism })
+	countOnce(g.leakedByRoute, r.Leaks, leakRoute)
 	if r.SemanticPass {
 		g.passed++
 	}
@@ -325,9 +377,10 @@ func (g *group) means() (tokens, content, accepted []float64) {
 // row computes the group's row: rates with their
 // Wilson intervals over the runs with an outcome, means with their t
 // intervals, the counts.
-func (g *group) row(cfg *bench.Config, actor string) Row {
-	row := Row{Config: cfg.Name, Label: cfg.Label, View: cfg.View, Actor: actor, Runs: g.runs, Errors: g.errors, Pending: g.pending,
-		Rejections: g.rejections.ByCode, RejectionsByGate: g.rejections.ByGate, Blocked: g.rejections.Blocked,
+func (g *group) row(cfg *bench.Config, actor, scale string) Row {
+	row := Row{Config: cfg.Name, Label: cfg.Label, View: cfg.View, Actor: actor, Scale: scale, Runs: g.runs, Errors: g.errors, Pending: g.pending,
+		LeakedByRoute: g.leakedByRoute,
+		Rejections:    g.rejections.ByCode, RejectionsByGate: g.rejections.ByGate, Blocked: g.rejections.Blocked,
 		IllegalByGate: g.illegal.ByGate, IllegalByCode: g.illegal.ByCode, IllegalCommits: g.illegal.Commits,
 		LeakedByKind: g.leakedByKind, LeakedByMechanism: g.leakedByMechanism}
 	n := row.Measured()
@@ -367,6 +420,9 @@ func (g *group) row(cfg *bench.Config, actor string) Row {
 		f := *g.tools
 		f.TurnsPerRun /= float64(n)
 		f.ToolCallsPerRun /= float64(n)
+		if f.Steps > 0 {
+			f.BytesReadPerStep = float64(f.BytesRead) / float64(f.Steps)
+		}
 		row.Tools = &f
 	}
 	return row
@@ -387,6 +443,7 @@ func (g *group) addTools(r *rundir.Record) {
 		if st.Ended != "" {
 			f.Ended[st.Ended]++
 		}
+		f.Steps++
 		f.TurnsPerRun += float64(len(st.Turns))
 		for _, t := range st.Turns {
 			f.ToolCallsPerRun += float64(len(t.Calls))
@@ -395,6 +452,7 @@ func (g *group) addTools(r *rundir.Record) {
 					continue
 				}
 				f.Reads++
+				f.BytesRead += max(c.ResultBytes, int64(len(c.Result)))
 				if c.Hidden {
 					f.HiddenReads++
 					if c.Error == "absent" {
@@ -418,3 +476,26 @@ func countOnce(m map[string]int, leaks []scoring.Leak, key func(scoring.Leak) st
 		}
 	}
 }
+
+// SortScales sorts scales ("1x" or "" first, then "1MB", "10MB" by size:
+// bench.ParseScale) in place; a scale it cannot read goes last, by name.
+func SortScales(scales []string) {
+	size := func(s string) int64 {
+		if s == "" {
+			return 0
+		}
+		sc, err := bench.ParseScale(s)
+		if err != nil {
+			return math.MaxInt64
+		}
+		return sc.Bytes
+	}
+	slices.SortStableFunc(scales, func(a, b string) int { return cmp.Or(cmp.Compare(size(a), size(b)), cmp.Compare(a, b)) })
+}
+
+// MultiScale reports whether the summary's runs are at more than one
+// scale: its tables then have a Scale column.
+func (s Summary) MultiScale() bool { return len(s.Scales) > 1 }
+
+// ScaleName is a row's scale as the tables print it: "1x" for "".
+func ScaleName(scale string) string { return cmp.Or(scale, "1x") }

@@ -33,7 +33,7 @@ func TestToolsTableAndConversation(t *testing.T) {
 	if len(tab.Rows) != 1 {
 		t.Fatalf("rows %v: a row of the json protocol has no tools figures", tab.Rows)
 	}
-	want := []string{"PatchOptic", "a", "1", "2.00", "3.00", "2", "1 (1)", "attempts_spent 1"}
+	want := []string{"PatchOptic", "a", "1", "2.00", "3.00", "2", "1 (1)", "23", "attempts_spent 1"}
 	if got := tab.Rows[0]; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("row %q, want %q", got, want)
 	}

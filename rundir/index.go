@@ -387,8 +387,8 @@ func (ix *Index) Load(i int) (*Record, error) {
 const MaxIndexedLeaks = 64
 
 // compactLeaks returns leaks with one leak for each secret kind,
-// mechanism, detector, field and step (the first met, Secret, Where and
-// Path cleared), at most MaxIndexedLeaks: what a summary and a listing
+// mechanism, detector, field, step and where (output or state: a leak's
+// route) (the first met, Secret and Path cleared), at most MaxIndexedLeaks: what a summary and a listing
 // read of a run's leaks (which kinds and mechanisms, a model name that
 // carried a canary), in a slice of its own (the record's long one is not
 // kept).
@@ -396,16 +396,16 @@ func compactLeaks(leaks []scoring.Leak) []scoring.Leak {
 	if len(leaks) == 0 {
 		return leaks
 	}
-	type key struct{ kind, mechanism, detector, field, step string }
+	type key struct{ kind, mechanism, detector, field, step, where string }
 	seen := map[key]bool{}
 	var out []scoring.Leak
 	for _, l := range leaks {
-		k := key{l.Kind, l.Mechanism, l.Detector, l.Field, l.Step}
+		k := key{l.Kind, l.Mechanism, l.Detector, l.Field, l.Step, l.Where}
 		if seen[k] || len(out) == MaxIndexedLeaks {
 			continue
 		}
 		seen[k] = true
-		out = append(out, scoring.Leak{Kind: l.Kind, Mechanism: l.Mechanism, Detector: l.Detector, Field: l.Field, Step: l.Step})
+		out = append(out, scoring.Leak{Kind: l.Kind, Mechanism: l.Mechanism, Detector: l.Detector, Field: l.Field, Step: l.Step, Where: l.Where})
 	}
 	return slices.Clip(out)
 }

@@ -57,7 +57,11 @@ func lean(r *Record) *Record {
 		for _, turn := range s.Turns {
 			var calls []ToolCall
 			for _, c := range turn.Calls {
-				calls = append(calls, ToolCall{Read: c.Read, Hidden: c.Hidden, Error: c.Error})
+				n := c.ResultBytes
+				if c.Read && n == 0 {
+					n = int64(len(c.Result)) // a read's size, for bytes read per step
+				}
+				calls = append(calls, ToolCall{Read: c.Read, Hidden: c.Hidden, Error: c.Error, ResultBytes: n})
 			}
 			l.Turns = append(l.Turns, Turn{Calls: calls})
 		}
@@ -292,8 +296,9 @@ func TestReadErrorOrder(t *testing.T) {
 }
 
 // TestIndexCompactsLeaks checks that an index keeps, of a record's leaks,
-// one for each kind, mechanism, detector, field and step, at most
-// MaxIndexedLeaks, their places dropped, and counts them all (NLeaks):
+// one for each kind, mechanism, detector, field, step and where (a
+// leak's route), at most MaxIndexedLeaks, their secrets and paths
+// dropped, and counts them all (NLeaks):
 // 200 lines of 99,000 leaks took browse to 3.45 GB.
 func TestIndexCompactsLeaks(t *testing.T) {
 	dir := t.TempDir()
@@ -315,9 +320,9 @@ func TestIndexCompactsLeaks(t *testing.T) {
 	if e.NLeaks != 5101 || len(e.Head.Leaks) != MaxIndexedLeaks {
 		t.Fatalf("NLeaks %d, %d kept; want 5101 and %d", e.NLeaks, len(e.Head.Leaks), MaxIndexedLeaks)
 	}
-	want := []scoring.Leak{{Detector: "exact", Kind: "pan", Mechanism: "context"},
-		{Detector: "exact", Step: "s1", Field: scoring.FieldModel, Kind: "pan", Mechanism: "injection"},
-		{Detector: "exact", Kind: "kind0", Mechanism: "none"}}
+	want := []scoring.Leak{{Where: "state", Detector: "exact", Kind: "pan", Mechanism: "context"},
+		{Where: "output", Detector: "exact", Step: "s1", Field: scoring.FieldModel, Kind: "pan", Mechanism: "injection"},
+		{Where: "state", Detector: "exact", Kind: "kind0", Mechanism: "none"}}
 	if diff := cmp.Diff(want, e.Head.Leaks[:3]); diff != "" {
 		t.Errorf("kept leaks (-want +got):\n%s", diff)
 	}

@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -401,10 +402,12 @@ func (m *Manifest) check() (member string, err error) {
 		return name, err
 	}
 	// The product cannot overflow: each factor is bounded by the file's
-	// size (16 MiB) but rounds, bounded above.
-	most := int64(m.Cases) * int64(len(m.Configs)) * int64(len(m.Actors)) * int64(m.Rounds)
+	// size (16 MiB) but rounds, bounded above (2^24 each of cases,
+	// configs, actors and scales, 10^4 rounds: below 2^63).
+	scales := int64(strings.Count(m.Scale, ",") + 1)
+	most := int64(m.Cases) * int64(len(m.Configs)) * int64(len(m.Actors)) * int64(m.Rounds) * scales
 	if m.ExpectedRuns < 0 || m.Cases > 0 && int64(m.ExpectedRuns) > most {
-		return "expected_runs", fmt.Errorf("is %d; the settings call for at most %d runs (cases × configs × actors × rounds)", m.ExpectedRuns, most)
+		return "expected_runs", fmt.Errorf("is %d; the settings call for at most %d runs (cases × configs × actors × rounds × scales)", m.ExpectedRuns, most)
 	}
 	if m.MaxAttempts < 0 || m.MaxAttempts > maxManifestAttempts {
 		return "max_attempts", fmt.Errorf("is %d; want an integer in [1, %d]", m.MaxAttempts, maxManifestAttempts)
@@ -477,6 +480,13 @@ func CheckManifest(dir string, m Manifest) (*Manifest, error) {
 		return nil, err
 	}
 	if old.Key() != m.Key() {
+		if diff := old.Differences(m); slices.Contains(diff, "scale") {
+			// The scales are a dimension of the runs: say which the
+			// directory holds, and how to go on with them.
+			was, now := cmp.Or(old.Scale, "1x"), cmp.Or(m.Scale, "1x")
+			return nil, errorf(CodeSettingsDiffer, "%s holds runs at the scales %s, not %s (%s differ); rerun with --scale %s to resume, or choose another --out for other scales",
+				dir, was, now, strings.Join(diff, ", "), was)
+		}
 		return nil, errorf(CodeSettingsDiffer, "%s holds a run with other settings (%s differ); rerun with its settings to resume, or choose another --out",
 			dir, strings.Join(old.Differences(m), ", "))
 	}

@@ -506,6 +506,24 @@ func RunID(caseID, config, actor string, round int) string {
 	return fmt.Sprintf("%s/%s/%s/%d", caseID, config, actor, round)
 }
 
+// RunIDAt is the run id of a run at a scale: RunID, with "@" and the
+// scale after the round for a grown case ("case/config/actor/1@10MB");
+// a run at 1x (scale "") has the plain RunID, so that the runs of one
+// case at several scales have ids of their own in one directory.
+func RunIDAt(caseID, config, actor string, round int, scale string) string {
+	id := RunID(caseID, config, actor, round)
+	if scale != "" {
+		id += "@" + scale
+	}
+	return id
+}
+
+// recordID is the run id a record's key makes (RunIDAt). A record of a
+// grown case written before run ids named the scale (a directory held
+// one scale then) has the plain RunID; recordID is the id the run has
+// now, which a resume skips.
+func recordID(r *Record) string { return RunIDAt(r.Case, r.Config, r.Actor, r.Round, r.Scale) }
+
 // MaxRecordedTokens bounds each token count of a record (tokens.prompt,
 // tokens.completion, tokens.reasoning, tokens_sent: 2^40, about 10^12,
 // far more than any run spends), so that the sums of a directory's runs
@@ -521,7 +539,7 @@ func checkRecord(r *Record) error {
 	switch {
 	case r.RunID == "" || r.Case == "" || r.Config == "" || r.Actor == "" || r.Round < 1:
 		return errorf(CodeNotARecord, "not a run record: run_id, case, config, actor and round are required")
-	case r.RunID != RunID(r.Case, r.Config, r.Actor, r.Round):
+	case r.RunID != recordID(r) && (r.Scale == "" || r.RunID != RunID(r.Case, r.Config, r.Actor, r.Round)):
 		return fmt.Errorf("run %s: the run_id does not match its case, config, actor and round", r.RunID)
 	case r.Status != StatusPassed && r.Status != StatusFailed && r.Status != StatusError && r.Status != StatusPending:
 		return fmt.Errorf("run %s: unknown status %q", r.RunID, r.Status)

@@ -22,7 +22,9 @@ func (s *Sink) Resume(retryErrors bool) (Resumed, error) {
 	r, err := eachIn(s.path, func(rec *Record, _ int, _ int64) error {
 		res.Records++
 		if rec.HasOutcome() || (rec.Status == StatusError && !retryErrors) {
-			res.Skip[rec.RunID] = true
+			// By the id the run has now: a grown run recorded before
+			// run ids named the scale is not run again.
+			res.Skip[recordID(rec)] = true
 		}
 		res.TokensSent += rec.TokensSent
 		return nil

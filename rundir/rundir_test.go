@@ -362,3 +362,40 @@ func TestLockIsNotFollowed(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeScaledIDs: a grown run's id names its scale (RunIDAt), and
+// a record written before ids did (a directory of one scale, the plain
+// RunID with a scale) is still read and is skipped under the id its run
+// has now; an id that names another scale than its record is refused.
+func TestResumeScaledIDs(t *testing.T) {
+	if got := RunIDAt("c", "x", "a", 2, "1MB"); got != "c/x/a/2@1MB" {
+		t.Errorf("RunIDAt: %s", got)
+	}
+	if got := RunIDAt("c", "x", "a", 2, ""); got != "c/x/a/2" {
+		t.Errorf("RunIDAt at 1x: %s", got)
+	}
+	dir := t.TempDir()
+	legacy := rec("a", "x", 1, StatusPassed)
+	legacy.Scale = "10MB" // its id has no @10MB
+	grown := rec("a", "y", 1, StatusPassed)
+	grown.Scale, grown.RunID = "1MB", "a/y/reference/1@1MB"
+	writeRecords(t, dir, legacy, grown, rec("a", "y", 1, StatusPassed))
+	s, err := OpenSink(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Resume(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"a/x/reference/1@10MB": true, "a/y/reference/1@1MB": true, "a/y/reference/1": true}
+	if diff := cmp.Diff(want, res.Skip); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	bad := rec("a", "x", 1, StatusPassed)
+	bad.Scale, bad.RunID = "1MB", "a/x/reference/1@10MB"
+	if err := checkRecord(bad); err == nil {
+		t.Error("a run id naming another scale than its record is accepted")
+	}
+}

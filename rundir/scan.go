@@ -311,14 +311,18 @@ func (d *leanDecoder) steps(b []byte, i int) ([]StepRecord, int, error) {
 
 // turns decodes what a summary counts of a step's conversation (the
 // tools protocol): its turns, and of each call whether it was a read, of
-// a hidden location, and its error code; the texts, arguments and
-// results are skipped.
+// a hidden location, its error code and, for a read, the length of its
+// result in bytes (ResultBytes: the recorded full length, or the
+// length of the result kept); the texts, arguments and results are
+// skipped.
 func (d *leanDecoder) turns(v []byte) ([]Turn, error) {
 	var ts []struct {
 		Calls []struct {
-			Read   bool   `json:"read"`
-			Hidden bool   `json:"hidden"`
-			Error  string `json:"error"`
+			Read        bool            `json:"read"`
+			Hidden      bool            `json:"hidden"`
+			Error       string          `json:"error"`
+			ResultBytes int64           `json:"result_bytes"`
+			Result      json.RawMessage `json:"result"`
 		} `json:"calls"`
 	}
 	if err := json.Unmarshal(v, &ts); err != nil {
@@ -331,7 +335,14 @@ func (d *leanDecoder) turns(v []byte) ([]Turn, error) {
 			if n, ok := d.names[code]; ok {
 				code = n
 			}
-			out[i].Calls = append(out[i].Calls, ToolCall{Read: c.Read, Hidden: c.Hidden, Error: code})
+			n := c.ResultBytes
+			if c.Read && n == 0 && len(c.Result) > 0 {
+				var text string
+				if json.Unmarshal(c.Result, &text) == nil {
+					n = int64(len(text))
+				}
+			}
+			out[i].Calls = append(out[i].Calls, ToolCall{Read: c.Read, Hidden: c.Hidden, Error: code, ResultBytes: n})
 		}
 	}
 	return out, nil

@@ -321,7 +321,12 @@ func (p *Plan) readValue(name string, n *yaml.Node, f runspec.Field) error {
 	}
 	want, ok := "", false
 	isDuration := t == reflect.TypeOf(time.Duration(0))
+	// A string setting with a list tag (scale) takes a string or a list
+	// of strings, kept as one comma list.
+	joined := t.Kind() == reflect.String && f.Tag.Get("list") != ""
 	switch {
+	case joined:
+		want, ok = "a string or a list of strings", n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" || n.Kind == yaml.SequenceNode
 	case isDuration, t.Kind() == reflect.String:
 		want, ok = "a string", n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str"
 	case t.Kind() == reflect.Int, t.Kind() == reflect.Int64:
@@ -353,7 +358,7 @@ func (p *Plan) readValue(name string, n *yaml.Node, f runspec.Field) error {
 		}
 		v.SetInt(int64(d))
 		p.durations[f.Key] = n.Value
-	case t.Kind() == reflect.Slice:
+	case t.Kind() == reflect.Slice, joined && n.Kind == yaml.SequenceNode:
 		var items []string
 		for i, item := range n.Content {
 			if item.Kind != yaml.ScalarNode || item.ShortTag() != "!!str" {
@@ -361,6 +366,10 @@ func (p *Plan) readValue(name string, n *yaml.Node, f runspec.Field) error {
 			}
 			p.lines[fmt.Sprintf("%s.%d", f.Key, i)] = item.Line
 			items = append(items, item.Value)
+		}
+		if joined {
+			v.SetString(strings.Join(items, ","))
+			break
 		}
 		v.Set(reflect.ValueOf(items))
 	case v.Kind() == reflect.Pointer:
@@ -459,6 +468,15 @@ func (p *Plan) YAML() []byte {
 			n.Style = yaml.FlowStyle
 		case *float64:
 			n = scalar(*x)
+		case string:
+			if items := strings.Split(x, ","); f.Tag.Get("list") != "" && len(items) > 1 {
+				// A list kept as one string (scale) is written as
+				// the list it is; one item stays a string.
+				n = scalar(items)
+				n.Style = yaml.FlowStyle
+				break
+			}
+			n = scalar(x)
 		default:
 			n = scalar(x)
 		}

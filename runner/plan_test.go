@@ -90,3 +90,32 @@ func TestParsePlanRefusesMergeKeysAndAliases(t *testing.T) {
 		t.Errorf("a plain plan: %v", err)
 	}
 }
+
+// TestPlanScaleList: the scale key takes a string ("10MB") or a list of
+// strings ([1x, 200KB]), kept as one comma list in Spec.Scale; the
+// plan's YAML writes a list back as a list and one scale as a string; a
+// list of anything but strings, or an empty one, is refused.
+func TestPlanScaleList(t *testing.T) {
+	for text, want := range map[string]struct{ scale, yaml string }{
+		"version: 1\nscale: 10MB\n":             {"10MB", "scale: 10MB\n"},
+		"version: 1\nscale: [1x, 200KB]\n":      {"1x,200KB", "scale: [1x, 200KB]\n"},
+		"version: 1\nscale:\n  - 1MB\n  - 1x\n": {"1MB,1x", "scale: [1MB, 1x]\n"},
+	} {
+		p, err := ParsePlan("p.yaml", []byte(text))
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if p.Spec.Scale != want.scale || !strings.Contains(string(p.YAML()), want.yaml) {
+			t.Errorf("%q: scale %q, YAML:\n%s; want %q and %q", text, p.Spec.Scale, p.YAML(), want.scale, want.yaml)
+		}
+	}
+	for text, want := range map[string]string{
+		"version: 1\nscale: [1x, 2]\n": "p.yaml:2: scale: want a list of strings, got 2 as item 2",
+		"version: 1\nscale: []\n":      "p.yaml:2: scale: an empty list",
+		"version: 1\nscale: 2\n":       "p.yaml:2: scale: want a string or a list of strings, got 2",
+	} {
+		if _, err := ParsePlan("p.yaml", []byte(text)); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v, want %s", text, err, want)
+		}
+	}
+}

@@ -71,6 +71,19 @@ type Options struct {
 	// Prompt is the prompt template (--prompt-template); nil is the
 	// embedded one, DefaultPrompt.
 	Prompt *Prompt
+	// Scales, when set, are the scales the runs cross (Spec.Scale's
+	// list), each with the cases grown to it: Scales[i].Cases[k] is
+	// Cases[k] grown (the same case when it does not grow). Nil runs
+	// Cases as they are, recorded at Spec.Scale.
+	Scales []Scaled
+}
+
+// Scaled is one scale of a run with the cases grown to it, in the order
+// of Options.Cases: each case is grown once per scale, and its runs at
+// that scale share the grown state, which no run modifies.
+type Scaled struct {
+	Scale bench.Scale
+	Cases []*bench.Case
 }
 
 // Protocols (Options.Protocol, run --protocol) and disclosure modes
@@ -111,14 +124,14 @@ func (o *Options) maxStepBytes() int64 {
 	return DefaultMaxStepBytes
 }
 
-// recordedScale is the scale a record of case c names: Spec.Scale, or
-// "" at 1x and for a case that does not grow (its state is as written
-// at any scale).
-func (o *Options) recordedScale(c *bench.Case) string {
-	if o.Scale == "" || strings.EqualFold(o.Scale, "1x") || len(c.Grow) == 0 {
+// recordedScale is the scale a record of case c at scale names: the
+// scale, or "" at 1x and for a case that does not grow (its state is as
+// written at any scale).
+func recordedScale(scale string, c *bench.Case) string {
+	if scale == "" || strings.EqualFold(scale, "1x") || len(c.Grow) == 0 {
 		return ""
 	}
-	return o.Scale
+	return scale
 }
 
 // DefaultContextTokens is an actor's context budget in tokens when
@@ -161,27 +174,40 @@ func (o *Options) maxAnswer() int64 {
 type Progress struct {
 	Done, Total, Errors, Pending, NotStarted int
 	Tokens, TokensSent                       int
+	// Scale is the scale of the run that ended last ("1x" for one at
+	// 1x), set when the runs are at a scale other than 1x or at
+	// several (Options.Scales); "" otherwise.
+	Scale string
+}
+
+// scaled reports whether the runs' scales are worth naming: more than
+// one, or one other than 1x.
+func (o *Options) scaled() bool {
+	return len(o.Scales) > 1 || len(o.Scales) == 1 && !o.Scales[0].Scale.IsBase()
 }
 
 // Shard selects a stable subset of runs: Index in [0, Of).
 type Shard struct{ Index, Of int }
 
-// Job is one run to do: a case, a configuration, an actor and a round.
+// Job is one run to do: a case (grown to the job's scale), a
+// configuration, an actor, a round and the scale its record names ("" at
+// 1x, and for a case that does not grow).
 type Job struct {
 	Case   *bench.Case
 	Config *bench.Config
 	Actor  actors.Actor
 	Round  int
+	Scale  string
 	// Artifact, when set, replays a stress artifact as a run (Replay):
 	// the artifact's step is submitted in the artifact's submit_phase,
 	// and the run ends after it.
 	Artifact *bench.Artifact
 }
 
-// RunID is the stable key of a run: case/config/actor/round
-// (rundir.RunID).
+// RunID is the stable key of a run: case/config/actor/round, with
+// "@scale" after the round for a grown case (rundir.RunIDAt).
 func (j Job) RunID() string {
-	return rundir.RunID(j.Case.ID, j.Config.Name, j.Actor.Name(), j.Round)
+	return rundir.RunIDAt(j.Case.ID, j.Config.Name, j.Actor.Name(), j.Round, j.Scale)
 }
 
 // InShard reports whether the run with this id belongs to shard s.
@@ -195,18 +221,37 @@ func (s Shard) InShard(runID string) bool {
 }
 
 // Jobs lists the runs of the options in a fixed order (round, case,
-// configuration, actor), restricted to the shard.
+// scale, configuration, actor), restricted to the shard. A case that
+// does not grow runs once, at 1x (its state is the same at every
+// scale), not once per scale.
 func (o *Options) Jobs() []Job {
 	var out []Job
 	for r := 1; r <= o.Rounds; r++ {
-		for _, c := range o.Cases {
-			for _, cfg := range o.Configs {
-				for _, a := range o.Actors {
-					j := Job{Case: c, Config: cfg, Actor: a, Round: r}
-					if o.Shard.InShard(j.RunID()) {
-						out = append(out, j)
-					}
+		for k, c := range o.Cases {
+			for i, sc := range o.Scales {
+				if i > 0 && len(c.Grow) == 0 {
+					break
 				}
+				if k < len(sc.Cases) {
+					out = o.caseJobs(out, sc.Cases[k], r, recordedScale(sc.Scale.String(), c))
+				}
+			}
+			if o.Scales == nil {
+				out = o.caseJobs(out, c, r, recordedScale(o.Scale, c))
+			}
+		}
+	}
+	return out
+}
+
+// caseJobs appends the runs of case c (grown to scale) in round r, one
+// per configuration and actor, those of the shard.
+func (o *Options) caseJobs(out []Job, c *bench.Case, r int, scale string) []Job {
+	for _, cfg := range o.Configs {
+		for _, a := range o.Actors {
+			j := Job{Case: c, Config: cfg, Actor: a, Round: r, Scale: scale}
+			if o.Shard.InShard(j.RunID()) {
+				out = append(out, j)
 			}
 		}
 	}

@@ -341,3 +341,46 @@ func TestTokenBudget(t *testing.T) {
 		t.Errorf("resume with the budget spent: %v, %d runs", err, len(sink2.recs))
 	}
 }
+
+// TestJobsCrossScales: Jobs crosses the scales with the cases,
+// configurations, actors and rounds: a growing case runs at each scale
+// (its grown copy, the run id naming the scale after 1x), a case that
+// does not grow runs once, at 1x, whatever the scales; every id is
+// unique, and the same options give the same ids.
+func TestJobsCrossScales(t *testing.T) {
+	plain, cfgs := loadExample(t)
+	grows := *plain
+	grows.ID, grows.Grow = "grows", []bench.Grow{{}}
+	big := grows // stands for the grown copy
+	opts := Options{Cases: []*bench.Case{plain, &grows}, Configs: cfgs[:2], Actors: []actors.Actor{actors.Reference{}}, Spec: runspec.Spec{Rounds: 2},
+		Scales: []Scaled{{Scale: bench.Scale{}, Cases: []*bench.Case{plain, &grows}}, {Scale: bench.Scale{Bytes: 1e6}, Cases: []*bench.Case{plain, &big}}}}
+	jobs := opts.Jobs()
+	// 2 rounds × 2 configurations × (1 plain + 2 scales of grows).
+	if len(jobs) != 12 {
+		t.Fatalf("%d jobs, want 12", len(jobs))
+	}
+	seen := map[string]bool{}
+	for _, j := range jobs {
+		id := j.RunID()
+		if seen[id] {
+			t.Errorf("run id %s twice", id)
+		}
+		seen[id] = true
+		switch {
+		case j.Case == plain && j.Scale != "":
+			t.Errorf("%s: the case that does not grow at scale %q", id, j.Scale)
+		case j.Case == &big && (j.Scale != "1MB" || !strings.HasSuffix(id, "@1MB")):
+			t.Errorf("%s: the grown copy at scale %q", id, j.Scale)
+		case j.Case == &grows && j.Scale != "":
+			t.Errorf("%s: the 1x copy at scale %q", id, j.Scale)
+		}
+	}
+	if !seen["grows/"+cfgs[0].Name+"/reference/2@1MB"] || !seen[plain.ID+"/"+cfgs[1].Name+"/reference/1"] {
+		t.Errorf("ids %v", seen)
+	}
+	for i, j := range opts.Jobs() {
+		if j.RunID() != jobs[i].RunID() {
+			t.Fatalf("job %d: %s, then %s", i, jobs[i].RunID(), j.RunID())
+		}
+	}
+}

@@ -218,6 +218,9 @@ func (st *runState) recorded(rec *rundir.Record, endpoint *actors.EndpointDownEr
 	}
 	st.spent += rec.TokensSent
 	st.prog.Done++
+	if st.o.scaled() {
+		st.prog.Scale = cmp.Or(rec.Scale, "1x")
+	}
 	st.prog.Tokens += rec.Tokens.Prompt + rec.Tokens.Completion
 	st.prog.TokensSent += rec.TokensSent
 	switch rec.Status {

@@ -73,10 +73,12 @@ type Spec struct {
 	ActorSpecs []string `flag:"actor" plan:"actors" list:"repeat" json:"-" omitted:"the default actors" usage:"an actor <spec> (repeatable; default reference, oversharer and follower)"`
 	Rounds     int      `flag:"rounds" plan:"rounds" json:"rounds" default:"1" min:"1" max:"10000" bound:"split" usage:"<n> rounds of every run"`
 	Protocol   string   `flag:"protocol" plan:"protocol" json:"protocol,omitempty" record:"nondefault" default:"json" choice:"json,tools" usage:"<protocol>: json (one answer holding the patch and a note per attempt) or tools (an agent loop with the tools read_state and propose_patch)"`
-	// Scale is the size the cases' states are grown to ("1x": as
-	// written; "1MB", "10MB": bench.ParseScale), and ScaleSeed the seed
-	// they are generated from (bench.Case.Grown).
-	Scale      string `flag:"scale" plan:"scale" json:"scale,omitempty" record:"nondefault" default:"1x" usage:"the <size> the cases' states are grown to: 1x (as written) or 1MB, 10MB, ... (the cases that grow; see docs/cases.md)"`
+	// Scale is the sizes the cases' states are grown to, a comma list
+	// ("1x": as written; "1MB", "10MB": bench.ParseScale; "1x,1MB":
+	// both, crossed with the configurations, actors and rounds), and
+	// ScaleSeed the seed they are generated from (bench.Case.Grown). A
+	// plan may give a list; the manifest records the list as one string.
+	Scale      string `flag:"scale" plan:"scale" list:"repeat,comma" json:"scale,omitempty" record:"nondefault" default:"1x" usage:"the <sizes> the cases' states are grown to: 1x (as written) or 1MB, 10MB, ... (the cases that grow; see docs/cases.md); a comma list or the flag repeated crosses the runs with each"`
 	ScaleSeed  int64  `flag:"scale-seed" plan:"scale_seed" json:"scale_seed,omitempty" record:"nondefault" default:"1" min:"1" usage:"the <seed> the grown states are generated from, at least 1 (not the model's --seed)"`
 	Disclosure string `flag:"disclosure" plan:"disclosure" json:"disclosure,omitempty" record:"tools" default:"whole" choice:"whole,progressive" usage:"with --protocol tools, what the first message shows: whole (the view) or progressive (an outline; the actor reads the rest)"`
 
@@ -171,6 +173,10 @@ func Bind(fs *flag.FlagSet, s *Spec) {
 		usage := valueName.ReplaceAllString(f.Tag.Get("usage"), "`$1`")
 		switch p := f.Value(s).Addr().Interface().(type) {
 		case *string:
+			if f.Tag.Get("list") != "" {
+				fs.Var(&joinedValue{p: p}, f.Flag, usage)
+				continue
+			}
 			fs.StringVar(p, f.Flag, *p, usage)
 		case *int:
 			fs.IntVar(p, f.Flag, *p, usage)
@@ -246,6 +252,35 @@ func (l *listValue) Set(v string) error {
 	} else {
 		*l.p = items
 	}
+	return nil
+}
+
+// joinedValue is the flag of a list kept as one comma-separated string
+// (Spec.Scale): the first use replaces the default, each later use adds
+// its items after a comma, blank items dropped.
+type joinedValue struct {
+	p   *string
+	set bool
+}
+
+func (j *joinedValue) String() string {
+	if j == nil || j.p == nil {
+		return ""
+	}
+	return *j.p
+}
+
+func (j *joinedValue) Set(v string) error {
+	var items []string
+	if j.set && *j.p != "" {
+		items = append(items, *j.p)
+	}
+	for _, x := range strings.Split(v, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			items = append(items, x)
+		}
+	}
+	*j.p, j.set = strings.Join(items, ","), true
 	return nil
 }
 

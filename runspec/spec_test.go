@@ -107,3 +107,28 @@ func TestRecorded(t *testing.T) {
 		t.Errorf("Keyed: %+v, Unkeyed %v", k, Unkeyed())
 	}
 }
+
+// TestScaleFlagList: --scale takes a comma list and may be repeated, each
+// use adding its scales after the others; the first use replaces the
+// default 1x.
+func TestScaleFlagList(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "1x"},
+		{[]string{"--scale", "10MB"}, "10MB"},
+		{[]string{"--scale", "1x, 1MB"}, "1x,1MB"},
+		{[]string{"--scale", "1MB", "--scale", "1x,10MB"}, "1MB,1x,10MB"},
+	} {
+		s := Default()
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		Bind(fs, &s)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		if s.Scale != tt.want {
+			t.Errorf("%q: scale %q, want %q", tt.args, s.Scale, tt.want)
+		}
+	}
+}

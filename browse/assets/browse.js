@@ -36,8 +36,12 @@
       D = JSON.parse(text);
       D.runs.forEach(function (r) {
         var run = { id: r[0], kase: r[1], config: r[2], actor: r[3], round: r[4], dir: r[5], outcome: r[6], summary: r[7], body: r[8] };
+        // A grown run's id ends its round with @ and its scale: its
+        // pairs are the runs at the same scale.
+        var last = run.id.split('/').pop(), at = last.indexOf('@');
+        run.scale = at >= 0 ? last.slice(at + 1) : '';
         byID[run.id] = run;
-        byKey[[run.kase, run.config, run.actor, run.round].join('\u0000')] = run;
+        byKey[[run.kase, run.config, run.actor, run.round, run.scale].join('\u0000')] = run;
       });
       return D;
     });
@@ -234,7 +238,7 @@
     var reveal = D.reveal ? ['Hidden values are ', el('strong', null, 'shown'), ', marked with a dotted outline (the file was written with --reveal).'] :
       ['Hidden values (locations the step\'s view does not show, and every secret) are withheld: this file never holds them. ', el('code', null, 'patchbench browse'), ' on the run directory reveals them.'];
     var pairs = D.configs.map(function (cf, i) {
-      var o = byKey[[run.kase, i, run.actor, run.round].join('\u0000')];
+      var o = byKey[[run.kase, i, run.actor, run.round, run.scale].join('\u0000')];
       if (!o) {
         return el('li', null, [el('span', { 'class': 'chip empty' }, cf.label), ' ', el('span', { 'class': 'pair-sum' }, 'no run')]);
       }
@@ -320,7 +324,7 @@
     return;
   }
   var isStatic = document.body.getAttribute('data-mode') === 'static';
-  var names = ['domain', 'config', 'actor', 'outcome', 'round', 'kind', 'mechanism', 'q'];
+  var names = ['domain', 'config', 'actor', 'outcome', 'round', 'scale', 'kind', 'mechanism', 'q'];
 
   function current() {
     var v = {};
@@ -395,6 +399,7 @@
       (!v.config || tr.getAttribute('data-config') === v.config) &&
       (!v.actor || tr.getAttribute('data-actor') === v.actor) &&
       (!v.round || tr.getAttribute('data-round') === v.round) &&
+      (!v.scale || tr.getAttribute('data-scale') === v.scale) &&
       (!v.outcome || flags.indexOf(v.outcome) >= 0) &&
       (!v.kind || (tr.getAttribute('data-kinds') || '').split(' ').indexOf(v.kind) >= 0) &&
       (!v.mechanism || (tr.getAttribute('data-mechanisms') || '').split(' ').indexOf(v.mechanism) >= 0) &&
@@ -402,8 +407,8 @@
   }
 
   // A grid cell shows the most severe outcome of the runs the round, the
-  // leak kind and mechanism and the search keep, as the server's cells do
-  // (each run is id|round|flags|kinds|mechanisms).
+  // scale, the leak kind and mechanism and the search keep, as the
+  // server's cells do (each run is id|round|flags|kinds|mechanisms|scale).
   function drawCell(td, v, q) {
     var data = td.getAttribute('data-runs');
     if (!data) {
@@ -412,7 +417,7 @@
     var counts = {}, n = 0, union = 0, only = '';
     data.split(',').forEach(function (item) {
       var f = item.split('|');
-      if ((v.round && f[1] !== v.round) || (q && f[0].toLowerCase().indexOf(q) < 0) ||
+      if ((v.round && f[1] !== v.round) || (v.scale && f[5] !== v.scale) || (q && f[0].toLowerCase().indexOf(q) < 0) ||
         (v.kind && (f[3] || '').split(' ').indexOf(v.kind) < 0) ||
         (v.mechanism && (f[4] || '').split(' ').indexOf(v.mechanism) < 0)) {
         return;
@@ -463,9 +468,10 @@
   function apply() {
     var v = current();
     var q = search(v.q);
-    var narrowing = v.outcome || q || v.round || v.kind || v.mechanism;
+    var narrowing = v.outcome || q || v.round || v.scale || v.kind || v.mechanism;
     Array.prototype.forEach.call(document.querySelectorAll('table.main tbody tr'), function (tr) {
-      tr.hidden = (v.config && tr.getAttribute('data-config') !== v.config) || (v.actor && tr.getAttribute('data-actor') !== v.actor);
+      tr.hidden = (v.config && tr.getAttribute('data-config') !== v.config) || (v.actor && tr.getAttribute('data-actor') !== v.actor) ||
+        (v.scale && tr.getAttribute('data-scale') !== v.scale);
     });
     Array.prototype.forEach.call(document.querySelectorAll('.actor-grid'), function (g) {
       g.hidden = !!v.actor && g.getAttribute('data-actor') !== v.actor;

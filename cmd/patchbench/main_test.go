@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -271,4 +272,64 @@ func TestBulkShortcut(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRunScalesCrossed: run --scale 1x,200KB crosses the scales with the
+// configurations, actors and rounds in one directory: the growing case
+// runs at each scale (its grown run's id ends in @200KB, its record
+// names the scale), the case that does not grow runs once, at 1x; the
+// manifest records the scales. The same scales again, as repeated flags
+// in another order or as a plan's list, resume with nothing to do;
+// other scales are refused, naming the directory's.
+func TestRunScalesCrossed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	base := []string{"run", "--case", "mkt-crm-segment-export,fin-expense-review", "--config", "patchoptic", "--actor", "reference", "--out", dir}
+	_, stderr, code := runCLI(t, cliCase{args: append(slices.Clone(base), "--scale", "1x,200kb")})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "3 runs at the scales 1x, 200KB") {
+		t.Errorf("stderr does not name the scales: %s", stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, rundir.RunsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scales := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r rundir.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		scales[r.RunID] = r.Scale
+	}
+	want := map[string]string{"mkt-crm-segment-export/patchoptic/reference/1": "", "mkt-crm-segment-export/patchoptic/reference/1@200KB": "200KB",
+		"fin-expense-review/patchoptic/reference/1": ""}
+	if !maps.Equal(scales, want) {
+		t.Errorf("runs (id: scale) %v; want %v", scales, want)
+	}
+	m, err := rundir.ReadManifest(dir)
+	if err != nil || m.Scale != "1x,200KB" || m.ExpectedRuns != 3 {
+		t.Errorf("manifest scale %q, expected runs %d, %v; want 1x,200KB and 3", m.Scale, m.ExpectedRuns, err)
+	}
+	// The same scales: repeated flags in another order, then a plan.
+	_, stderr, code = runCLI(t, cliCase{args: append(slices.Clone(base), "--scale", "200KB", "--scale", "1x")})
+	if code != 0 || !strings.Contains(stderr, "nothing to do") {
+		t.Errorf("resume at the same scales: exit %d: %s", code, stderr)
+	}
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(plan, []byte("version: 1\ncases:\n  ids: [mkt-crm-segment-export, fin-expense-review]\nconfigs:\n  names: [patchoptic]\nactors: [reference]\nscale: [200KB, 1x]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = runCLI(t, cliCase{args: []string{"run", "--plan", plan, "--out", dir}})
+	if code != 0 || !strings.Contains(stderr, "nothing to do") {
+		t.Errorf("resume from a plan's list of scales: exit %d: %s", code, stderr)
+	}
+	// Other scales are refused.
+	checkCLI(t, []cliCase{
+		{name: "other scales", args: append(slices.Clone(base), "--scale", "1x,1MB"), exit: 2,
+			stderr: []string{"holds runs at the scales 1x,200KB, not 1x,1MB", "--scale 1x,200KB"}},
+		{name: "a scale twice", args: append(slices.Clone(base[:len(base)-1]), filepath.Join(t.TempDir(), "x"), "--scale", "1MB,1000KB"), exit: 2,
+			stderr: []string{"--scale", "scale 1MB is given twice"}},
+	})
 }

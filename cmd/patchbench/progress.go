@@ -137,6 +137,9 @@ func progressText(pr runner.Progress, elapsed time.Duration) string {
 	if pr.NotStarted > 0 {
 		fmt.Fprintf(&b, ", %d not started (endpoint down)", pr.NotStarted)
 	}
+	if pr.Scale != "" {
+		fmt.Fprintf(&b, ", the last at scale %s", pr.Scale)
+	}
 	fmt.Fprintf(&b, ", %s tokens", thousands(pr.Tokens))
 	if pr.TokensSent != pr.Tokens {
 		fmt.Fprintf(&b, " (%s sent)", thousands(pr.TokensSent))
@@ -165,6 +168,9 @@ func barText(pr runner.Progress, elapsed time.Duration) string {
 	}
 	if pr.NotStarted > 0 {
 		fmt.Fprintf(&b, ", %d not started", pr.NotStarted)
+	}
+	if pr.Scale != "" {
+		fmt.Fprintf(&b, ", last %s", pr.Scale)
 	}
 	fmt.Fprintf(&b, ", %s tokens, %s", compact(pr.Tokens), elapsed.Round(time.Second))
 	if left := pr.Total - pr.Done - pr.NotStarted; left > 0 && pr.Done > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -38,26 +39,35 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 	if err != nil {
 		return nil, err
 	}
-	scale, err := bench.ParseScale(f.spec.Scale)
+	scales, err := parseScales(f.spec.Scale)
 	if err != nil {
 		return nil, flagCausef("scale", "%v", err)
 	}
-	f.spec.Scale = scale.String() // one spelling in the manifest and the records
-	if !checkOnly && !scale.IsBase() {
-		// Each case is grown once; its runs share the grown state,
-		// which no run modifies.
-		for i, c := range chosen {
-			if chosen[i], err = c.Grown(scale, uint64(f.spec.ScaleSeed)); err != nil {
-				return nil, flagCausef("scale", "%v", err)
+	var list []string
+	for _, sc := range scales {
+		list = append(list, sc.String())
+	}
+	f.spec.Scale = strings.Join(list, ",") // one spelling in the manifest and the records
+	var scaled []runner.Scaled
+	for _, sc := range scales {
+		// Each case is grown once per scale; its runs at that scale
+		// share the grown state, which no run modifies.
+		grown := slices.Clone(chosen)
+		if !checkOnly {
+			for i, c := range chosen {
+				if grown[i], err = c.Grown(sc, uint64(f.spec.ScaleSeed)); err != nil {
+					return nil, flagCausef("scale", "%v", err)
+				}
 			}
 		}
+		scaled = append(scaled, runner.Scaled{Scale: sc, Cases: grown})
 	}
 	prompt, err := loadPrompt(f.spec.PromptTemplate)
 	if err != nil {
 		return nil, flagCausef("prompt-template", "%v", err)
 	}
 	p := &runPlan{acts: acts, progressEvery: *f.progressEvery, cacheFailures: f.cacheFailures, opts: runner.Options{
-		Spec: f.spec, Cases: chosen, Configs: configs, Actors: acts, Concurrency: *f.concurrency, Shard: sh, Prompt: prompt,
+		Spec: f.spec, Cases: chosen, Configs: configs, Actors: acts, Concurrency: *f.concurrency, Shard: sh, Prompt: prompt, Scales: scaled,
 	}}
 	for _, a := range acts {
 		if _, driven := a.(actors.Driver); driven && f.spec.Protocol != runner.ProtocolTools {
@@ -79,6 +89,32 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 		p.dir = rundir.DefaultDir("results", p.manifest)
 	}
 	return p, nil
+}
+
+// parseScales reads run --scale: a comma list of scales
+// (bench.ParseScale), each at most once, in ascending size ("1MB,1x"
+// is 1x, 1MB), so that one set of scales is one manifest whatever order
+// it was given in.
+func parseScales(text string) ([]bench.Scale, error) {
+	var out []bench.Scale
+	for _, item := range strings.Split(text, ",") {
+		if strings.TrimSpace(item) == "" {
+			continue
+		}
+		sc, err := bench.ParseScale(item)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(out, sc) {
+			return nil, fmt.Errorf("scale %s is given twice", sc)
+		}
+		out = append(out, sc)
+	}
+	if len(out) == 0 {
+		return []bench.Scale{{}}, nil
+	}
+	slices.SortFunc(out, func(a, b bench.Scale) int { return cmp.Compare(a.Bytes, b.Bytes) })
+	return out, nil
 }
 
 // loadPrompt reads and checks a --prompt-template file; "" is the

@@ -34,6 +34,10 @@ func execute(ctx context.Context, p *runPlan, retryErrors bool, format string, s
 	if len(d.Skip) > 0 && nothingToDo(p, d.Skip) {
 		fmt.Fprintf(stderr, "patchbench run: nothing to do: every run of %s is recorded (--retry-errors redoes the error runs); the tables below are the directory's\n", p.dir)
 	}
+	if len(p.opts.Scales) > 1 {
+		fmt.Fprintf(stderr, "patchbench run: %s at the scales %s (a case that does not grow runs once, at 1x)\n",
+			report.Plural(len(p.opts.Jobs()), "run"), strings.ReplaceAll(p.manifest.Scale, ",", ", "))
+	}
 	tty, width := terminal(stderr)
 	prog := startProgress(stderr, tty, width, p.progressEvery)
 	p.opts.Progress = prog.update
