@@ -110,7 +110,7 @@ func TestGrown(t *testing.T) {
 		t.Fatalf("the reference on the grown state: failed at %d (%s), %v", ref.Failed, ref.PhaseError, err)
 	}
 	for _, st := range ref.Steps {
-		patch, _ := runtime.EncodeIndent(st.Step.Reference, "")
+		patch, _ := runtime.EncodeIndent(st.Proposal, "")
 		for _, s := range added {
 			if strings.Contains(string(patch), s.Value) {
 				t.Errorf("step %s's reference repeats generated secret %s", st.Step.ID, s.ID)
