@@ -39,7 +39,7 @@ type ReferenceRun struct {
 	FinalPhase string
 	// Failed is the index of the first step whose reference proposal was
 	// rejected, whose phase move failed (PhaseError), or whose proposal
-// could not be generated (RuleError), or -1. Steps
+	// could not be generated (RuleError), or -1. Steps
 	// after it are not run.
 	Failed     int
 	PhaseError string
