@@ -7,17 +7,21 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
+	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
 )
 
 // Rule is a CEL expression compiled in the environment of the
 // invariants (pre, post and phase; numbers held exactly, as the
-// invariants gate holds them), for use outside a contract: a case's
+// invariants gate holds them) with CEL's list and string extensions
+// (lists.range(n) gives an array's indices, for the pointers of a
+// generated patch; join, format), for use outside a contract: a case's
 // rubric rules and the rules that generate a reference patch (package
 // bench). A Rule is safe for concurrent use.
 type Rule struct {
@@ -37,7 +41,7 @@ const MaxRuleCost = 1 << 34
 // (a parse or type error, with its position), or says that a double
 // literal has no exact value.
 func CompileRule(expr string) (*Rule, error) {
-	env, err := invariantEnv()
+	env, err := ruleEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +57,25 @@ func CompileRule(expr string) (*Rule, error) {
 		return nil, err
 	}
 	return &Rule{src: expr, prg: prg}, nil
+}
+
+var (
+	ruleEnvOnce sync.Once
+	ruleEnvVal  *cel.Env
+	ruleEnvErr  error
+)
+
+// ruleEnv is invariantEnv with the list and string extensions.
+func ruleEnv() (*cel.Env, error) {
+	ruleEnvOnce.Do(func() {
+		env, err := invariantEnv()
+		if err != nil {
+			ruleEnvErr = err
+			return
+		}
+		ruleEnvVal, ruleEnvErr = env.Extend(ext.Lists(), ext.Strings())
+	})
+	return ruleEnvVal, ruleEnvErr
 }
 
 // String is the rule's expression as written.
