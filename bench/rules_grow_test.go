@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -91,5 +92,53 @@ func TestGrownReferencesGrow(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no growing case generates its reference from rules")
+	}
+}
+
+// A grow variant gives about its share of the generated records its
+// fixed members, over the Grow's own; shares out of (0, 1], summing past
+// 1, or naming no member of the records are grow errors.
+func TestGrowVariants(t *testing.T) {
+	c := embeddedCase(t, "mkt-crm-segment-export")
+	if len(c.Grow) != 1 || len(c.Grow[0].Variants) != 1 {
+		t.Fatal("mkt-crm-segment-export no longer grows its contacts with one variant")
+	}
+	share := c.Grow[0].Variants[0].Share
+	g, err := c.Grown(Scale{Bytes: 1 << 20}, DefaultScaleSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contacts := g.State.Value().(map[string]any)["contacts"].([]any)
+	own := len(c.State.Value().(map[string]any)["contacts"].([]any))
+	running, consenting, n := 0, 0, 0
+	for _, x := range contacts[own:] {
+		r := x.(map[string]any)
+		n++
+		if r["top_category"] == "running" {
+			running++
+			if r["email_consent"].(map[string]any)["marketing"] == true {
+				consenting++
+			}
+		} else if r["top_category"] != "cycling" {
+			t.Fatalf("a generated contact's top category is %v", r["top_category"])
+		}
+	}
+	if got := float64(running) / float64(n); got < share/2 || got > share*2 || consenting != running {
+		t.Errorf("%d of %d generated contacts are runners (share %g), %d of them with consent", running, n, share, consenting)
+	}
+	for _, tt := range []struct {
+		variants []GrowVariant
+		want     string
+	}{
+		{[]GrowVariant{{Share: 0, Fixed: map[string]any{"top_category": "running"}}}, "not in (0, 1]"},
+		{[]GrowVariant{{Share: 0.6, Fixed: map[string]any{"top_category": "running"}}, {Share: 0.6, Fixed: map[string]any{"country": "NL"}}}, "sum to 1.2"},
+		{[]GrowVariant{{Share: 0.1, Fixed: map[string]any{"favourite": "running"}}}, `variant 0: fixed member "favourite"`},
+	} {
+		bad := *c
+		bad.Grow = []Grow{c.Grow[0]}
+		bad.Grow[0].Variants = tt.variants
+		if _, err := bad.Grown(Scale{Bytes: 100_000}, DefaultScaleSeed); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("variants %v: error %v, want one with %q", tt.variants, err, tt.want)
+		}
 	}
 }
