@@ -57,7 +57,10 @@ func TestRuleEval(t *testing.T) {
 			t.Errorf("%s: error %v, want one with %q", tt.expr, err, tt.want)
 		}
 	}
-	if ok, err := (func() (bool, error) { r, _ := CompileRule(`size(pre.items)`); return r.Holds(context.Background(), pre.Value(), nil) })(); ok || err == nil {
+	if ok, err := (func() (bool, error) {
+		r, _ := CompileRule(`size(pre.items)`)
+		return r.Holds(context.Background(), pre.Value(), nil)
+	})(); ok || err == nil {
 		t.Error("a rule giving an int holds")
 	}
 	if _, err := CompileRule(`pre.items.(`); err == nil {
