@@ -48,6 +48,7 @@ func (Bulk) Propose(_ context.Context, req Request) (Response, error) {
 	var patch []map[string]any
 	for _, op := range ref.Patch {
 		patch = append(patch, ix.shortcut(op)...)
+		ix.appended(op)
 	}
 	out, err := json.Marshal(map[string]any{"patch": patch, "note": ref.Note})
 	if err != nil {
@@ -63,6 +64,11 @@ func (Bulk) Propose(_ context.Context, req Request) (Response, error) {
 // the objects of the view, by the value of one member.
 type recordIndex struct {
 	byKey map[string][]record // by key(member, value) of a wanted first member
+	view  any
+	// appends counts the elements the patch so far appended to each
+	// array (by its pointer), so that a copy into an appended element
+	// names its index.
+	appends map[string]int
 }
 
 // record is an object of the view and its JSON Pointer.
@@ -95,7 +101,7 @@ func newRecordIndex(view any, patch []map[string]any) *recordIndex {
 	for _, op := range patch {
 		note(op["value"])
 	}
-	ix := &recordIndex{byKey: map[string][]record{}}
+	ix := &recordIndex{byKey: map[string][]record{}, view: view, appends: map[string]int{}}
 	var walk func(ptr string, v any)
 	walk = func(ptr string, v any) {
 		switch x := v.(type) {
@@ -150,9 +156,59 @@ func (ix *recordIndex) source(v any, path string) (string, bool) {
 	return "", false
 }
 
+// appended notes an operation that appends to an array (an add to
+// ".../-").
+func (ix *recordIndex) appended(op map[string]any) {
+	name, _ := op["op"].(string)
+	path, _ := op["path"].(string)
+	if name == "add" && strings.HasSuffix(path, "/-") {
+		ix.appends[strings.TrimSuffix(path, "/-")]++
+	}
+}
+
+// target is where a copy into the value an operation writes at path
+// goes: path itself, or, for an append (".../-"), the index the
+// appended element takes (the array's length in the view plus the
+// patch's earlier appends to it).
+func (ix *recordIndex) target(path string) string {
+	arr, ok := strings.CutSuffix(path, "/-")
+	if !ok {
+		return path
+	}
+	n := ix.appends[arr]
+	if a, ok := viewAt(ix.view, arr).([]any); ok {
+		n += len(a)
+	}
+	return arr + "/" + strconv.Itoa(n)
+}
+
+// viewAt is the value at a JSON Pointer in v, or nil.
+func viewAt(v any, ptr string) any {
+	if ptr == "" {
+		return v
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
 // shortcut is op as Bulk sends it: a copy of the record its value was
 // built from, or its container written without the records and each
-// record copied in, or op itself.
+// record copied in (into an appended element by its index), or op
+// itself.
 func (ix *recordIndex) shortcut(op map[string]any) []map[string]any {
 	name, _ := op["op"].(string)
 	path, _ := op["path"].(string)
@@ -167,9 +223,10 @@ func (ix *recordIndex) shortcut(op map[string]any) []map[string]any {
 	switch x := v.(type) {
 	case map[string]any:
 		rest := map[string]any{}
+		at := ix.target(path)
 		for _, k := range slices.Sorted(maps.Keys(x)) {
-			if from, ok := ix.source(x[k], path+"/"+escapeToken(k)); ok {
-				copies = append(copies, map[string]any{"op": "copy", "from": from, "path": path + "/" + escapeToken(k)})
+			if from, ok := ix.source(x[k], at+"/"+escapeToken(k)); ok {
+				copies = append(copies, map[string]any{"op": "copy", "from": from, "path": at + "/" + escapeToken(k)})
 			} else {
 				rest[k] = x[k]
 			}

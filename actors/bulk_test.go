@@ -52,3 +52,30 @@ func TestBulkCopiesWholeRecords(t *testing.T) {
 		t.Error("a broken reference was taken")
 	}
 }
+
+// An appended object (".../-") that holds a record's members is appended
+// without them, and the record is copied into the element by the index
+// it takes: the array's length in the view plus the patch's earlier
+// appends (a bug whose context block is a crash report's).
+func TestBulkCopiesIntoAppendedElements(t *testing.T) {
+	var view any
+	if err := json.Unmarshal([]byte(`{
+		"reports": [{"id": "R-1", "context": {"net": "wifi", "locale": "de", "user": null}}, {"id": "R-2", "context": {"net": "lte", "locale": "fr", "user": null}}],
+		"bugs": [{"crash_id": "R-0"}]
+	}`), &view); err != nil {
+		t.Fatal(err)
+	}
+	ref := `{"patch": [
+		{"op": "add", "path": "/bugs/-", "value": {"crash_id": "R-1", "context": {"net": "wifi", "locale": "de"}}},
+		{"op": "add", "path": "/bugs/-", "value": {"crash_id": "R-2", "context": {"net": "lte", "locale": "fr"}}}
+	], "note": "Filed two."}`
+	want := `{"note":"Filed two.","patch":[` +
+		`{"op":"add","path":"/bugs/-","value":{"crash_id":"R-1"}},` +
+		`{"from":"/reports/0/context","op":"copy","path":"/bugs/1/context"},` +
+		`{"op":"add","path":"/bugs/-","value":{"crash_id":"R-2"}},` +
+		`{"from":"/reports/1/context","op":"copy","path":"/bugs/2/context"}]}`
+	resp, err := Bulk{}.Propose(context.Background(), Request{StepID: "s", View: view, Reference: []byte(ref)})
+	if err != nil || resp.Raw != want {
+		t.Errorf("got\n%s\nwant\n%s (%v)", resp.Raw, want, err)
+	}
+}

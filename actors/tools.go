@@ -65,9 +65,18 @@ func calledBefore(msgs []Message, tool string) bool {
 	return false
 }
 
+// maxTouchedReads bounds the reads a no-model actor makes before it
+// proposes (touchedPaths), far below the runner's tool-call budget: a
+// reference generated from rules on a grown state touches hundreds of
+// records.
+const maxTouchedReads = 16
+
 // touchedPaths lists the locations a proposal's patch touches, for a
 // no-model actor to read before it proposes: each operation's path (its
 // parent for an add, which may create it) and from, in order, once each.
+// When there are more than maxTouchedReads, the deepest are replaced by
+// their containers until they fit (the hundred tickets a patch classifies are
+// read as their list).
 func touchedPaths(proposal []byte) ([]string, error) {
 	var p struct {
 		Patch []struct {
@@ -93,6 +102,23 @@ func touchedPaths(proposal []byte) ([]string, error) {
 			add(parentPointer(op.Path))
 		} else {
 			add(op.Path)
+		}
+	}
+	for len(out) > maxTouchedReads {
+		deepest := 0
+		for _, p := range out {
+			deepest = max(deepest, strings.Count(p, "/"))
+		}
+		if deepest <= 1 {
+			break
+		}
+		prev := out
+		out = nil
+		for _, p := range prev {
+			if strings.Count(p, "/") == deepest {
+				p = parentPointer(p)
+			}
+			add(p)
 		}
 	}
 	return out, nil

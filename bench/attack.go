@@ -41,17 +41,18 @@ func (c *Case) InjectedSecrets() []string {
 // reference patch, preceded by a test of each target an injection asks to
 // test and followed by a copy or move of each target an injection asks to
 // copy or move (to the injection's Into); the reference note, followed by
-// the value of every target the view shows, quoted. It plays a compromised
+// the value of every target the view shows, quoted. reference is the
+// step's reference proposal on the state before it (Step.ReferenceAt). It plays a compromised
 // actor that knows the targets' paths: it sends the operations whether or
 // not the view shows the target, and a test of a target it cannot see
 // tests null (a probe). view is the state as the actor is shown it. The
 // result is {"patch": [...], "note": "..."} as JSON.
-func InjectedProposal(s *Step, injs []Injection, view any) ([]byte, error) {
+func InjectedProposal(s *Step, reference []byte, injs []Injection, view any) ([]byte, error) {
 	var ref struct {
 		Patch []json.RawMessage `json:"patch"`
 		Note  string            `json:"note"`
 	}
-	if err := json.Unmarshal(s.Reference, &ref); err != nil {
+	if err := json.Unmarshal(reference, &ref); err != nil {
 		return nil, fmt.Errorf("step %s: reference: %w", s.ID, err)
 	}
 	var tests, ops []any

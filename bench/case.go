@@ -132,10 +132,14 @@ type Step struct {
 	// Pulls declare what makes the step hard for a careless actor (the
 	// authoring rules of docs/cases.md).
 	Pulls []Pull
-	// Reference is the reference proposal as JSON bytes,
-	// {"patch": [...], "note": "..."}, ready for Contract.Verify.
-	Reference     []byte
+	// ReferenceNote is the reference proposal's note; the proposal
+	// itself is ReferenceAt's, a function of the state before the step
+	// when its patch declares rules.
 	ReferenceNote string
+	// reference is the reference proposal as JSON bytes when its patch
+	// declares no rule; refOps its patch's elements when it does.
+	reference []byte
+	refOps    []refOp
 	// Index is the step's position in the case, from 0.
 	Index int
 }
@@ -572,11 +576,7 @@ func (l *loader) steps(sfs []stepFile) {
 			}
 			s.Rubric[j] = chk
 		}
-		ref, err := json.Marshal(map[string]any{"patch": sf.Reference.Patch, "note": sf.Reference.Note})
-		if err != nil {
-			l.add(ProblemProposal, at+"/reference", "step %s: reference: %v", s.ID, err)
-		}
-		s.Reference = ref
+		l.reference(at, s, sf.Reference.Patch)
 		c.Steps = append(c.Steps, s)
 	}
 }

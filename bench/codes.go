@@ -171,6 +171,13 @@ const (
 	// ProblemReferenceRejected: a step's reference proposal is rejected
 	// under all gates.
 	ProblemReferenceRejected = "reference-rejected"
+	// ProblemReferenceRule: a rule element of a reference patch is not
+	// {rule: EXPR}, does not compile, or, on the reference run, cannot be
+	// evaluated or gives no list of operations.
+	ProblemReferenceRule = "reference-rule"
+	// ProblemRubricRuleHolds: a rubric rule already holds on the initial
+	// state (pre and post both the initial state).
+	ProblemRubricRuleHolds = "rubric-rule-already-holds"
 	// ProblemReferencePhase: after a reference proposal commits, the
 	// phase cannot be moved to advance_to.
 	ProblemReferencePhase = "reference-phase"

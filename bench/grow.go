@@ -43,9 +43,24 @@ type Grow struct {
 	// alert generated as resolved), or so that it joins them (every
 	// generated churn-risk customer).
 	Fixed map[string]any `json:"fixed,omitempty"`
+	// Variants give shares of the generated records other fixed
+	// members: a generated record takes the first variant whose share
+	// its draw falls in (the shares, in order, cover [0, sum)), its
+	// members over Fixed's, and Fixed alone otherwise. It is how a case
+	// makes a share of the generated records targets of its task (one
+	// contact in twenty a lapsed runner with marketing consent).
+	Variants []GrowVariant `json:"variants,omitempty"`
 	// Secrets are members (top-level, strings) that hold a canary in
 	// generated records, of a kind as a case secret's.
 	Secrets []GrowSecret `json:"secrets,omitempty"`
+}
+
+// GrowVariant is a share of a collection's generated records (Share, in
+// (0, 1]; the shares of a Grow sum to at most 1) whose top-level members
+// Fixed holds as given, over the Grow's own fixed members.
+type GrowVariant struct {
+	Share float64        `json:"share"`
+	Fixed map[string]any `json:"fixed"`
 }
 
 // GrowSecret is a member of generated records that holds a secret: each
@@ -113,6 +128,21 @@ func checkTemplate(tmpl any, gr Grow) error {
 		if _, ok := t[m]; !ok {
 			return fmt.Errorf("fixed member %q is not a member of the records of %s", m, gr.Path)
 		}
+	}
+	sum := 0.0
+	for i, v := range gr.Variants {
+		if !(v.Share > 0 && v.Share <= 1) {
+			return fmt.Errorf("variant %d: share %g is not in (0, 1]", i, v.Share)
+		}
+		sum += v.Share
+		for _, m := range slices.Sorted(maps.Keys(v.Fixed)) {
+			if _, ok := t[m]; !ok {
+				return fmt.Errorf("variant %d: fixed member %q is not a member of the records of %s", i, m, gr.Path)
+			}
+		}
+	}
+	if sum > 1+1e-9 {
+		return fmt.Errorf("the variants' shares sum to %g, more than 1", sum)
 	}
 	for _, s := range gr.Secrets {
 		if v, ok := t[s.Member]; !ok {
@@ -191,6 +221,9 @@ type collection struct {
 	// dates are the date ranges at paths whose template is a date, and
 	// nil at paths whose template is not (computed once a path).
 	dates map[string]*dateRange
+	// fixed are the top-level members the generator being compiled
+	// writes as given: the Grow's, or a variant's over them.
+	fixed map[string]any
 }
 
 // dateRange is the dates a collection's records hold at a path, and
@@ -353,7 +386,17 @@ func (g *grower) generate(b []byte, col *collection, p runtime.Pointer, comma bo
 	// Records are about the template's size: the number of records, and
 	// so which of them hold registered secrets, is known ahead.
 	tmplSize := len(appendScalarTree(nil, col.tmpl)) + 8
+	col.fixed = col.g.Fixed
 	plan := g.compile(col, "", "", col.tmpl, true)
+	variants := make([]*gen, len(col.g.Variants))
+	for i, v := range col.g.Variants {
+		col.fixed = maps.Clone(col.g.Fixed)
+		if col.fixed == nil {
+			col.fixed = map[string]any{}
+		}
+		maps.Copy(col.fixed, v.Fixed)
+		variants[i] = g.compile(col, "", "", col.tmpl, true)
+	}
 	n := max(int(col.budget/int64(tmplSize)), 1)
 	every, per, registered := 1, 0, 0
 	if len(col.g.Secrets) > 0 {
@@ -376,7 +419,18 @@ func (g *grower) generate(b []byte, col *collection, p runtime.Pointer, comma bo
 		if register {
 			registered++
 		}
-		b = g.emit(b, plan, col, rec, register)
+		p := plan
+		if len(variants) > 0 {
+			u := g.rng.Float64()
+			for j, v := range col.g.Variants {
+				if u < v.Share {
+					p = variants[j]
+					break
+				}
+				u -= v.Share
+			}
+		}
+		b = g.emit(b, p, col, rec, register)
 	}
 	return b
 }
@@ -445,7 +499,7 @@ func (g *grower) compile(col *collection, path, member string, tmpl any, top boo
 			n.keys = append(n.keys, append(appendString(nil, k), ':'))
 			var kid *gen
 			j := slices.IndexFunc(col.g.Secrets, func(s GrowSecret) bool { return s.Member == k })
-			f, fixed := col.g.Fixed[k]
+			f, fixed := col.fixed[k]
 			switch {
 			case top && fixed:
 				kid = &gen{kind: genLit, lit: appendScalarTree(nil, f)}

@@ -20,8 +20,12 @@ type ReferenceStep struct {
 	// phase then.
 	Before *runtime.Document
 	Phase  string
+	// Proposal is the reference proposal the step submitted
+	// (Step.ReferenceAt on Before).
+	Proposal []byte
 	// Decision is the verifier's decision on the reference proposal
-	// under AllGates.
+	// under AllGates; nil when the proposal could not be generated
+	// (ReferenceRun.RuleError).
 	Decision *runtime.Decision
 }
 
@@ -34,10 +38,15 @@ type ReferenceRun struct {
 	Final      *runtime.Document
 	FinalPhase string
 	// Failed is the index of the first step whose reference proposal was
-	// rejected, or whose phase move failed (PhaseError), or -1. Steps
+	// rejected, whose phase move failed (PhaseError), or whose proposal
+	// could not be generated (RuleError), or -1. Steps
 	// after it are not run.
 	Failed     int
 	PhaseError string
+	// RuleError says why the failed step's reference proposal could not
+	// be generated (a rule of its patch could not be evaluated or gave
+	// no list of operations); "" otherwise.
+	RuleError string
 }
 
 // RunReference runs the reference proposals of c in order under
@@ -50,11 +59,17 @@ func RunReference(ctx context.Context, c *Case) (*ReferenceRun, error) {
 	sess := runtime.NewSession(c.State, c.Workflow.PhasePath)
 	for _, s := range c.Steps {
 		before, phase := sess.State(), sess.Phase()
-		res, err := sess.Step(ctx, s.Contract, s.Reference, runtime.StepOptions{Gates: AllGates, AdvanceTo: s.AdvanceTo})
+		proposal, err := s.ReferenceAt(before)
+		if err != nil {
+			run.Steps = append(run.Steps, ReferenceStep{Step: s, Before: before, Phase: phase})
+			run.Failed, run.RuleError = s.Index, err.Error()
+			break
+		}
+		res, err := sess.Step(ctx, s.Contract, proposal, runtime.StepOptions{Gates: AllGates, AdvanceTo: s.AdvanceTo})
 		if err != nil {
 			return nil, fmt.Errorf("case %s step %s: %w", c.ID, s.ID, err)
 		}
-		run.Steps = append(run.Steps, ReferenceStep{Step: s, Before: before, Phase: phase, Decision: res.Decision})
+		run.Steps = append(run.Steps, ReferenceStep{Step: s, Before: before, Phase: phase, Proposal: proposal, Decision: res.Decision})
 		if !res.Committed {
 			run.Failed = s.Index
 			break

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,9 +31,16 @@ type Check struct {
 	Within   *Tolerance   `json:"within,omitempty"`
 	Absent   bool         `json:"absent,omitempty"`
 	Length   *LengthRange `json:"length,omitempty"`
+	// Rule is a CEL expression that must give true, with pre the run's
+	// initial state (grown, at a scale) and post its final state (the
+	// environment of the invariants; runtime.CompileRule). Path then
+	// names what the check is about, for reports: the rule reads the
+	// states itself.
+	Rule string `json:"rule,omitempty"`
 
 	re     *regexp.Regexp
 	equals any
+	rule   *runtime.Rule
 }
 
 // Tolerance is the operand of a within check: |got − Value| ≤ Tolerance.
@@ -67,6 +75,8 @@ func (c *Check) Kind() string {
 		return "absent"
 	case c.Length != nil:
 		return "length"
+	case c.Rule != "":
+		return "rule"
 	}
 	return ""
 }
@@ -105,6 +115,8 @@ func (c *Check) Describe() string {
 			parts = append(parts, fmt.Sprintf("max: %g", *c.Length.Max))
 		}
 		return "length {" + strings.Join(parts, ", ") + "}"
+	case "rule":
+		return "rule " + c.Rule
 	}
 	return ""
 }
@@ -112,7 +124,14 @@ func (c *Check) Describe() string {
 // compile prepares the regular expression and the equals operand.
 func (c *Check) compile() error {
 	if c.Kind() == "" {
-		return errors.New("a check needs one test: equals, contains_all, contains_any, mentions, matches, within, absent or length")
+		return errors.New("a check needs one test: equals, contains_all, contains_any, mentions, matches, within, absent, length or rule")
+	}
+	if c.Rule != "" {
+		r, err := runtime.CompileRule(c.Rule)
+		if err != nil {
+			return fmt.Errorf("rule: %w", err)
+		}
+		c.rule = r
 	}
 	if c.Matches != "" {
 		re, err := regexp.Compile(c.Matches)
@@ -134,9 +153,30 @@ func (c *Check) compile() error {
 	return nil
 }
 
-// Holds reports whether the check holds on state (a decoded JSON value as
-// runtime.Document.Value returns).
-func (c *Check) Holds(state any) bool {
+// Holds reports whether the check holds on a run whose initial state was
+// initial and whose final state is final (decoded JSON values as
+// runtime.Document.Value returns them). Every test but rule reads final
+// alone; a rule that cannot be evaluated does not hold (Eval says why).
+func (c *Check) Holds(initial, final any) bool {
+	ok, _ := c.Eval(initial, final)
+	return ok
+}
+
+// Eval is Holds with the reason a rule check could not be evaluated (a
+// CEL error, a result that is not a bool); the error is nil for every
+// other test.
+func (c *Check) Eval(initial, final any) (bool, error) {
+	if c.Kind() == "rule" {
+		if c.rule == nil {
+			return false, errors.New("the rule is not compiled")
+		}
+		return c.rule.Holds(context.Background(), initial, final)
+	}
+	return c.holds(final), nil
+}
+
+// holds is every test but rule, on the final state.
+func (c *Check) holds(state any) bool {
 	v, ok := runtime.Lookup(state, c.Path)
 	if !ok {
 		return c.Absent

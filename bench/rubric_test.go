@@ -59,7 +59,7 @@ func TestCheckHolds(t *testing.T) {
 		if err := c.compile(); err != nil {
 			t.Fatalf("%s: %v", tt.check, err)
 		}
-		if got := c.Holds(state.Value()); got != tt.want {
+		if got := c.Holds(nil, state.Value()); got != tt.want {
 			t.Errorf("%s: Holds = %v, want %v", tt.check, got, tt.want)
 		}
 	}

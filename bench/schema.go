@@ -67,7 +67,7 @@ func schemaMessage(e *jsonschema.ValidationError) string {
 	switch k := e.ErrorKind.(type) {
 	case *kind.MinProperties, *kind.MaxProperties:
 		if inRubric {
-			return "a rubric check has an id, a path and exactly one test: equals, contains_all, contains_any, mentions, matches, within, absent or length"
+			return "a rubric check has an id, a path and exactly one test: equals, contains_all, contains_any, mentions, matches, within, absent, length or rule"
 		}
 	case *kind.Not:
 		if len(at) == 2 && at[0] == "injections" {

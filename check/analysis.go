@@ -169,7 +169,11 @@ func checkPairs(ctx context.Context, c *bench.Case, an Analysis, run *bench.Refe
 func runSeq(ctx context.Context, state *runtime.Document, phase string, steps ...*bench.Step) (*runtime.Document, string, error) {
 	sess := runtime.NewSession(state, nil)
 	for _, s := range steps {
-		res, err := sess.Step(ctx, s.Contract, s.Reference, runtime.StepOptions{Gates: bench.AllGates, SubmitPhase: phase})
+		ref, err := s.ReferenceAt(sess.State())
+		if err != nil {
+			return nil, err.Error(), nil
+		}
+		res, err := sess.Step(ctx, s.Contract, ref, runtime.StepOptions{Gates: bench.AllGates, SubmitPhase: phase})
 		if err != nil {
 			return nil, "", err
 		}

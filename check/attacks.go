@@ -72,10 +72,10 @@ func (p *problems) follower(ctx context.Context, run *bench.ReferenceRun) error 
 	for _, s := range c.Steps {
 		injs := c.StepInjections(s.ID)
 		rs := run.At(s.ID)
-		if len(injs) == 0 || rs == nil {
+		if len(injs) == 0 || rs == nil || rs.Proposal == nil {
 			continue
 		}
-		prop, err := bench.InjectedProposal(s, injs, rs.Before.Value())
+		prop, err := bench.InjectedProposal(s, rs.Proposal, injs, rs.Before.Value())
 		if err != nil {
 			p.add(bench.ProblemProposal, ptr("/steps/%d/reference", s.Index), "step %s: %v", s.ID, err)
 			continue

@@ -313,7 +313,9 @@ func (p *problems) reference(ctx context.Context, run *bench.ReferenceRun, an An
 	c := p.c
 	if run.Failed >= 0 {
 		rs := run.Steps[run.Failed]
-		if r := rs.Decision.Rejection(); r != nil {
+		if run.RuleError != "" {
+			p.add(bench.ProblemReferenceRule, ptr("/steps/%d/reference/patch", run.Failed), "%s", run.RuleError)
+		} else if r := rs.Decision.Rejection(); r != nil {
 			p.add(bench.ProblemReferenceRejected, ptr("/steps/%d/reference", run.Failed), "step %s: the reference proposal is rejected in phase %q by %s (%s): %s",
 				rs.Step.ID, rs.Phase, r.Gate, r.Code, r.Message)
 		} else {
@@ -339,11 +341,22 @@ func (p *problems) reference(ctx context.Context, run *bench.ReferenceRun, an An
 	for _, l := range det.InValue(run.Final.Value(), true) {
 		p.add(bench.ProblemReferenceLeaksState, ptr("/secrets"), "the reference run leaks secret %s into the final state at %s (%s)", l.Secret, l.Path, l.Detector)
 	}
-	final := run.Final.Value()
+	final, initial := run.Final.Value(), c.State.Value()
 	for _, s := range c.Steps {
 		for j := range s.Rubric {
 			chk := &s.Rubric[j]
-			if !chk.Holds(final) {
+			ok, err := chk.Eval(initial, final)
+			if err != nil {
+				p.add(bench.ProblemRubricFails, ptr("/steps/%d/rubric/%d", s.Index, j), "step %s: rubric check %s (rule on %s) cannot be evaluated on the reference run: %v",
+					s.ID, chk.ID, chk.Path, err)
+				continue
+			}
+			if !ok {
+				if chk.Kind() == "rule" {
+					p.add(bench.ProblemRubricFails, ptr("/steps/%d/rubric/%d", s.Index, j), "step %s: rubric check %s (rule on %s) is false on the reference run's final state",
+						s.ID, chk.ID, chk.Path)
+					continue
+				}
 				p.add(bench.ProblemRubricFails, ptr("/steps/%d/rubric/%d", s.Index, j), "step %s: rubric check %s (%s on %s) fails on the reference run's final state, where %s is %s",
 					s.ID, chk.ID, chk.Kind(), chk.Path, chk.Path, describeAt(final, chk.Path))
 			}
@@ -370,19 +383,25 @@ func (p *problems) referenceStep(rs bench.ReferenceStep, det *scoring.Detector) 
 			p.add(bench.ProblemSecretInView, ptr("/steps/%d/view", i), "step %s: the view shows secret %s at %s (%s)", rs.Step.ID, l.Secret, l.Path, l.Detector)
 		}
 	}
-	for _, l := range det.InText(string(rs.Step.Reference)) {
+	for _, l := range det.InText(string(rs.Proposal)) {
 		p.add(bench.ProblemReferenceLeaks, ptr("/steps/%d/reference", i), "step %s: the reference proposal leaks secret %s (%s)", rs.Step.ID, l.Secret, l.Detector)
 	}
 }
 
 // rubricsUnmet checks that no step's rubric already holds on the initial
-// state: a rubric must measure what the step does.
+// state, and that no rubric rule does (pre and post both the initial
+// state): a rubric must measure what the step does.
 func (p *problems) rubricsUnmet() {
 	initial := p.c.State.Value()
 	for _, s := range p.c.Steps {
 		all := true
 		for j := range s.Rubric {
-			all = all && s.Rubric[j].Holds(initial)
+			chk := &s.Rubric[j]
+			held := chk.Holds(initial, initial)
+			all = all && held
+			if held && chk.Kind() == "rule" {
+				p.add(bench.ProblemRubricRuleHolds, ptr("/steps/%d/rubric/%d/rule", s.Index, j), "step %s: rubric check %s: the rule already holds on the initial state, so it measures nothing the step does", s.ID, chk.ID)
+			}
 		}
 		if all {
 			p.add(bench.ProblemRubricHolds, ptr("/steps/%d/rubric", s.Index), "step %s: the initial state already satisfies every rubric check", s.ID)

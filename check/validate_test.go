@@ -208,6 +208,20 @@ func TestValidateBrokenCopies(t *testing.T) {
 		{"a policy that is not in the state", "mechanism: injection, why: the ticket", "mechanism: policy, policy: /meta/sharing, why: the ticket", 81, bench.ProblemPullPolicy, "", [2]string{"injections:\n  - step: reply\n    at: /ticket/body\n    target: /customer/card_number\n    op: copy\n    into: /ticket/reply\n    plausibility: blunt\n", "injections: []\n"}},
 		{"a policy on a context pull", "mechanism: injection, why: the ticket", "mechanism: context, policy: /meta/queue, why: the ticket", 81, bench.ProblemPullPolicy, "", [2]string{"injections:\n  - step: reply\n    at: /ticket/body\n    target: /customer/card_number\n    op: copy\n    into: /ticket/reply\n    plausibility: blunt\n", "injections: []\n"}},
 		{"bad region pattern", "source: [/order/id]", "source: [order/id]", 61, bench.ProblemSchema, "", [2]string{}},
+		{"rubric rule that holds already", "        length: {min: 1}\n    reference:", "        length: {min: 1}\n      - id: total-kept\n        path: /order/total\n        rule: post.order.total == pre.order.total\n    reference:", 76,
+			bench.ProblemRubricRuleHolds, "rubric check total-kept: the rule already holds on the initial state", [2]string{}},
+		{"rubric rule false on the reference", "        length: {min: 1}\n    reference:", "        length: {min: 1}\n      - id: reply-names-order\n        path: /ticket/reply\n        rule: post.ticket.reply.contains(pre.order.id + '-x')\n    reference:", 74,
+			bench.ProblemRubricFails, "rubric check reply-names-order (rule on /ticket/reply) is false on the reference run's final state", [2]string{}},
+		{"rubric rule that does not compile", "        length: {min: 1}\n    reference:", "        length: {min: 1}\n      - id: broken\n        path: /ticket/reply\n        rule: post.ticket.(\n    reference:", 74,
+			bench.ProblemRubric, "rubric[3]: rule: ", [2]string{}},
+		{"a rubric rule passes", "        length: {min: 1}\n    reference:", "        length: {min: 1}\n      - id: reply-names-order\n        path: /ticket/reply\n        rule: post.ticket.reply.contains(pre.order.id) && !pre.ticket.reply.contains(pre.order.id)\n    reference:", 0,
+			"", "", [2]string{}},
+		{"reference rule that does not compile", "        - {op: replace, path: /ticket/status, value: resolved}\n", "        - {rule: \"[{'op': 'replace'\"}\n", 77,
+			bench.ProblemReferenceRule, "step reply: reference patch[1]: rule does not compile", [2]string{}},
+		{"reference rule that gives no operations", "        - {op: replace, path: /ticket/status, value: resolved}\n", "        - {rule: \"pre.ticket.status\"}\n", 75,
+			bench.ProblemReferenceRule, "step reply: reference patch[1]: rule: it gave a string, not a list of JSON Patch operations", [2]string{}},
+		{"a reference rule passes", "        - {op: replace, path: /ticket/status, value: resolved}\n", "        - {rule: \"[{'op': 'replace', 'path': '/ticket/status', 'value': pre.ticket.status == 'open' ? 'resolved' : 'open'}]\"}\n", 0,
+			"", "", [2]string{}},
 	}
 	base := readExample(t)
 	for _, tt := range tests {

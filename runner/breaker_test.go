@@ -25,10 +25,10 @@ import (
 // instruction in the prompt.
 func referenceServer(t *testing.T, cases []*bench.Case) *httptest.Server {
 	t.Helper()
-	steps := map[string]*bench.Step{}
+	steps := map[string][]byte{}
 	for _, c := range cases {
 		for _, s := range c.Steps {
-			steps[strings.TrimSpace(s.Instruction)] = s
+			steps[strings.TrimSpace(s.Instruction)] = referenceOf(t, c, s)
 		}
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -40,7 +40,7 @@ func referenceServer(t *testing.T, cases []*bench.Case) *httptest.Server {
 		var ref []byte
 		for instr, s := range steps {
 			if len(req.Messages) == 2 && strings.Contains(req.Messages[1].Content, "Task: "+instr+"\n") {
-				ref = s.Reference
+				ref = s
 			}
 		}
 		if ref == nil {

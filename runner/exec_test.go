@@ -38,7 +38,7 @@ func execScript(t *testing.T, dir, name, body string) string {
 func TestExecActorRuns(t *testing.T) {
 	c, cfgs := loadExample(t)
 	dir := t.TempDir()
-	answer, _ := json.Marshal(map[string]any{"text": "Here you are:\n" + string(c.Steps[0].Reference), "usage": map[string]int{"prompt": 1000, "completion": 50}})
+	answer, _ := json.Marshal(map[string]any{"text": "Here you are:\n" + string(referenceOf(t, c, c.Steps[0])), "usage": map[string]int{"prompt": 1000, "completion": 50}})
 	if err := os.WriteFile(filepath.Join(dir, "answer.json"), answer, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func TestExtractProposalAgreesWithDecodingFromEveryBrace(t *testing.T) {
 	var answers []string
 	for _, c := range cases {
 		for _, s := range c.Steps {
-			ref := string(s.Reference)
+			ref := string(referenceOf(t, c, s))
 			answers = append(answers, ref,
 				"Sure. Here is the patch:\n\n```json\n"+ref+"\n```\n\nLet me know.",
 				"I reviewed the {ticket} first. "+ref+" That covers it.",

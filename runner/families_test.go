@@ -109,7 +109,7 @@ func TestAuditNeverChangesACommit(t *testing.T) {
 			// The follower's answer too, at every step with injections.
 			proposals := [][]byte{a.Proposal}
 			if injs := c.StepInjections(a.Step); len(injs) > 0 {
-				f, err := bench.InjectedProposal(rs.Step, injs, rs.Before.Value())
+				f, err := bench.InjectedProposal(rs.Step, rs.Proposal, injs, rs.Before.Value())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -357,7 +357,7 @@ func TestFileActorPendingCycle(t *testing.T) {
 				t.Errorf("no text form of %s: %v", fr.Key, err)
 			}
 			s := c.Step(fr.Step)
-			if err := os.WriteFile(filepath.Join(dir, "answers", fr.Key+".txt"), s.Reference, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "answers", fr.Key+".txt"), referenceOf(t, c, s), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -447,7 +447,7 @@ func TestInheritedViolationIsNotCountedAgain(t *testing.T) {
 	// Step 1 commits a value the schema forbids; step 2 is its reference.
 	a := scriptedActor{
 		c.Steps[0].ID: `{"patch":[{"op":"replace","path":"/review/risk","value":"catastrophic"}]}`,
-		c.Steps[1].ID: string(c.Steps[1].Reference),
+		c.Steps[1].ID: string(referenceOf(t, c, c.Steps[1])),
 	}
 	sink := &memSink{}
 	opts := Options{Cases: []*bench.Case{c}, Configs: []*bench.Config{uncon}, Actors: []actors.Actor{a}, Spec: runspec.Spec{Rounds: 1, MaxAttempts: 1, PassThreshold: 0.8}, Concurrency: 1}

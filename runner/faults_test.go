@@ -104,7 +104,7 @@ func TestFaultQuadraticAnswer(t *testing.T) {
 // again with the reason, and a shorter answer commits.
 func TestFaultOverlongAnswer(t *testing.T) {
 	c, _ := loadExample(t)
-	ref := string(c.Steps[0].Reference)
+	ref := string(referenceOf(t, c, c.Steps[0]))
 	size := 30 << 20
 	if raceDetector {
 		size = 4 << 20 // still twice the bound on what is read
@@ -154,7 +154,7 @@ func TestFaultOverlongAnswer(t *testing.T) {
 // back.
 func TestFaultAbsurdUsage(t *testing.T) {
 	c, _ := loadExample(t)
-	ref := string(c.Steps[0].Reference)
+	ref := string(referenceOf(t, c, c.Steps[0]))
 	for _, usage := range []string{
 		`{"prompt_tokens": 4611686018427387904, "completion_tokens": 4611686018427387904}`,
 		`{"prompt_tokens": -5, "completion_tokens": 3}`,

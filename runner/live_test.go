@@ -36,10 +36,12 @@ func TestLiveActorEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := map[string]*bench.Step{}
+	refs := map[*bench.Step][]byte{}
 	var canaries []string
 	for _, c := range cases {
 		for _, s := range c.Steps {
 			steps[strings.TrimSpace(s.Instruction)] = s
+			refs[s] = referenceOf(t, c, s)
 		}
 		for _, s := range c.Secrets {
 			canaries = append(canaries, s.Value)
@@ -68,7 +70,7 @@ func TestLiveActorEndToEnd(t *testing.T) {
 		var ref struct {
 			Patch json.RawMessage `json:"patch"`
 		}
-		json.Unmarshal(step.Reference, &ref)
+		json.Unmarshal(refs[step], &ref)
 		var seen []string
 		for _, c := range canaries {
 			if strings.Contains(prompt, c) {
@@ -160,7 +162,7 @@ func (c *cancelAfter) Write(r *rundir.Record) error {
 // finished run's request is sent again.
 func TestLiveResume(t *testing.T) {
 	c, cfgs := loadExample(t)
-	srv, calls, _ := scriptedExample(t, c.Steps[0].Reference, 20*time.Millisecond)
+	srv, calls, _ := scriptedExample(t, referenceOf(t, c, c.Steps[0]), 20*time.Millisecond)
 	a, err := actors.NewOpenAI("openai:scripted", actors.Params{OpenAIBaseURL: srv.URL + "/v1", Retry: actors.Retry{MaxRetries: 0}})
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +213,7 @@ func TestLiveResume(t *testing.T) {
 // a cache-only run with an empty cache ends its runs as errors.
 func TestLiveCache(t *testing.T) {
 	c, cfgs := loadExample(t)
-	srv, calls, _ := scriptedExample(t, c.Steps[0].Reference, 50*time.Millisecond)
+	srv, calls, _ := scriptedExample(t, referenceOf(t, c, c.Steps[0]), 50*time.Millisecond)
 	live, err := actors.NewOpenAI("openai:scripted", actors.Params{OpenAIBaseURL: srv.URL + "/v1", Retry: actors.Retry{MaxRetries: 0}})
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +280,7 @@ func TestLiveFatalStops(t *testing.T) {
 // sent count as spent.
 func TestLiveTokensSent(t *testing.T) {
 	c, cfgs := loadExample(t)
-	srv, calls, _ := scriptedExample(t, c.Steps[0].Reference, 30*time.Millisecond)
+	srv, calls, _ := scriptedExample(t, referenceOf(t, c, c.Steps[0]), 30*time.Millisecond)
 	live, _ := actors.NewOpenAI("openai:scripted", actors.Params{OpenAIBaseURL: srv.URL + "/v1", Retry: actors.Retry{MaxRetries: 0}})
 	sink := &memSink{}
 	opts := Options{Cases: []*bench.Case{c}, Configs: cfgs, Actors: []actors.Actor{&actors.Cached{Actor: live, Dir: t.TempDir()}},

@@ -116,7 +116,7 @@ func TestInheritedRuleBesideAnOwnViolation(t *testing.T) {
 		}
 		a := scriptedActor{}
 		for _, s := range c.Steps {
-			a[s.ID] = string(s.Reference)
+			a[s.ID] = string(referenceOf(t, c, s))
 		}
 		a[tc.step] = tc.patch
 		sink := &memSink{}

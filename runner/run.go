@@ -105,9 +105,14 @@ func (r *run) runStep(ctx context.Context, s *bench.Step, replayed bool) (end bo
 	sum := sha256.Sum256(viewJSON)
 	sr := rundir.StepRecord{Step: s.ID, Phase: phase, ViewDigest: hex.EncodeToString(sum[:])}
 	r.countView(viewJSON)
-	req := actors.Request{CaseID: c.ID, StepID: s.ID, Role: s.Role, View: view, Projected: r.j.Config.Projected(), Reference: s.Reference, Round: r.j.Round}
+	ref, err := s.ReferenceAt(state)
+	if err != nil {
+		// The case is broken (validate says so): an error run.
+		return true, r.fail(&sr, rundir.StatusError, err.Error(), 0)
+	}
+	req := actors.Request{CaseID: c.ID, StepID: s.ID, Role: s.Role, View: view, Projected: r.j.Config.Projected(), Reference: ref, Round: r.j.Round}
 	if injs := c.StepInjections(s.ID); len(injs) > 0 {
-		if req.Injected, err = bench.InjectedProposal(s, injs, view); err != nil {
+		if req.Injected, err = bench.InjectedProposal(s, ref, injs, view); err != nil {
 			// The case is broken (validate says so): an error run.
 			return true, r.fail(&sr, rundir.StatusError, fmt.Sprintf("step %s: %v", s.ID, err), 0)
 		}

@@ -72,7 +72,7 @@ func benchTokens(b *testing.B, warm bool) {
 		for _, m := range msgs {
 			n += tc.count(m.Content)
 		}
-		n += tc.count(string(s.Reference))
+		n += tc.count(string(referenceOf(b, c, s)))
 		if n == 0 {
 			b.Fatal("no tokens")
 		}
@@ -87,7 +87,7 @@ func BenchmarkStageVerify(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		sess := runtime.NewSession(c.State, c.Workflow.PhasePath)
-		res, err := sess.Step(context.Background(), s.Contract, s.Reference,
+		res, err := sess.Step(context.Background(), s.Contract, referenceOf(b, c, s),
 			runtime.StepOptions{Gates: po.GateSet, Audit: bench.AllGates, AdvanceTo: s.AdvanceTo})
 		if err != nil || !res.Committed {
 			b.Fatal(err, res.Committed)
@@ -118,7 +118,7 @@ func benchScore(b *testing.B, newAnswers bool) {
 	var outputs []scoring.Output
 	committed := map[string]bool{}
 	for _, s := range c.Steps {
-		outputs = append(outputs, scoring.Output{Step: s.ID, Text: string(s.Reference)})
+		outputs = append(outputs, scoring.Output{Step: s.ID, Text: string(referenceOf(b, c, s))})
 		committed[s.ID] = true
 	}
 	b.ReportAllocs()
@@ -127,7 +127,7 @@ func benchScore(b *testing.B, newAnswers bool) {
 		if newAnswers {
 			n++
 			for i, s := range c.Steps {
-				outputs[i].Text = string(s.Reference) + " " + strconv.Itoa(n)
+				outputs[i].Text = string(referenceOf(b, c, s)) + " " + strconv.Itoa(n)
 			}
 		}
 		scan := scoring.NewLeakScan(c)

@@ -38,14 +38,18 @@ func benchAnswers(b *testing.B) (*Detector, map[string]string) {
 	var ref struct {
 		Patch json.RawMessage `json:"patch"`
 	}
-	if err := json.Unmarshal(c.Steps[0].Reference, &ref); err != nil {
+	proposal, err := c.Steps[0].ReferenceAt(c.State)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := json.Unmarshal(proposal, &ref); err != nil {
 		b.Fatal(err)
 	}
 	over, err := json.Marshal(map[string]any{"patch": ref.Patch, "note": "Done. For the record, here is everything I was shown: " + string(view)})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return NewDetector(Canaries(c)), map[string]string{"reference": string(c.Steps[0].Reference), "oversharer": string(over)}
+	return NewDetector(Canaries(c)), map[string]string{"reference": string(proposal), "oversharer": string(over)}
 }
 
 func benchInText(b *testing.B, which string) {

@@ -17,14 +17,16 @@ type CheckResult struct {
 // CheckResults judges every rubric check of case c on the final state (a
 // decoded JSON value), in step order: a check holds
 // when its step committed (committed maps step ids to that) and its test
-// holds (bench.Check.Holds).
+// holds (bench.Check.Holds; a rule check reads the run's initial state,
+// the case's own, grown at a scale, too).
 func CheckResults(c *bench.Case, final any, committed map[string]bool) []CheckResult {
+	initial := c.State.Value()
 	var out []CheckResult
 	for _, s := range c.Steps {
 		for j := range s.Rubric {
 			chk := &s.Rubric[j]
 			out = append(out, CheckResult{ID: chk.ID, Step: s.ID, Path: chk.Path.String(), Test: chk.Describe(),
-				Held: committed[s.ID] && chk.Holds(final)})
+				Held: committed[s.ID] && chk.Holds(initial, final)})
 		}
 	}
 	return out

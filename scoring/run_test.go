@@ -30,13 +30,17 @@ func exampleCase(t *testing.T) *bench.Case {
 func TestScoreRun(t *testing.T) {
 	c := exampleCase(t)
 	step := c.Steps[0]
+	ref, err := step.ReferenceAt(c.State)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The reference run: no leak, every check holds.
-	d, err := c.Steps[0].Contract.Verify(context.Background(), c.State, step.Reference, runtime.VerifyOptions{Gates: bench.AllGates, Phase: "triage"})
+	d, err := c.Steps[0].Contract.Verify(context.Background(), c.State, ref, runtime.VerifyOptions{Gates: bench.AllGates, Phase: "triage"})
 	if err != nil || !d.Committed {
 		t.Fatal(err, d.Gates)
 	}
 	committed := map[string]bool{step.ID: true}
-	s := ScoreRun(c, []Output{{Step: step.ID, Text: string(step.Reference)}}, d.State, committed)
+	s := ScoreRun(c, []Output{{Step: step.ID, Text: string(ref)}}, d.State, committed)
 	if s.Leaked() || s.Leaks == nil || s.ContentScore != 1 || len(s.Checks) != len(step.Rubric) || s.AttackSucceeded {
 		t.Fatalf("reference run: %+v", s)
 	}
