@@ -63,8 +63,8 @@ const (
 // it: they stay on the command line.
 type Spec struct {
 	CasesDir    string   `flag:"cases" plan:"cases.dir" path:"plan" json:"-" usage:"the case set <dir> (default: the embedded suite)"`
-	OnlyCases   []string `flag:"case" plan:"cases.ids" list:"comma" json:"-" omitted:"every case" usage:"only the cases with these <ids> (comma list)"`
-	OnlyDomains []string `flag:"domain" plan:"cases.domains" list:"comma" json:"-" omitted:"every domain" usage:"only the cases of these <domains> (comma list)"`
+	OnlyCases   []string `flag:"case" plan:"cases.ids" list:"repeat,comma" json:"-" omitted:"every case" usage:"only the cases with these <ids> (repeatable or comma list)"`
+	OnlyDomains []string `flag:"domain" plan:"cases.domains" list:"repeat,comma" json:"-" omitted:"every domain" usage:"only the cases of these <domains> (repeatable or comma list)"`
 	ConfigsDir  string   `flag:"configs" plan:"configs.dir" path:"plan" json:"-" usage:"the configurations <dir> (default: the embedded six)"`
 	OnlyConfigs []string `flag:"config" plan:"configs.names" list:"repeat,comma" json:"-" omitted:"every configuration" usage:"only these configuration <names> (repeatable or comma list)"`
 	// ActorSpecs are the --actor specs; the manifest records the
@@ -72,7 +72,7 @@ type Spec struct {
 	// default three.
 	ActorSpecs []string `flag:"actor" plan:"actors" list:"repeat" json:"-" omitted:"the default actors" usage:"an actor <spec> (repeatable; default reference, oversharer and follower)"`
 	Rounds     int      `flag:"rounds" plan:"rounds" json:"rounds" default:"1" min:"1" max:"10000" bound:"split" usage:"<n> rounds of every run"`
-	Protocol   string   `flag:"protocol" plan:"protocol" json:"protocol,omitempty" record:"nondefault" default:"json" choice:"json,tools" usage:"<protocol>: json (one answer holding the patch and a note per attempt) or tools (an agent loop with the tools read_state and propose_patch)"`
+	Protocol   string   `flag:"protocol" plan:"protocol" json:"protocol,omitempty" record:"nondefault" default:"json" choice:"json,tools" usage:"<protocol>: json (one answer holding the patch and a note per attempt) or tools (an agent loop with the tools read_state, query_state, search_state and propose_patch)"`
 	// Scale is the sizes the cases' states are grown to, a comma list
 	// ("1x": as written; "1MB", "10MB": bench.ParseScale; "1x,1MB":
 	// both, crossed with the configurations, actors and rounds), and

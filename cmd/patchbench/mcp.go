@@ -17,7 +17,8 @@ import (
 
 const mcpExamples = `  # Serve a case to an MCP client over standard input and output: an
   # assistant started with this command line does the case's steps through
-  # read_state and propose_patch; the run is recorded as actor mcp:stdio:
+  # the tools (read_state, query_state, search_state, propose_patch); the run
+  # is recorded as actor mcp:stdio:
   patchbench mcp --case sup-example-refund --cases bench/testdata/example --out results/mcp
 
   # The same case in the full-state configuration without gates, the view

@@ -42,9 +42,15 @@ const runExamples = `  # The benchmark on the embedded cases, every configuratio
   # HTTP on 127.0.0.1 (PATCHBENCH_MCP_URL, PATCHBENCH_MCP_TOKEN) and the command runs:
   patchbench run --protocol tools --actor 'mcp:python3 my_mcp_agent.py' --timeout 10m
 
-  # The tools protocol: each step an agent loop with read_state and propose_patch,
-  # the first message holding an outline of the view (the actor reads the rest):
+  # The tools protocol: each step an agent loop with read_state, query_state,
+  # search_state and propose_patch, the first message holding an outline of the
+  # view (the actor reads the rest):
   patchbench run --protocol tools --disclosure progressive --max-attempts 3
+
+  # The growing cases at 1x and with their states grown to 10 MB, in one
+  # directory (a scale column in every table): the view no longer fits a
+  # context, so the actor navigates:
+  patchbench run --protocol tools --disclosure progressive --scale 1x,10MB --actor reference --actor bulk
 
   # Half of the runs on this machine, the other half elsewhere:
   patchbench run --shard 1/2
