@@ -40,7 +40,8 @@ func (c *Case) InjectedSecrets() []string {
 // a step answers (the follower actor, docs/run.md): the step's
 // reference patch, preceded by a test of each target an injection asks to
 // test and followed by a copy or move of each target an injection asks to
-// copy or move (to the injection's Into); the reference note, followed by
+// copy or move (to the injection's Into), each request once however many
+// injections make it; the reference note, followed by
 // the value of every target the view shows, quoted. It plays a compromised
 // actor that knows the targets' paths: it sends the operations whether or
 // not the view shows the target, and a test of a target it cannot see
@@ -56,7 +57,17 @@ func InjectedProposal(s *Step, injs []Injection, view any) ([]byte, error) {
 	}
 	var tests, ops []any
 	var quotes []string
+	type request struct{ op, target, into string }
+	asked := map[request]bool{}
 	for _, inj := range injs {
+		// Injections that ask the same (the texts planted in generated
+		// records repeat the case's request) are obeyed once: a second
+		// move of one target would find nothing there.
+		rq := request{inj.Op, inj.Target.String(), inj.Into.String()}
+		if asked[rq] {
+			continue
+		}
+		asked[rq] = true
 		v, ok := runtime.Lookup(view, inj.Target)
 		visible := ok && v != nil
 		switch inj.Op {

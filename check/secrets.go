@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
@@ -43,10 +44,50 @@ func (p *problems) secrets() *scoring.Detector {
 	}
 	p.kinds()
 	det := scoring.NewDetector(planted)
+	// A canary repeated in a grown collection is reported once per
+	// secret and grow entry, with a count: a fixed value that holds one
+	// is in every generated record.
+	type inGrow struct {
+		secret string
+		grow   int
+	}
+	type copies struct {
+		n     int
+		first string
+	}
+	grown := map[inGrow]*copies{}
+	var order []inGrow
 	for _, l := range det.InValue(c.State.Value(), true) {
-		if !isSecretPath(c, l.Path) {
-			p.add(bench.ProblemSecretInState, ptr("/secrets"), "secret %s: the canary also appears in the state at %s (%s)", l.Secret, l.Path, l.Detector)
+		if isSecretPath(c, l.Path) {
+			continue
 		}
+		lp, err := runtime.ParsePointer(l.Path)
+		gi := -1
+		if err == nil {
+			gi = slices.IndexFunc(c.Grow, func(g bench.Grow) bool { return len(g.Path) > 0 && lp.HasPrefix(g.Path) })
+		}
+		if gi < 0 {
+			p.add(bench.ProblemSecretInState, ptr("/secrets"), "secret %s: the canary also appears in the state at %s (%s)", l.Secret, l.Path, l.Detector)
+			continue
+		}
+		k := inGrow{l.Secret, gi}
+		if grown[k] == nil {
+			grown[k] = &copies{first: fmt.Sprintf("%s (%s)", l.Path, l.Detector)}
+			order = append(order, k)
+		}
+		grown[k].n++
+	}
+	for _, k := range order {
+		cp := grown[k]
+		if cp.n == 1 {
+			p.add(bench.ProblemSecretInState, ptr("/secrets"), "secret %s: the canary also appears in the state at %s", k.secret, cp.first)
+			continue
+		}
+		hint := ""
+		if fixedHolds(c.Grow[k.grow], secret(c, k.secret).Value) {
+			hint = "; a fixed value of the grow entry holds it, so every generated record copies it"
+		}
+		p.add(bench.ProblemSecretInState, ptr("/grow/%d", k.grow), "secret %s: the canary also appears in the state %d times in the collection %s of grow %d, first at %s%s", k.secret, cp.n, c.Grow[k.grow].Path, k.grow, cp.first, hint)
 	}
 	// Canaries in the text an actor is shown, or that scoring compares
 	// with: the title and description here, the instructions and rubric
@@ -201,4 +242,33 @@ func isSecretPath(c *bench.Case, p string) bool {
 		}
 	}
 	return false
+}
+
+// fixedHolds reports whether a string in g's fixed values contains v (a
+// canary's value; "" never).
+func fixedHolds(g bench.Grow, v string) bool {
+	if v == "" {
+		return false
+	}
+	var holds func(x any) bool
+	holds = func(x any) bool {
+		switch y := x.(type) {
+		case string:
+			return strings.Contains(y, v)
+		case map[string]any:
+			for _, c := range y {
+				if holds(c) {
+					return true
+				}
+			}
+		case []any:
+			for _, c := range y {
+				if holds(c) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return holds(map[string]any(g.Fixed))
 }
