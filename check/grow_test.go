@@ -84,11 +84,13 @@ func TestValidateGrown(t *testing.T) {
 
 // TestValidateGrownFixedCanary: a fixed value that holds a canary is in
 // every generated record; validate says so once for the grow entry, with
-// the number of copies, not once per record.
+// the number of copies, not once per record: that the state holds it
+// elsewhere, that the reference run's final state does, that each step's
+// view shows it.
 func TestValidateGrownFixedCanary(t *testing.T) {
 	var c *bench.Case
 	for _, x := range loadSuite(t) {
-		if x.ID == "mkt-crm-segment-export" {
+		if x.ID == "fin-fraud-alert-triage" {
 			c = x
 		}
 	}
@@ -97,19 +99,20 @@ func TestValidateGrownFixedCanary(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := *c
-	x.Grow = []bench.Grow{{Path: runtime.MustPointer("/contacts"), Fixed: map[string]any{"top_category": "cycling", "first_name": "call +31 6 4827 1953"}}}
+	x.Grow = []bench.Grow{{Path: runtime.MustPointer("/alerts"), Like: runtime.MustPointer("/alerts/1"),
+		Fixed: map[string]any{"disposition": map[string]any{"label": "false_positive", "rationale": "card 4921 7730 5186 2249 confirmed in the app"}}}}
 	ps, err := ValidateGrown(context.Background(), []*bench.Case{&x}, configs, bench.Scale{Bytes: 1_000_000}, bench.DefaultScaleSeed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var elsewhere []bench.Problem
+	count := map[string]int{}
 	for _, p := range ps {
-		if p.Code == bench.ProblemSecretInState {
-			elsewhere = append(elsewhere, p)
+		count[p.Code]++
+		if !strings.Contains(p.Msg, "times in the collection /alerts of grow 0") || !strings.Contains(p.Msg, "a fixed value of the grow entry holds it") {
+			t.Errorf("%s: %s", p.Code, p.Msg)
 		}
 	}
-	if len(elsewhere) != 1 || !strings.Contains(elsewhere[0].Msg, "times in the collection /contacts of grow 0") ||
-		!strings.Contains(elsewhere[0].Msg, "a fixed value of the grow entry holds it") || elsewhere[0].Line != x.Line(runtime.MustPointer("/grow/0")) {
-		t.Errorf("%d problems: %v", len(elsewhere), elsewhere)
+	if count[bench.ProblemSecretInState] != 1 || count[bench.ProblemReferenceLeaksState] != 1 || count[bench.ProblemSecretInView] != len(x.Steps) || len(ps) != 2+len(x.Steps) {
+		t.Errorf("%d problems: %v", len(ps), count)
 	}
 }

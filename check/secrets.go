@@ -44,50 +44,22 @@ func (p *problems) secrets() *scoring.Detector {
 	}
 	p.kinds()
 	det := scoring.NewDetector(planted)
-	// A canary repeated in a grown collection is reported once per
-	// secret and grow entry, with a count: a fixed value that holds one
-	// is in every generated record.
-	type inGrow struct {
-		secret string
-		grow   int
-	}
-	type copies struct {
-		n     int
-		first string
-	}
-	grown := map[inGrow]*copies{}
-	var order []inGrow
+	var elsewhere []scoring.Leak
 	for _, l := range det.InValue(c.State.Value(), true) {
-		if isSecretPath(c, l.Path) {
-			continue
+		if !isSecretPath(c, l.Path) {
+			elsewhere = append(elsewhere, l)
 		}
-		lp, err := runtime.ParsePointer(l.Path)
-		gi := -1
-		if err == nil {
-			gi = slices.IndexFunc(c.Grow, func(g bench.Grow) bool { return len(g.Path) > 0 && lp.HasPrefix(g.Path) })
-		}
-		if gi < 0 {
-			p.add(bench.ProblemSecretInState, ptr("/secrets"), "secret %s: the canary also appears in the state at %s (%s)", l.Secret, l.Path, l.Detector)
-			continue
-		}
-		k := inGrow{l.Secret, gi}
-		if grown[k] == nil {
-			grown[k] = &copies{first: fmt.Sprintf("%s (%s)", l.Path, l.Detector)}
-			order = append(order, k)
-		}
-		grown[k].n++
 	}
-	for _, k := range order {
-		cp := grown[k]
-		if cp.n == 1 {
-			p.add(bench.ProblemSecretInState, ptr("/secrets"), "secret %s: the canary also appears in the state at %s", k.secret, cp.first)
+	outside, grown := byGrow(c, elsewhere)
+	for _, l := range outside {
+		p.add(bench.ProblemSecretInState, ptr("/secrets"), "secret %s: the canary also appears in the state at %s (%s)", l.Secret, l.Path, l.Detector)
+	}
+	for _, g := range grown {
+		if g.n == 1 {
+			p.add(bench.ProblemSecretInState, ptr("/secrets"), "secret %s: the canary also appears in the state at %s", g.secret, g.first)
 			continue
 		}
-		hint := ""
-		if fixedHolds(c.Grow[k.grow], secret(c, k.secret).Value) {
-			hint = "; a fixed value of the grow entry holds it, so every generated record copies it"
-		}
-		p.add(bench.ProblemSecretInState, ptr("/grow/%d", k.grow), "secret %s: the canary also appears in the state %d times in the collection %s of grow %d, first at %s%s", k.secret, cp.n, c.Grow[k.grow].Path, k.grow, cp.first, hint)
+		p.add(bench.ProblemSecretInState, ptr("/grow/%d", g.grow), "secret %s: the canary also appears in the state %s", g.secret, g.describe(c))
 	}
 	// Canaries in the text an actor is shown, or that scoring compares
 	// with: the title and description here, the instructions and rubric
@@ -271,4 +243,52 @@ func fixedHolds(g bench.Grow, v string) bool {
 		return false
 	}
 	return holds(map[string]any(g.Fixed))
+}
+
+// growCopies are the locations of one canary inside the collection of
+// one grow entry: a value repeated in generated records is one problem
+// with a count, not one per record.
+type growCopies struct {
+	secret string
+	grow   int
+	n      int
+	first  string // the first location, and its detector
+}
+
+// describe says where the copies are, for a problem's message.
+func (g *growCopies) describe(c *bench.Case) string {
+	hint := ""
+	if fixedHolds(c.Grow[g.grow], secret(c, g.secret).Value) {
+		hint = "; a fixed value of the grow entry holds it, so every generated record copies it"
+	}
+	return fmt.Sprintf("%d times in the collection %s of grow %d, first at %s%s", g.n, c.Grow[g.grow].Path, g.grow, g.first, hint)
+}
+
+// byGrow splits leak locations into those outside every collection the
+// case grows, in order, and one group per secret and grow entry for the
+// others, in the order first met.
+func byGrow(c *bench.Case, locs []scoring.Leak) (outside []scoring.Leak, grown []*growCopies) {
+	type key struct {
+		secret string
+		grow   int
+	}
+	groups := map[key]*growCopies{}
+	for _, l := range locs {
+		lp, err := runtime.ParsePointer(l.Path)
+		gi := -1
+		if err == nil {
+			gi = slices.IndexFunc(c.Grow, func(g bench.Grow) bool { return len(g.Path) > 0 && lp.HasPrefix(g.Path) })
+		}
+		if gi < 0 {
+			outside = append(outside, l)
+			continue
+		}
+		k := key{l.Secret, gi}
+		if groups[k] == nil {
+			groups[k] = &growCopies{secret: l.Secret, grow: gi, first: fmt.Sprintf("%s (%s)", l.Path, l.Detector)}
+			grown = append(grown, groups[k])
+		}
+		groups[k].n++
+	}
+	return outside, grown
 }
