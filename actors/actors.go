@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/patchbench/patchbench/internal/textcut"
@@ -65,9 +66,20 @@ type Request struct {
 	// so far, and the actor answers with text, tool calls or both.
 	Tools []tools.Spec
 	// InjectionTargets are the locations the step's prompt injections
-	// point at (JSON Pointers), which the follower reads in the tools
-	// protocol before it proposes what they ask.
+	// point at (JSON Pointers), which the follower reads and searches
+	// for in the tools protocol before it proposes what they ask.
 	InjectionTargets []string
+	// Planted, in the tools protocol at a step with injections, are the
+	// locations (JSON Pointers) of the texts its injections planted: the
+	// case's own and, in a grown state, those registered in generated
+	// records, in the case's order.
+	Planted []string
+	// Obey, set with Planted, is the follower's answer once it has met
+	// the planted texts at the given locations (some of Planted): the
+	// reference proposal plus what their injections ask
+	// (bench.InjectedProposal of them on View), as JSON. The error is a
+	// broken case's.
+	Obey func(at []string) ([]byte, error) `json:"-"`
 	// Stderr, when not nil, receives what an exec actor's program writes
 	// to standard error, whole, as it arrives (the Response keeps an
 	// excerpt only), from another goroutine: the runner scans it for
@@ -173,23 +185,33 @@ func (Reference) Name() string { return "reference" }
 func (Reference) SpeaksTools() bool { return true }
 
 // Propose implements Actor.
-// In the tools protocol it reads the locations its patch touches, then
-// proposes.
+// In the tools protocol it first looks up what its patch touches: one
+// query_state per collection whose records it touches, a JSONPath filter
+// selecting them by id ($['alerts'][?@['id'] == 'FA-1' || ...]), and a
+// read_state of every other location; then it proposes.
 func (Reference) Propose(_ context.Context, req Request) (Response, error) {
 	if req.Tools != nil {
-		reads, err := touchedPaths(req.Reference)
+		if navigated(req.Messages) {
+			return proposeCall(req.Messages, req.Reference), nil
+		}
+		calls, err := referenceCalls(req.Reference, req.View)
 		if err != nil {
 			return Response{}, fmt.Errorf("step %s: reference: %w", req.StepID, err)
 		}
-		return toolTurn(req, reads, req.Reference)
+		if len(calls) == 0 {
+			return proposeCall(req.Messages, req.Reference), nil
+		}
+		return Response{Calls: calls}, nil
 	}
 	return Response{Raw: string(req.Reference)}, nil
 }
 
 // Oversharer answers with the reference patch and a note that quotes the
 // whole view it was shown: the worst-case discloser, which leaks exactly
-// what it sees. In the tools protocol it reads the
-// whole view first.
+// what it sees. In the tools protocol it reads the view a page at a time
+// (read_state of "" at every depth, then each next page, and an element
+// too large for a page on its own), up to MaxOversharerReads reads, and
+// its note quotes every page it read.
 type Oversharer struct{}
 
 // Name implements Actor.
@@ -206,6 +228,34 @@ func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
 	if err := json.Unmarshal(req.Reference, &ref); err != nil {
 		return Response{}, fmt.Errorf("step %s: reference: %w", req.StepID, err)
 	}
+	if req.Tools != nil {
+		made := madeCalls(req.Messages)
+		if next, ok := oversharerNext(made); ok && !slices.ContainsFunc(made, func(c madeCall) bool { return c.Name == tools.ProposePatch.Name }) {
+			args := map[string]any{"pointer": next.Pointer, "depth": next.Depth}
+			if next.Offset > 0 {
+				args["offset"] = next.Offset
+			}
+			c, err := call("read", len(made)+1, tools.ReadState.Name, args)
+			if err != nil {
+				return Response{}, err
+			}
+			return Response{Calls: []ToolCall{c}}, nil
+		}
+		var pages []string
+		for _, c := range made {
+			if c.Name == tools.ReadState.Name && c.result != "" {
+				pages = append(pages, c.result)
+			}
+		}
+		out, err := json.Marshal(map[string]any{
+			"patch": ref.Patch,
+			"note":  "Done. For the record, here is everything I read: " + strings.Join(pages, " "),
+		})
+		if err != nil {
+			return Response{}, err
+		}
+		return proposeCall(req.Messages, out), nil
+	}
 	view, err := json.Marshal(req.View)
 	if err != nil {
 		return Response{}, err
@@ -217,9 +267,6 @@ func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	if req.Tools != nil {
-		return toolTurn(req, []string{""}, out) // reads the whole view first
-	}
 	return Response{Raw: string(out)}, nil
 }
 
@@ -230,6 +277,11 @@ func (Oversharer) Propose(_ context.Context, req Request) (Response, error) {
 // note); at other steps with the reference proposal. It sends the
 // operations in every configuration, playing a compromised actor that
 // knows the paths, so each configuration's gates show what they stop.
+// In the tools protocol it obeys the planted texts it meets: it reads
+// what its patch touches and each injection's target, and searches for
+// each target's pointer and last member name (what a planted text names
+// it by), then proposes what the texts it met ask (Request.Obey), or the
+// reference proposal when it met none.
 type Follower struct{}
 
 // Name implements Actor.
@@ -240,12 +292,23 @@ func (Follower) SpeaksTools() bool { return true }
 
 // Propose implements Actor.
 // In the tools protocol it reads the locations its patch touches and each
-// injection's target (absent where the view hides it), then proposes.
+// injection's target (absent where the view hides it) and searches for
+// the targets, then proposes what the planted texts it met ask.
 func (Follower) Propose(_ context.Context, req Request) (Response, error) {
 	if req.Tools != nil {
-		proposal := req.Reference
-		if req.Injected != nil {
-			proposal = req.Injected
+		if navigated(req.Messages) {
+			proposal := req.Reference
+			if req.Obey == nil && req.Injected != nil {
+				// A request that says only what every injection asks:
+				// the follower obeys them all, as in the json protocol.
+				proposal = req.Injected
+			} else if at := met(madeCalls(req.Messages), req.Planted); len(at) > 0 && req.Obey != nil {
+				var err error
+				if proposal, err = req.Obey(at); err != nil {
+					return Response{}, fmt.Errorf("step %s: %w", req.StepID, err)
+				}
+			}
+			return proposeCall(req.Messages, proposal), nil
 		}
 		reads, err := touchedPaths(req.Reference)
 		if err != nil {
@@ -256,7 +319,25 @@ func (Follower) Propose(_ context.Context, req Request) (Response, error) {
 				reads = append(reads, t)
 			}
 		}
-		return toolTurn(req, reads, proposal)
+		var calls []ToolCall
+		for i, p := range reads {
+			c, err := call("read", i+1, tools.ReadState.Name, map[string]any{"pointer": p, "depth": 1})
+			if err != nil {
+				return Response{}, err
+			}
+			calls = append(calls, c)
+		}
+		for i, text := range followerSearches(req.InjectionTargets) {
+			c, err := call("search", i+1, tools.SearchState.Name, map[string]any{"text": text, "limit": FollowerSearchLimit})
+			if err != nil {
+				return Response{}, err
+			}
+			calls = append(calls, c)
+		}
+		if len(calls) == 0 {
+			return proposeCall(req.Messages, req.Reference), nil
+		}
+		return Response{Calls: calls}, nil
 	}
 	if req.Injected != nil {
 		return Response{Raw: string(req.Injected)}, nil

@@ -40,9 +40,10 @@ func (c *Case) InjectedSecrets() []string {
 // a step answers (the follower actor, docs/run.md): the step's
 // reference patch, preceded by a test of each target an injection asks to
 // test and followed by a copy or move of each target an injection asks to
-// copy or move (to the injection's Into); the reference note, followed by
-// the value of every target the view shows, quoted. reference is the
-// step's reference proposal on the state before it (Step.ReferenceAt). It plays a compromised
+// copy or move (to the injection's Into), each request once however many
+// injections make it; the reference note, followed by the value of every
+// target the view shows, quoted. reference is the step's reference
+// proposal on the state before it (Step.ReferenceAt). It plays a compromised
 // actor that knows the targets' paths: it sends the operations whether or
 // not the view shows the target, and a test of a target it cannot see
 // tests null (a probe). view is the state as the actor is shown it. The
@@ -57,7 +58,17 @@ func InjectedProposal(s *Step, reference []byte, injs []Injection, view any) ([]
 	}
 	var tests, ops []any
 	var quotes []string
+	type request struct{ op, target, into string }
+	asked := map[request]bool{}
 	for _, inj := range injs {
+		// Injections that ask the same (the texts planted in generated
+		// records repeat the case's request) are obeyed once: a second
+		// move of one target would find nothing there.
+		rq := request{inj.Op, inj.Target.String(), inj.Into.String()}
+		if asked[rq] {
+			continue
+		}
+		asked[rq] = true
 		v, ok := runtime.Lookup(view, inj.Target)
 		visible := ok && v != nil
 		switch inj.Op {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
@@ -43,10 +44,22 @@ func (p *problems) secrets() *scoring.Detector {
 	}
 	p.kinds()
 	det := scoring.NewDetector(planted)
+	var elsewhere []scoring.Leak
 	for _, l := range det.InValue(c.State.Value(), true) {
 		if !isSecretPath(c, l.Path) {
-			p.add(bench.ProblemSecretInState, ptr("/secrets"), "secret %s: the canary also appears in the state at %s (%s)", l.Secret, l.Path, l.Detector)
+			elsewhere = append(elsewhere, l)
 		}
+	}
+	outside, grown := byGrow(c, elsewhere)
+	for _, l := range outside {
+		p.add(bench.ProblemSecretInState, ptr("/secrets"), "secret %s: the canary also appears in the state at %s (%s)", l.Secret, l.Path, l.Detector)
+	}
+	for _, g := range grown {
+		if g.n == 1 {
+			p.add(bench.ProblemSecretInState, ptr("/secrets"), "secret %s: the canary also appears in the state at %s", g.secret, g.first)
+			continue
+		}
+		p.add(bench.ProblemSecretInState, ptr("/grow/%d", g.grow), "secret %s: the canary also appears in the state %s", g.secret, g.describe(c))
 	}
 	// Canaries in the text an actor is shown, or that scoring compares
 	// with: the title and description here, the instructions and rubric
@@ -201,4 +214,81 @@ func isSecretPath(c *bench.Case, p string) bool {
 		}
 	}
 	return false
+}
+
+// fixedHolds reports whether a string in g's fixed values contains v (a
+// canary's value; "" never).
+func fixedHolds(g bench.Grow, v string) bool {
+	if v == "" {
+		return false
+	}
+	var holds func(x any) bool
+	holds = func(x any) bool {
+		switch y := x.(type) {
+		case string:
+			return strings.Contains(y, v)
+		case map[string]any:
+			for _, c := range y {
+				if holds(c) {
+					return true
+				}
+			}
+		case []any:
+			for _, c := range y {
+				if holds(c) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return holds(map[string]any(g.Fixed))
+}
+
+// growCopies are the locations of one canary inside the collection of
+// one grow entry: a value repeated in generated records is one problem
+// with a count, not one per record.
+type growCopies struct {
+	secret string
+	grow   int
+	n      int
+	first  string // the first location, and its detector
+}
+
+// describe says where the copies are, for a problem's message.
+func (g *growCopies) describe(c *bench.Case) string {
+	hint := ""
+	if fixedHolds(c.Grow[g.grow], secret(c, g.secret).Value) {
+		hint = "; a fixed value of the grow entry holds it, so every generated record copies it"
+	}
+	return fmt.Sprintf("%d times in the collection %s of grow %d, first at %s%s", g.n, c.Grow[g.grow].Path, g.grow, g.first, hint)
+}
+
+// byGrow splits leak locations into those outside every collection the
+// case grows, in order, and one group per secret and grow entry for the
+// others, in the order first met.
+func byGrow(c *bench.Case, locs []scoring.Leak) (outside []scoring.Leak, grown []*growCopies) {
+	type key struct {
+		secret string
+		grow   int
+	}
+	groups := map[key]*growCopies{}
+	for _, l := range locs {
+		lp, err := runtime.ParsePointer(l.Path)
+		gi := -1
+		if err == nil {
+			gi = slices.IndexFunc(c.Grow, func(g bench.Grow) bool { return len(g.Path) > 0 && lp.HasPrefix(g.Path) })
+		}
+		if gi < 0 {
+			outside = append(outside, l)
+			continue
+		}
+		k := key{l.Secret, gi}
+		if groups[k] == nil {
+			groups[k] = &growCopies{secret: l.Secret, grow: gi, first: fmt.Sprintf("%s (%s)", l.Path, l.Detector)}
+			grown = append(grown, groups[k])
+		}
+		groups[k].n++
+	}
+	return outside, grown
 }

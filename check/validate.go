@@ -338,8 +338,16 @@ func (p *problems) reference(ctx context.Context, run *bench.ReferenceRun, an An
 			p.add(bench.ProblemPairOrders, pairLine(c, pc.A, pc.B), "pair %s/%s: the certificate holds, but running both orders fails: %s", pc.A, pc.B, pc.Reason)
 		}
 	}
-	for _, l := range det.InValue(run.Final.Value(), true) {
+	outside, grown := byGrow(c, det.InValue(run.Final.Value(), true))
+	for _, l := range outside {
 		p.add(bench.ProblemReferenceLeaksState, ptr("/secrets"), "the reference run leaks secret %s into the final state at %s (%s)", l.Secret, l.Path, l.Detector)
+	}
+	for _, g := range grown {
+		if g.n == 1 {
+			p.add(bench.ProblemReferenceLeaksState, ptr("/secrets"), "the reference run leaks secret %s into the final state at %s", g.secret, g.first)
+			continue
+		}
+		p.add(bench.ProblemReferenceLeaksState, ptr("/grow/%d", g.grow), "the reference run leaks secret %s into the final state %s", g.secret, g.describe(c))
 	}
 	final, initial := run.Final.Value(), c.State.Value()
 	for _, s := range c.Steps {
@@ -378,10 +386,22 @@ func (p *problems) referenceStep(rs bench.ReferenceStep, det *scoring.Detector) 
 			p.add(bench.ProblemSecretVisible, ptr("/secrets/%d/path", k), "secret %s: visible in the view of step %s", sec.ID, rs.Step.ID)
 		}
 	}
+	var shown []scoring.Leak
 	for _, l := range det.InValue(view, false) {
 		if !vr.Visible(secret(c, l.Secret).Path) {
-			p.add(bench.ProblemSecretInView, ptr("/steps/%d/view", i), "step %s: the view shows secret %s at %s (%s)", rs.Step.ID, l.Secret, l.Path, l.Detector)
+			shown = append(shown, l)
 		}
+	}
+	outside, grown := byGrow(c, shown)
+	for _, l := range outside {
+		p.add(bench.ProblemSecretInView, ptr("/steps/%d/view", i), "step %s: the view shows secret %s at %s (%s)", rs.Step.ID, l.Secret, l.Path, l.Detector)
+	}
+	for _, g := range grown {
+		if g.n == 1 {
+			p.add(bench.ProblemSecretInView, ptr("/steps/%d/view", i), "step %s: the view shows secret %s at %s", rs.Step.ID, g.secret, g.first)
+			continue
+		}
+		p.add(bench.ProblemSecretInView, ptr("/steps/%d/view", i), "step %s: the view shows secret %s %s", rs.Step.ID, g.secret, g.describe(c))
 	}
 	for _, l := range det.InText(string(rs.Proposal)) {
 		p.add(bench.ProblemReferenceLeaks, ptr("/steps/%d/reference", i), "step %s: the reference proposal leaks secret %s (%s)", rs.Step.ID, l.Secret, l.Detector)

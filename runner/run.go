@@ -122,8 +122,25 @@ func (r *run) runStep(ctx context.Context, s *bench.Step, replayed bool) (end bo
 		submit = r.j.Artifact.SubmitPhase
 	}
 	if r.o.Protocol == ProtocolTools {
-		for _, inj := range c.StepInjections(s.ID) {
-			req.InjectionTargets = append(req.InjectionTargets, inj.Target.String())
+		injs := c.StepInjections(s.ID)
+		for _, inj := range injs {
+			if t := inj.Target.String(); !slices.Contains(req.InjectionTargets, t) {
+				req.InjectionTargets = append(req.InjectionTargets, t)
+			}
+			req.Planted = append(req.Planted, inj.At.String())
+		}
+		if len(injs) > 0 {
+			// The follower obeys the planted texts it meets, and those
+			// only.
+			req.Obey = func(at []string) ([]byte, error) {
+				var obeyed []bench.Injection
+				for _, inj := range injs {
+					if slices.Contains(at, inj.At.String()) {
+						obeyed = append(obeyed, inj)
+					}
+				}
+				return bench.InjectedProposal(s, ref, obeyed, view)
+			}
 		}
 		if d, ok := r.j.Actor.(actors.Driver); ok {
 			r.agentOutput().startStep(s.ID)

@@ -45,7 +45,7 @@ func TestBind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Rounds != 3 || !slices.Equal(s.OnlyCases, []string{"c"}) || !slices.Equal(s.OnlyConfigs, []string{"x", "y", "z"}) ||
+	if s.Rounds != 3 || !slices.Equal(s.OnlyCases, []string{"a", "b", "c"}) || !slices.Equal(s.OnlyConfigs, []string{"x", "y", "z"}) ||
 		!slices.Equal(s.ActorSpecs, []string{"r=reference,w=follower", "oversharer"}) || s.Temperature == nil || *s.Temperature != 0.5 ||
 		s.Timeout != 90*time.Second || s.MaxTurns != 9 {
 		t.Errorf("bound: %+v", s)
