@@ -35,8 +35,9 @@ const (
 // MCPStdioName is the actor name of a run served by patchbench mcp.
 const MCPStdioName = "mcp:stdio"
 
-// MCPInstructions is the server's instructions for a client: how the
-// case goes, then the first step's task.
+// MCPInstructions is the server's instructions for a client: the run's
+// case id and configuration name ("PatchBench case ID, configuration
+// NAME."), how the case goes, then the first step's task.
 func MCPInstructions(caseID, config, task string) string {
 	return fmt.Sprintf("PatchBench case %s, configuration %s. The case is a workflow of steps on a shared JSON state; "+
 		"you do each step in turn through %s tools: %s; a verifier checks each proposal before it is committed. "+
@@ -154,7 +155,11 @@ func (a *MCPAgent) Propose(context.Context, Request) (Response, error) {
 func (a *MCPAgent) Drive(ctx context.Context, env AgentEnv) error {
 	token, path := randomHex(32), "/mcp/"+randomHex(16)
 	calls := &mcpCalls{env: env, maxAnswer: a.maxAnswer}
-	srv := newMCPServer(calls, MCPInstructions("", "", env.Task()))
+	var caseID, config string
+	if re, ok := env.(RunEnv); ok {
+		caseID, config = re.Run()
+	}
+	srv := newMCPServer(calls, MCPInstructions(caseID, config, env.Task()))
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -183,6 +183,15 @@ type AgentEnv interface {
 	Message(ctx context.Context, text string)
 }
 
+// RunEnv is an AgentEnv that names its run: the id of the case and the
+// name of the configuration it runs in, as the run's record has them. An
+// mcp: agent's server instructions name them ("PatchBench case ID,
+// configuration NAME."); an env that is not a RunEnv leaves them empty.
+type RunEnv interface {
+	AgentEnv
+	Run() (caseID, config string)
+}
+
 // StderrEnv is an AgentEnv that takes what the agent's process writes to
 // standard error (an mcp: agent's): Stderr is the writer that receives
 // it, whole, as it arrives, from another goroutine; its errors are

@@ -168,8 +168,9 @@ func (e *DriverError) Error() string {
 }
 func (e *DriverError) Unwrap() error { return e.Err }
 
-// agentEnv is the AgentEnv a Driver is given: bridge b, and the run's
-// agentOutput for what the agent writes to standard error and output.
+// agentEnv is the AgentEnv a Driver is given: bridge b, the run's
+// agentOutput for what the agent writes to standard error and output,
+// and the run's case and configuration.
 func (r *run) agentEnv(b *agentBridge) actors.AgentEnv {
-	return agentEnvs{agentBridge: b, out: r.agentOutput()}
+	return agentEnvs{agentBridge: b, out: r.agentOutput(), caseID: r.j.Case.ID, config: r.j.Config.Name}
 }

@@ -49,7 +49,8 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // mcpAgentMain is an agent written against the SDK's client: it checks
-// that a request without the token is refused, reads the task prompt,
+// that a request without the token is refused and that the server's
+// instructions name the run's case and configuration, reads the task prompt,
 // then follows the script: "refund" reads, proposes a wrong patch, reads
 // the feedback's location and proposes the right one; "quit" reads and
 // exits; "fail" exits 1 at once.
@@ -82,6 +83,10 @@ func mcpAgentMain(script string) error {
 		return err
 	}
 	defer sess.Close()
+	// The instructions name the run's case and configuration.
+	if !strings.HasPrefix(sess.InitializeResult().Instructions, "PatchBench case sup-example-refund, configuration patchoptic. ") {
+		return fmt.Errorf("instructions: %q", sess.InitializeResult().Instructions)
+	}
 	if !strings.Contains(sess.InitializeResult().Instructions, "Task: Answer the customer's refund request") {
 		return fmt.Errorf("instructions: %q", sess.InitializeResult().Instructions)
 	}

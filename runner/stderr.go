@@ -91,11 +91,16 @@ func (a *agentOutput) keep(sr *rundir.StepRecord) {
 }
 
 // agentEnvs is a Driver's AgentEnv with the run's agentOutput
-// (actors.StderrEnv, actors.StdoutEnv).
+// (actors.StderrEnv, actors.StdoutEnv) and the run's case id and
+// configuration name (actors.RunEnv).
 type agentEnvs struct {
 	*agentBridge
-	out *agentOutput
+	out            *agentOutput
+	caseID, config string
 }
+
+// Run implements actors.RunEnv.
+func (e agentEnvs) Run() (caseID, config string) { return e.caseID, e.config }
 
 // Stderr implements actors.StderrEnv.
 func (e agentEnvs) Stderr() io.Writer { return e.out.stderr }
