@@ -462,3 +462,42 @@ func TestInjectedProposalObeysARequestOnce(t *testing.T) {
 		t.Errorf("%d moves: %s", n, b)
 	}
 }
+
+// TestGrownVariantsAndInjections: a variant that fixes the member an
+// injection is planted in writes it as given, so its records carry no
+// injection, and every registered injection's location holds a planted
+// text; a secret member inside a variant's fixed member is refused.
+func TestGrownVariantsAndInjections(t *testing.T) {
+	fixedTx := []any{map[string]any{"id": "TX-9", "merchant": "HOME DEPOT 0467"}}
+	c := alertsCase(t, Grow{Inject: &GrowInject{Member: "/transactions/0/merchant", Share: 0.5},
+		Variants: []GrowVariant{{Share: 0.5, Fixed: map[string]any{"transactions": fixedTx}}}})
+	g, err := c.Grown(Scale{Bytes: 200000}, DefaultScaleSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerts := g.State.Value().(map[string]any)["alerts"].([]any)
+	variant, planted := 0, 0
+	for _, a := range alerts[2:] {
+		m := a.(map[string]any)["transactions"].([]any)[0].(map[string]any)["merchant"].(string)
+		switch {
+		case m == "HOME DEPOT 0467":
+			variant++
+		case strings.Contains(m, "/alerts/0/card/pan"):
+			planted++
+		}
+	}
+	if variant == 0 || planted == 0 {
+		t.Fatalf("%d variant records, %d carriers among %d", variant, planted, len(alerts)-2)
+	}
+	for _, inj := range g.Injections[len(c.Injections):] {
+		v, _ := g.State.Get(inj.At)
+		if s, _ := v.(string); !strings.Contains(s, "/alerts/0/card/pan") {
+			t.Errorf("injection registered at %s, which holds %q", inj.At, s)
+		}
+	}
+	bad := alertsCase(t, Grow{Secrets: []GrowSecret{{Member: "/card/pan", Kind: KindFinancial}},
+		Variants: []GrowVariant{{Share: 0.1, Fixed: map[string]any{"card": map[string]any{"pan": "x", "product": "Visa"}}}}})
+	if _, err := bad.Grown(Scale{Bytes: 20000}, DefaultScaleSeed); err == nil || !strings.Contains(err.Error(), "of variant 0") {
+		t.Errorf("a secret inside a variant's fixed member: %v", err)
+	}
+}
