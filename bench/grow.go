@@ -71,12 +71,16 @@ type Grow struct {
 // grows too: a record drawn with the grown state's seed, so the same on
 // every machine. Unique draws each record of To at most once (a queue
 // item per prescription), and growing runs out when To has fewer records
-// than the generated ones linking it.
+// than the generated ones linking it. Generated draws among To's
+// generated records only (To must grow): records the hand-authored ones
+// already account for (a reading for each hand-authored sample) stay
+// theirs.
 type GrowLink struct {
-	Member string          `json:"member"`
-	To     runtime.Pointer `json:"to"`
-	Key    string          `json:"key"`
-	Unique bool            `json:"unique,omitempty"`
+	Member    string          `json:"member"`
+	To        runtime.Pointer `json:"to"`
+	Key       string          `json:"key"`
+	Unique    bool            `json:"unique,omitempty"`
+	Generated bool            `json:"generated,omitempty"`
 }
 
 // GrowVariant is a share of a collection's generated records (Share, in
@@ -319,7 +323,7 @@ type link struct {
 	keys [][]byte
 	// unused are the indices a unique link has not drawn yet, made at
 	// its first draw.
-	unused []int
+	unused  []int
 	started bool
 }
 
@@ -483,6 +487,9 @@ func (g *grower) resolveLinks(root any, cols map[string]*collection) error {
 			r := &link{GrowLink: l, to: cols[l.To.String()]}
 			if r.to == nil && len(records) == 0 {
 				return fmt.Errorf("%s: to: %s has no record to link", where, l.To)
+			}
+			if r.to == nil && l.Generated {
+				return fmt.Errorf("%s: generated: %s does not grow, so it has no generated record to link", where, l.To)
 			}
 			if r.to != nil {
 				if t, _ := r.to.tmpl.(map[string]any); !isKey(t[l.Key]) {
@@ -1009,8 +1016,11 @@ func (g *grower) draw(l *link, col *collection) []byte {
 	keys := l.keys
 	if l.to != nil {
 		keys = l.to.values[l.Key]
+		if l.Generated {
+			keys = keys[l.to.existing:]
+		}
 	}
-	if !l.Unique {
+	if !l.Unique && len(keys) > 0 {
 		return keys[g.rng.IntN(len(keys))]
 	}
 	if !l.started {
@@ -1022,7 +1032,7 @@ func (g *grower) draw(l *link, col *collection) []byte {
 	}
 	if len(l.unused) == 0 {
 		if g.err == nil {
-			g.err = fmt.Errorf("grow %d: link %s: unique, and the %d records of %s are all linked already; give %s a larger weight or %s a smaller one",
+			g.err = fmt.Errorf("grow %d: link %s: the %d records it may draw of %s are all linked already (or none was generated); give %s a larger weight or %s a smaller one",
 				col.index, l.Member, len(keys), l.To, l.To, col.g.Path)
 		}
 		return []byte("null")
@@ -1072,11 +1082,13 @@ func (g *grower) freshID(col *collection, path, tmpl string) string {
 		}
 	}
 	for {
-		// Ids at one path count up, so only the state's own strings can
-		// hold one already.
+		// Ids at one path count up, so only the state's own strings and
+		// the ids of other paths (another collection's in the same
+		// pattern) can hold one already.
 		id := numbered(tmpl, n)
 		n++
 		if !g.taken[id] {
+			g.taken[id] = true
 			col.next[path] = n
 			return id
 		}
