@@ -198,3 +198,28 @@ func TestGrowLinksBadInput(t *testing.T) {
 		t.Errorf("a numeric id member: error %v", err)
 	}
 }
+
+// Fresh ids of two collections in one pattern never meet: each counts on
+// from its own largest, skipping the ids the other has generated.
+func TestGrowIDsNeverMeet(t *testing.T) {
+	c := linkedCase(t, []Grow{{Path: ptr(t, "/a"), IDs: []string{"id"}}, {Path: ptr(t, "/b"), IDs: []string{"code"}}})
+	doc, err := runtime.ParseDocument([]byte(`{"a": [{"id": "X-01", "b_ref": "X-02"}], "b": [{"code": "X-02", "name": "Ann Lee"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.State = doc
+	g, err := c.Grown(Scale{Bytes: 20_000}, DefaultScaleSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, col := range []struct{ path, member string }{{"/a", "id"}, {"/b", "code"}} {
+		for _, r := range records(t, g, col.path) {
+			id := r[col.member].(string)
+			if prev, ok := seen[id]; ok {
+				t.Fatalf("id %s is held in %s and in %s", id, prev, col.path)
+			}
+			seen[id] = col.path
+		}
+	}
+}
