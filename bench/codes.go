@@ -97,7 +97,9 @@ const (
 
 	// ProblemGrow: a case's grow list cannot grow its state (a path that
 	// is not a collection of records, a template missing, a secret
-	// member that is no string, a kind not known).
+	// member that is no string, a kind not known, an id or link member
+	// the records lack, a link to no collection, to a record without
+	// its key or in a cycle, a unique link whose records run out).
 	ProblemGrow = "grow"
 
 	// Secrets.

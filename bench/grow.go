@@ -56,6 +56,34 @@ type Grow struct {
 	// Inject, when set, plants a prompt injection in a share of the
 	// generated records.
 	Inject *GrowInject `json:"inject,omitempty"`
+	// IDs are members (top-level, strings) that hold a fresh id in
+	// generated records, whatever their names: the template's pattern
+	// with its last run of digits counting on from one past the largest
+	// the collection's records end with (a member named id or ending in
+	// _id is one already).
+	IDs []string `json:"ids,omitempty"`
+	// Links are members of generated records that name a record of
+	// another collection, as linked data does (a prescription's
+	// patient).
+	Links []GrowLink `json:"links,omitempty"`
+}
+
+// GrowLink makes a member of a collection's generated records hold the
+// Key member of a record of the collection at To (an array or an object
+// of records), that collection's generated records included when it
+// grows too: a record drawn with the grown state's seed, so the same on
+// every machine. Unique draws each record of To at most once (a queue
+// item per prescription), and growing runs out when To has fewer records
+// than the generated ones linking it. Generated draws among To's
+// generated records only (To must grow): records the hand-authored ones
+// already account for (a reading for each hand-authored sample) stay
+// theirs.
+type GrowLink struct {
+	Member    string          `json:"member"`
+	To        runtime.Pointer `json:"to"`
+	Key       string          `json:"key"`
+	Unique    bool            `json:"unique,omitempty"`
+	Generated bool            `json:"generated,omitempty"`
 }
 
 // GrowVariant is a share of a collection's generated records (Share, in
@@ -243,6 +271,49 @@ func checkTemplate(tmpl any, gr Grow) (secrets []runtime.Pointer, inject runtime
 			return nil, nil, fmt.Errorf("inject member %q of the records of %s is a secret member too", in.Member, gr.Path)
 		}
 	}
+	for _, m := range gr.IDs {
+		if v, ok := t[m]; !ok {
+			return nil, nil, fmt.Errorf("id member %q is not a member of the records of %s (a member's name, not a pointer)", m, gr.Path)
+		} else if _, ok := v.(string); !ok {
+			return nil, nil, fmt.Errorf("id member %q of the records of %s holds no string", m, gr.Path)
+		}
+	}
+	// A member is written one way: fixed (by the Grow or a variant), a
+	// secret, an id or a link.
+	role := map[string]string{}
+	claim := func(m, r string) error {
+		if prev, ok := role[m]; ok && prev != r {
+			return fmt.Errorf("member %q of the records of %s is both %s and %s", m, gr.Path, prev, r)
+		} else if ok && r != "fixed" {
+			return fmt.Errorf("member %q of the records of %s is listed twice as %s", m, gr.Path, r)
+		}
+		role[m] = r
+		return nil
+	}
+	var members []struct{ m, r string }
+	for m := range gr.Fixed {
+		members = append(members, struct{ m, r string }{m, "fixed"})
+	}
+	for _, v := range gr.Variants {
+		for m := range v.Fixed {
+			members = append(members, struct{ m, r string }{m, "fixed"})
+		}
+	}
+	for _, s := range gr.Secrets {
+		members = append(members, struct{ m, r string }{s.Member, "a secret"})
+	}
+	for _, m := range gr.IDs {
+		members = append(members, struct{ m, r string }{m, "an id"})
+	}
+	for _, l := range gr.Links {
+		members = append(members, struct{ m, r string }{l.Member, "a link"})
+	}
+	slices.SortStableFunc(members, func(a, b struct{ m, r string }) int { return strings.Compare(a.m, b.m) })
+	for _, x := range members {
+		if err := claim(x.m, x.r); err != nil {
+			return nil, nil, err
+		}
+	}
 	return secrets, inject, nil
 }
 
@@ -267,6 +338,9 @@ type grower struct {
 	// generated record picks, so the planted request stays where the
 	// case declares it.
 	planted map[string]bool
+	// err is the first error met while records are written (a unique
+	// link that runs out of records).
+	err error
 }
 
 func newGrower(c *Case, s Scale, seed uint64) *grower {
@@ -334,6 +408,33 @@ type collection struct {
 	// carry says the record being written carries an injection, and
 	// carryRegister that it is registered.
 	carry, carryRegister bool
+	// links are the Grow's links, resolved.
+	links []*link
+	// values are, for each member another collection's links name as
+	// their key, the JSON text of that member in the collection's
+	// records: the hand-authored ones, then the generated ones as they
+	// are written.
+	values map[string][][]byte
+	// buf holds the generated records when they were written ahead of
+	// the collection's place in the state (a collection linked from one
+	// that comes before it); done says they are written.
+	buf  []byte
+	done bool
+}
+
+// link is a GrowLink resolved against the state: the collection it
+// names (nil when that one does not grow) and the keys of the records it
+// may draw.
+type link struct {
+	GrowLink
+	to *collection
+	// keys are the key's JSON text in To's records when To does not
+	// grow (a grown To holds them in its values).
+	keys [][]byte
+	// unused are the indices a unique link has not drawn yet, made at
+	// its first draw.
+	unused  []int
+	started bool
 }
 
 // dateRange is the dates a collection's records hold at a path, and
@@ -409,6 +510,19 @@ func (g *grower) state(add int64) ([]byte, error) {
 		for _, r := range records {
 			col.observe("", r)
 		}
+		// An id member counts on from the largest of all the records
+		// (observe keeps only some values a path).
+		for _, m := range gr.IDs {
+			n := 0
+			for _, r := range records {
+				if rec, ok := r.(map[string]any); ok {
+					if s, ok := rec[m].(string); ok {
+						n = max(n, lastNumber(s)+1)
+					}
+				}
+			}
+			col.next["/"+m] = n
+		}
 		w := gr.Weight
 		if w <= 0 {
 			w = 1
@@ -423,8 +537,168 @@ func (g *grower) state(add int64) ([]byte, error) {
 		}
 		col.budget = int64(float64(add) * w / total)
 	}
+	if err := g.resolveLinks(root, cols); err != nil {
+		return nil, err
+	}
 	out := make([]byte, 0, int(float64(len(g.c.State.Bytes()))+float64(add)*1.02))
-	return g.write(out, runtime.Pointer{}, root, cols)
+	out, err := g.write(out, runtime.Pointer{}, root, cols)
+	if err == nil {
+		err = g.err
+	}
+	return out, err
+}
+
+// recordsOf are the records of the collection v (an array, or an object
+// in key order), and whether v is one.
+func recordsOf(v any) ([]any, bool) {
+	switch x := v.(type) {
+	case []any:
+		return x, true
+	case map[string]any:
+		out := make([]any, 0, len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = append(out, x[k])
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// resolveLinks checks and resolves every grown collection's links: the
+// member is one of the records', written by nothing else (fixed, a
+// secret, an id); To is a collection other than the linking one, not
+// inside a grown one, whose records (and template, when it grows) all
+// hold Key as a string or a number; and the links form no cycle, since a
+// linked collection's records are written before those linking them.
+func (g *grower) resolveLinks(root any, cols map[string]*collection) error {
+	keyed := map[*collection]map[string]bool{}
+	for _, col := range cols {
+		gr := col.g
+		tmpl, _ := col.tmpl.(map[string]any)
+		for j, l := range gr.Links {
+			where := fmt.Sprintf("grow %d: link %d (%s)", col.index, j, l.Member)
+			if l.Member == "" || l.Key == "" || l.To == nil {
+				return fmt.Errorf("%s: a link needs member, to and key", where)
+			}
+			if _, ok := tmpl[l.Member]; !ok {
+				return fmt.Errorf("%s: %q is not a member of the records of %s", where, l.Member, gr.Path)
+			}
+			if len(l.To) == 0 {
+				return fmt.Errorf("%s: to: the state itself is not a collection", where)
+			}
+			if l.To.Equal(gr.Path) {
+				return fmt.Errorf("%s: to: %s is the collection itself", where, l.To)
+			}
+			for _, other := range cols {
+				if l.To.HasPrefix(other.g.Path) && !l.To.Equal(other.g.Path) {
+					return fmt.Errorf("%s: to: %s lies inside grown collection %s", where, l.To, other.g.Path)
+				}
+			}
+			v, ok := runtime.Lookup(root, l.To)
+			if !ok {
+				return fmt.Errorf("%s: to: nothing at %s", where, l.To)
+			}
+			records, ok := recordsOf(v)
+			if !ok {
+				return fmt.Errorf("%s: to: %s is not an array or an object of records", where, l.To)
+			}
+			r := &link{GrowLink: l, to: cols[l.To.String()]}
+			if r.to == nil && len(records) == 0 {
+				return fmt.Errorf("%s: to: %s has no record to link", where, l.To)
+			}
+			if r.to == nil && l.Generated {
+				return fmt.Errorf("%s: generated: %s does not grow, so it has no generated record to link", where, l.To)
+			}
+			if r.to != nil {
+				if t, _ := r.to.tmpl.(map[string]any); !isKey(t[l.Key]) {
+					return fmt.Errorf("%s: key %q: the records %s generates hold no string or number there", where, l.Key, l.To)
+				}
+			}
+			var keys [][]byte
+			for i, rec := range records {
+				m, _ := rec.(map[string]any)
+				if !isKey(m[l.Key]) {
+					return fmt.Errorf("%s: key %q: record %d of %s holds no string or number there", where, l.Key, i, l.To)
+				}
+				keys = append(keys, appendScalar(nil, m[l.Key]))
+			}
+			if r.to == nil {
+				r.keys = keys
+			} else {
+				if keyed[r.to] == nil {
+					keyed[r.to] = map[string]bool{}
+				}
+				if !keyed[r.to][l.Key] {
+					keyed[r.to][l.Key] = true
+					if r.to.values == nil {
+						r.to.values = map[string][][]byte{}
+					}
+					r.to.values[l.Key] = keys
+				}
+			}
+			col.links = append(col.links, r)
+		}
+	}
+	// A cycle of links has no order to write its collections in.
+	state := map[*collection]int{} // 1 visiting, 2 done
+	var visit func(c *collection) error
+	visit = func(c *collection) error {
+		switch state[c] {
+		case 1:
+			return fmt.Errorf("grow %d: the links of %s lead back to it; linked collections form no cycle", c.index, c.g.Path)
+		case 2:
+			return nil
+		}
+		state[c] = 1
+		for _, l := range c.links {
+			if l.to != nil {
+				if err := visit(l.to); err != nil {
+					return err
+				}
+			}
+		}
+		state[c] = 2
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(cols)) {
+		if err := visit(cols[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isKey says v can be a link's key: a string or a number.
+func isKey(v any) bool {
+	switch v.(type) {
+	case string, json.Number:
+		return true
+	}
+	return false
+}
+
+// records appends a grown collection's generated records at its place p
+// in the state (comma says records precede them): those written ahead,
+// or written now, after the records of the collections it links.
+func (g *grower) records(b []byte, col *collection, p runtime.Pointer, comma bool) []byte {
+	if col.done {
+		return append(b, col.buf...)
+	}
+	g.ahead(col)
+	col.done = true
+	return g.generate(b, col, p, comma)
+}
+
+// ahead writes, into their buffers, the generated records of the grown
+// collections col links that are not written yet (theirs first).
+func (g *grower) ahead(col *collection) {
+	for _, l := range col.links {
+		if t := l.to; t != nil && !t.done {
+			g.ahead(t)
+			t.done = true
+			t.buf = g.generate(nil, t, t.g.Path, t.existing > 0)
+		}
+	}
 }
 
 // observe notes the scalar values of a record below path.
@@ -475,7 +749,7 @@ func (g *grower) write(b []byte, p runtime.Pointer, v any, cols map[string]*coll
 			}
 		}
 		if col != nil {
-			b = g.generate(b, col, p, len(keys) > 0)
+			b = g.records(b, col, p, len(keys) > 0)
 		}
 		return append(b, '}'), nil
 	case []any:
@@ -490,7 +764,7 @@ func (g *grower) write(b []byte, p runtime.Pointer, v any, cols map[string]*coll
 			}
 		}
 		if col != nil {
-			b = g.generate(b, col, p, len(x) > 0)
+			b = g.records(b, col, p, len(x) > 0)
 		}
 		return append(b, ']'), nil
 	}
@@ -616,6 +890,7 @@ const (
 	genBool                   // true or false
 	genSecret                 // a fresh secret of secret's kind, shaped like tmpl
 	genInject                 // kids[0]'s value, or in a record that carries one, an injection's text
+	genLink                   // the key of a record link draws
 )
 
 // gen generates one value of a record: compiled once a collection from
@@ -636,6 +911,10 @@ type gen struct {
 	member string
 	secret *GrowSecret
 	at     runtime.Pointer // a secret's or injection's location in the record
+	link   *link
+	// capture names the member whose text the collection keeps in its
+	// values, for the links of other collections (a top-level member).
+	capture string
 }
 
 // compile is the generator of a value shaped like tmpl at path in the
@@ -652,6 +931,7 @@ func (g *grower) compile(col *collection, path string, at runtime.Pointer, membe
 			var kid *gen
 			kat := append(slices.Clip(at), k)
 			j := slices.IndexFunc(col.secretAt, kat.Equal)
+			l := slices.IndexFunc(col.links, func(l *link) bool { return l.Member == k })
 			f, fixed := col.fixed[k]
 			switch {
 			case top && fixed:
@@ -661,8 +941,16 @@ func (g *grower) compile(col *collection, path string, at runtime.Pointer, membe
 				kid = &gen{kind: genSecret, secret: &col.g.Secrets[j], member: k, tmpl: t, at: kat}
 			case col.injectAt != nil && kat.Equal(col.injectAt):
 				kid = &gen{kind: genInject, kids: []*gen{g.compile(col, path+"/"+k, kat, k, x[k], false)}, at: kat}
+			case top && l >= 0:
+				kid = &gen{kind: genLink, link: col.links[l]}
+			case top && slices.Contains(col.g.IDs, k):
+				t, _ := x[k].(string)
+				kid = &gen{kind: genID, tmpl: t, path: path + "/" + k}
 			default:
 				kid = g.compile(col, path+"/"+k, kat, k, x[k], false)
+			}
+			if _, ok := col.values[k]; top && ok {
+				kid.capture = k
 			}
 			n.kids = append(n.kids, kid)
 		}
@@ -807,7 +1095,11 @@ func (g *grower) emit(b []byte, n *gen, col *collection, rec runtime.Pointer, re
 				b = append(b, ',')
 			}
 			b = append(b, k...)
+			start := len(b)
 			b = g.emit(b, n.kids[i], col, rec, register)
+			if m := n.kids[i].capture; m != "" {
+				col.values[m] = append(col.values[m], slices.Clone(b[start:]))
+			}
 		}
 		return append(b, '}')
 	case genArray:
@@ -821,6 +1113,8 @@ func (g *grower) emit(b []byte, n *gen, col *collection, rec runtime.Pointer, re
 		return append(b, ']')
 	case genID:
 		return appendString(b, g.freshID(col, n.path, n.tmpl))
+	case genLink:
+		return append(b, g.draw(n.link, col)...)
 	case genPick:
 		return appendString(b, n.strs[g.rng.IntN(len(n.strs))])
 	case genName:
@@ -896,6 +1190,41 @@ func (g *grower) emit(b []byte, n *gen, col *collection, rec runtime.Pointer, re
 	return append(b, "null"...)
 }
 
+// draw is the JSON text of the key of a record l links, drawn with the
+// grown state's seed: any of its collection's records, or, for a unique
+// link, one not drawn before (null, and g.err set, when none is left).
+func (g *grower) draw(l *link, col *collection) []byte {
+	keys := l.keys
+	if l.to != nil {
+		keys = l.to.values[l.Key]
+		if l.Generated {
+			keys = keys[l.to.existing:]
+		}
+	}
+	if !l.Unique && len(keys) > 0 {
+		return keys[g.rng.IntN(len(keys))]
+	}
+	if !l.started {
+		l.started = true
+		l.unused = make([]int, len(keys))
+		for i := range l.unused {
+			l.unused[i] = i
+		}
+	}
+	if len(l.unused) == 0 {
+		if g.err == nil {
+			g.err = fmt.Errorf("grow %d: link %s: the %d records it may draw of %s are all linked already (or none was generated); give %s a larger weight or %s a smaller one",
+				col.index, l.Member, len(keys), l.To, l.To, col.g.Path)
+		}
+		return []byte("null")
+	}
+	j := g.rng.IntN(len(l.unused))
+	i := l.unused[j]
+	l.unused[j] = l.unused[len(l.unused)-1]
+	l.unused = l.unused[:len(l.unused)-1]
+	return keys[i]
+}
+
 // login is a fake user name that the state does not hold and no
 // generated record has had: a first name's initial, a dot and a last
 // name, in lower case, and a number from 2 up when that is taken (the
@@ -934,11 +1263,13 @@ func (g *grower) freshID(col *collection, path, tmpl string) string {
 		}
 	}
 	for {
-		// Ids at one path count up, so only the state's own strings can
-		// hold one already.
+		// Ids at one path count up, so only the state's own strings and
+		// the ids of other paths (another collection's in the same
+		// pattern) can hold one already.
 		id := numbered(tmpl, n)
 		n++
 		if !g.taken[id] {
+			g.taken[id] = true
 			col.next[path] = n
 			return id
 		}
