@@ -98,10 +98,14 @@ type StepRecord struct {
 	// Audit is the decisions of the step's full contract (scope, phase,
 	// schema, invariants) on the same proposal, which decide nothing:
 	// a committed proposal the audit rejects is an illegal commit.
-	Audit       []runtime.GateResult `json:"audit"`
-	ViewDigest  string               `json:"view_digest"`
-	ViewTokens  int                  `json:"view_tokens"`
-	RawResponse string               `json:"raw_response"`
+	Audit      []runtime.GateResult `json:"audit"`
+	ViewDigest string               `json:"view_digest"`
+	// ViewTokens is the view's token count, or, when ViewTokensOver,
+	// the actor's context budget, which the view passes: a view over the
+	// budget is counted only until it passes it ("more than N tokens").
+	ViewTokens     int    `json:"view_tokens"`
+	ViewTokensOver bool   `json:"view_tokens_over,omitempty"`
+	RawResponse    string `json:"raw_response"`
 	// RawResponseBase64 holds the response's exact bytes when they are
 	// not UTF-8 (JSON would replace the bad bytes in RawResponse).
 	RawResponseBase64 string `json:"raw_response_base64,omitempty"`
