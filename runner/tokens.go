@@ -102,28 +102,27 @@ func (c *counter) count(s string) int {
 // countPast counts the tokens of s as count does, but stops once they
 // pass limit: it returns the count when it is at most limit, and some
 // figure above limit otherwise (a budget's check need not tokenize the
-// rest of a long text). A piece of s (splitPoint) longer than pastChunk
-// bytes, such as an indented JSON view, which has no split point of
-// splitPoint's below its first level, is counted in chunks of about
-// pastChunk bytes cut at indentBreak, so that counting stops within a
-// chunk of the limit whatever the text's shape.
+// rest of a long text). s is counted in pieces cut at splitPoint within
+// pastChunk bytes, or else at the first indentBreak after pastChunk
+// (an indented JSON view has no split point of splitPoint's below its
+// first level), so that counting stops within about a chunk of the
+// limit whatever the text's shape.
 func (c *counter) countPast(s string, limit int) int {
 	if !c.split {
 		return c.piece(s)
 	}
 	n := 0
 	for len(s) > 0 && n <= limit {
-		i := splitPoint(s)
-		p := s[:i]
-		s = s[i:]
-		for len(p) > 0 && n <= limit {
-			j := len(p)
-			if j > pastChunk {
-				j = indentBreak(p, pastChunk)
-			}
-			n += c.piece(p[:j])
-			p = p[j:]
+		// A split point within the next chunk, else the first indented
+		// line after it: splitPoint is not asked to read a long text
+		// that has none to its end.
+		w := min(len(s), pastChunk+1)
+		i := splitPoint(s[:w])
+		if i == w && w < len(s) {
+			i = indentBreak(s, pastChunk)
 		}
+		n += c.piece(s[:i])
+		s = s[i:]
 	}
 	return n
 }

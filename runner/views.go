@@ -100,7 +100,14 @@ type phasePlaceKey struct {
 	path string
 }
 
-// phasePlaces holds hasPhasePlace's answers (phasePlaceKey to bool):
+// phasePlace is one answer of hasPhasePlace, found once (the runs that
+// ask meanwhile wait for it).
+type phasePlace struct {
+	once sync.Once
+	ok   bool
+}
+
+// phasePlaces holds hasPhasePlace's answers (phasePlaceKey to *phasePlace):
 // the check writes the phase into the case's initial state, a copy of
 // the state's changed text, once per case and not once per run.
 // phasePlaceCount bounds it (maxPhasePlaces), the cache starting again
