@@ -208,10 +208,19 @@ func (f folder) index(s string) int {
 	}
 	n := len(f.text)
 	first := f.text[0]
+	upper := first
+	if 'a' <= first && first <= 'z' {
+		upper = first - 'a' + 'A'
+	}
+	// The candidates are the places of the first byte in either case,
+	// found with strings.IndexByte (vector instructions) rather than
+	// byte by byte: a search reads every scalar of the state.
 	for i := 0; i+n <= len(s); i++ {
-		if lower(s[i]) != first {
-			continue
+		k := indexEither(s[i:len(s)-n+1], first, upper)
+		if k < 0 {
+			return -1
 		}
+		i += k
 		j := 1
 		for j < n && lower(s[i+j]) == f.text[j] {
 			j++
@@ -221,6 +230,21 @@ func (f folder) index(s string) int {
 		}
 	}
 	return -1
+}
+
+// indexEither is the first place in s of byte a or byte b, or -1.
+func indexEither(s string, a, b byte) int {
+	i := strings.IndexByte(s, a)
+	if a == b {
+		return i
+	}
+	if i >= 0 {
+		s = s[:i] // b counts only before the first a
+	}
+	if j := strings.IndexByte(s, b); j >= 0 {
+		return j
+	}
+	return i
 }
 
 // in reports whether s contains f's text, ignoring case.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -175,6 +176,46 @@ func TestLists(t *testing.T) {
 	for _, d := range All {
 		if !strings.Contains(Names(), d.Name) || !strings.Contains(Usages(), d.Usage) {
 			t.Errorf("%s missing from %q or %q", d.Name, Names(), Usages())
+		}
+	}
+}
+
+// TestFolderIndexSame checks search_state's ASCII matching, which finds
+// its candidates with strings.IndexByte in either case, against the
+// byte-by-byte loop it replaced, on random texts and needles over a small
+// alphabet (letters in both cases, digits, punctuation, non-ASCII bytes).
+func TestFolderIndexSame(t *testing.T) {
+	slow := func(text, s string) int {
+		n := len(text)
+		for i := 0; i+n <= len(s); i++ {
+			j := 0
+			for j < n && lower(s[i+j]) == text[j] {
+				j++
+			}
+			if j == n {
+				return i
+			}
+		}
+		return -1
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := "aAbB1@ .\xc3\xa9zZ"
+	gen := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for range 20000 {
+		needle := gen(1 + rng.IntN(4))
+		f := newFolder(needle)
+		if !f.ascii {
+			continue
+		}
+		s := gen(rng.IntN(40))
+		if got, want := f.index(s), slow(f.text, s); got != want {
+			t.Fatalf("index(%q) of %q = %d; the byte loop finds %d", s, needle, got, want)
 		}
 	}
 }
