@@ -195,7 +195,7 @@ func TestLineSkipsLinesTooLong(t *testing.T) {
 	defer func() { estimateLines = true }()
 	for _, shape := range []func(*Record){
 		func(*Record) {},
-		func(r *Record) { r.Steps[1].Prompt = r.Steps[1].Prompt[:1] }, // writable once the texts are cut
+		func(r *Record) { r.Steps[1].Prompt = r.Steps[1].Prompt[:1] },      // writable once the texts are cut
 		func(r *Record) { r.Steps = r.Steps[:1]; r.Steps[0].Prompt = nil }, // writable whole
 	} {
 		var lines [2][]byte
