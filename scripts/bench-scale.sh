@@ -90,4 +90,6 @@ echo "## Speed and memory at scale"
 echo
 echo "Load average (1, 5, 15 min) before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores.$($quick && echo ' Quick mode: c on one case, d-f at 10 MB.')"
 echo
+echo "met: judged on CPU time (c: CPU time over the cores), which other processes' load changes less than wall time."
+echo
 "$tmp/scalebench" table "$figures"
