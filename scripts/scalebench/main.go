@@ -368,14 +368,17 @@ func (f figures) num(stack string, path ...string) float64 {
 
 // table prints figures a-f beside their targets. Whether a target is
 // met is judged on CPU time (c: the suite's CPU time over the cores),
-// which another process's load changes less than wall time; the wall
-// times are printed beside.
+// which another process's load changes less than wall time, but for f,
+// which compares two programs run in turn, the medians of their wall
+// times (query_state builds a parsed state's value on every core); the
+// wall times are printed beside.
 func table(w io.Writer, file string) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
 	f := figures{}
+	rounds := map[string][]timing{} // the query_state and gojq lines: one a round
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
@@ -383,6 +386,14 @@ func table(w io.Writer, file string) error {
 		}
 		stack, _ := m["stack"].(string)
 		f[stack] = m
+		if stack == "query_state" || stack == "gojq" {
+			rounds[stack] = append(rounds[stack], timing{WallMS: f.num(stack, "total", "wall_ms"), CPUMS: f.num(stack, "total", "cpu_ms")})
+		}
+	}
+	for stack, ts := range rounds {
+		t := medianOf(ts)
+		f[stack]["total"] = map[string]any{"wall_ms": t.WallMS, "cpu_ms": t.CPUMS}
+		f[stack]["rounds"] = float64(len(ts))
 	}
 	mb := func(n float64) string { return fmt.Sprintf("%.0f MB", n/1e6) }
 	met := func(ok bool) string {
@@ -428,9 +439,9 @@ func table(w io.Writer, file string) error {
 	if q, g := f["query_state"], f["gojq"]; q != nil && g != nil {
 		same := q["ids_sha256"] == g["ids_sha256"] && q["matches"] == g["matches"]
 		ours, theirs := f.num("query_state", "total", "wall_ms"), f.num("gojq", "total", "wall_ms")
-		rows = append(rows, row{"f", fmt.Sprintf("the 1 %% selection from %s text, parse included", mb(f.num("gojq", "bytes"))),
+		rows = append(rows, row{"f", fmt.Sprintf("the 1 %% selection from %s text, parse included (median of %v)", mb(f.num("gojq", "bytes")), g["rounds"]),
 			fmt.Sprintf("query_state %.0f ms (%.0f CPU), gojq %.0f ms (%.0f CPU); same ids: %v", ours, f.num("query_state", "total", "cpu_ms"), theirs, f.num("gojq", "total", "cpu_ms"), same),
-			"faster than gojq", met(same && f.num("query_state", "total", "cpu_ms") < f.num("gojq", "total", "cpu_ms"))})
+			"faster than gojq", met(same && ours < theirs)})
 	}
 	widths := [5]int{}
 	cells := func(r row) [5]string { return [5]string{r.fig, r.what, r.measured, r.target, r.met} }
