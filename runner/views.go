@@ -25,12 +25,14 @@ type stepView struct {
 // Document in every run of the case), whose view each run's first step
 // would otherwise project, encode and hash anew (at 10 MB, some 100 ms
 // and 100 MB a run). Each view is built once (the runs that ask for it
-// meanwhile wait for it); at most maxCachedViews are kept, the cache
-// starting again empty when full (a view in use stays alive with its
-// runs). Safe for concurrent use.
+// meanwhile wait for it); at most maxCachedViews are kept, of at most
+// maxCachedViewBytes of text, the cache starting again empty when full
+// (a view in use stays alive with its runs, and one over the bound is
+// built anew, as without the cache). Safe for concurrent use.
 type viewCache struct {
-	mu sync.Mutex
-	m  map[viewKey]*cachedView
+	mu    sync.Mutex
+	m     map[viewKey]*cachedView
+	bytes int // the text of the views built in m
 }
 
 // viewKey names a view: the state, the step, and whether the view is
@@ -48,8 +50,13 @@ type cachedView struct {
 	err  error
 }
 
-// maxCachedViews bounds the views a viewCache keeps.
-const maxCachedViews = 32
+// maxCachedViews and maxCachedViewBytes bound the views a viewCache
+// keeps, and their texts' bytes: a case's views at 10 MB, some 14 MB of
+// text each, hold their values besides (a projection's own).
+const (
+	maxCachedViews     = 32
+	maxCachedViewBytes = 256 << 20
+)
 
 // caseViews is the process's cache of the views of cases' initial
 // states.
@@ -67,14 +74,22 @@ func (c *viewCache) view(state *runtime.Document, s *bench.Step, projected, shar
 	c.mu.Lock()
 	e := c.m[k]
 	if e == nil {
-		if len(c.m) >= maxCachedViews {
+		if len(c.m) >= maxCachedViews || c.bytes >= maxCachedViewBytes {
 			clear(c.m)
+			c.bytes = 0
 		}
 		e = &cachedView{}
 		c.m[k] = e
 	}
 	c.mu.Unlock()
-	e.once.Do(func() { e.v, e.err = buildView(state, s, projected) })
+	e.once.Do(func() {
+		e.v, e.err = buildView(state, s, projected)
+		c.mu.Lock()
+		if c.m[k] == e {
+			c.bytes += len(e.v.text)
+		}
+		c.mu.Unlock()
+	})
 	return e.v, e.err
 }
 
