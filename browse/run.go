@@ -65,7 +65,10 @@ type stepView struct {
 	Projected   bool
 	ViewText    string
 	ViewTokens  int
-	ViewDigest  string
+	// ViewTokensOver: the view passes the context budget, ViewTokens
+	// (it was counted only until then).
+	ViewTokensOver bool
+	ViewDigest     string
 	// View is what a projected configuration showed the actor; State
 	// the whole state before the step with the locations its view
 	// hides withheld (nil when the state could not be replayed).
@@ -288,7 +291,7 @@ func (b *Browser) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *
 	for i := range rec.Steps {
 		s := &rec.Steps[i]
 		sv := &stepView{N: i + 1, ID: s.Step, Phase: s.Phase, Attempts: s.Attempts, NotReached: s.NotReached, Projected: projected,
-			ViewTokens: s.ViewTokens, ViewDigest: s.ViewDigest, PhaseError: s.PhaseError, Inherited: s.InheritedViolation}
+			ViewTokens: s.ViewTokens, ViewTokensOver: s.ViewTokensOver, ViewDigest: s.ViewDigest, PhaseError: s.PhaseError, Inherited: s.InheritedViolation}
 		p.Steps = append(p.Steps, sv)
 		var st *bench.Step
 		if c != nil {

@@ -328,6 +328,7 @@ type (
 		Projected     bool            `json:"projected,omitempty"`
 		ViewText      string          `json:"viewText"`
 		ViewTokens    int             `json:"viewTokens"`
+		ViewOver      bool            `json:"viewTokensOver,omitempty"`
 		ViewDigest    string          `json:"viewDigest"`
 		View          ref             `json:"view,omitempty"`
 		State         ref             `json:"state,omitempty"`
@@ -408,7 +409,7 @@ func (in *interner) body(p *runPage) (ref, error) {
 
 func (in *interner) step(s *stepView) ref {
 	bs := bundleStep{N: s.N, ID: s.ID, Role: s.Role, Instruction: s.Instruction, Phase: s.Phase, Result: s.Result, Attempts: s.Attempts,
-		NotReached: s.NotReached, Projected: s.Projected, ViewText: s.ViewText, ViewTokens: s.ViewTokens, ViewDigest: s.ViewDigest,
+		NotReached: s.NotReached, Projected: s.Projected, ViewText: s.ViewText, ViewTokens: s.ViewTokens, ViewOver: s.ViewTokensOver, ViewDigest: s.ViewDigest,
 		View: in.segs(s.View), State: in.segs(s.State), HiddenSecrets: s.HiddenSecrets, ShownSecrets: s.ShownSecrets,
 		Response: in.segs(s.Response), ResponseLeaks: s.ResponseLeaks, PatchNote: s.PatchNote, Decisions: in.gates(s.Decisions),
 		Audit: in.gates(s.Audit), AuditSame: s.AuditSame, Illegal: s.Illegal, PhaseError: s.PhaseError, Inherited: s.Inherited,

@@ -235,7 +235,11 @@ func (t *trace) view(s *rundir.StepRecord, st *bench.Step) {
 	} else if projected {
 		view = "the step's projected view"
 	}
-	t.printf("  view: %s (%d tokens, sha256 %.12s)\n", view, s.ViewTokens, s.ViewDigest)
+	tokens := fmt.Sprintf("%d tokens", s.ViewTokens)
+	if s.ViewTokensOver {
+		tokens = "more than " + tokens // counted only until past the context budget
+	}
+	t.printf("  view: %s (%s, sha256 %.12s)\n", view, tokens, s.ViewDigest)
 	if t.c == nil || st == nil {
 		return
 	}

@@ -175,3 +175,63 @@ func TestWriterKeepsRecordsReadable(t *testing.T) {
 		t.Errorf("the long model: %d bytes kept, truncated %+v", len(recs[2].Steps[0].Model), recs[2].Steps[0].Truncated)
 	}
 }
+
+// TestLineSkipsLinesTooLong checks that a record whose line minBytes
+// says is too long (prompts of 13 MB in two steps, a final state of
+// 10 MB with white space, long raw responses) gives the same line, and
+// the same notes of what was cut, as when every stage's line is
+// written, and that minBytes is never more than a line's length.
+func TestLineSkipsLinesTooLong(t *testing.T) {
+	build := func() *Record {
+		r := rec("c1", "patchoptic", 1, StatusFailed)
+		state := `{"a": [` + strings.Repeat(`"x y", `, 1<<20) + `1],` + "\n" + `"b": "` + strings.Repeat("z", 3<<20) + `"}`
+		r.FinalState = json.RawMessage(state)
+		for _, id := range []string{"a", "b"} {
+			r.Steps = append(r.Steps, StepRecord{Step: id, RawResponse: strings.Repeat("r", 3<<20),
+				Prompt: []Message{{Role: "system", Content: "s"}, {Role: "user", Content: strings.Repeat("v\"\n", 13<<20/3)}}})
+		}
+		return r
+	}
+	defer func() { estimateLines = true }()
+	for _, shape := range []func(*Record){
+		func(*Record) {},
+		func(r *Record) { r.Steps[1].Prompt = r.Steps[1].Prompt[:1] },      // writable once the texts are cut
+		func(r *Record) { r.Steps = r.Steps[:1]; r.Steps[0].Prompt = nil }, // writable whole
+	} {
+		var lines [2][]byte
+		var notes [2][][]Truncation
+		for i, estimate := range []bool{false, true} {
+			estimateLines = estimate
+			r := build()
+			shape(r)
+			whole, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := r.minBytes(); m > int64(len(whole)) {
+				t.Fatalf("minBytes %d, more than the line's %d", m, len(whole))
+			}
+			if lines[i], err = r.line(); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range r.Steps {
+				notes[i] = append(notes[i], s.Truncated)
+			}
+		}
+		if string(lines[0]) != string(lines[1]) {
+			t.Errorf("the line differs when lines too long are not written (%d and %d bytes)", len(lines[0]), len(lines[1]))
+		}
+		if a, b := json.RawMessage(mustJSON(t, notes[0])), json.RawMessage(mustJSON(t, notes[1])); string(a) != string(b) {
+			t.Errorf("the notes differ: %s and %s", a, b)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -98,10 +99,14 @@ type StepRecord struct {
 	// Audit is the decisions of the step's full contract (scope, phase,
 	// schema, invariants) on the same proposal, which decide nothing:
 	// a committed proposal the audit rejects is an illegal commit.
-	Audit       []runtime.GateResult `json:"audit"`
-	ViewDigest  string               `json:"view_digest"`
-	ViewTokens  int                  `json:"view_tokens"`
-	RawResponse string               `json:"raw_response"`
+	Audit      []runtime.GateResult `json:"audit"`
+	ViewDigest string               `json:"view_digest"`
+	// ViewTokens is the view's token count, or, when ViewTokensOver,
+	// the actor's context budget, which the view passes: a view over the
+	// budget is counted only until it passes it ("more than N tokens").
+	ViewTokens     int    `json:"view_tokens"`
+	ViewTokensOver bool   `json:"view_tokens_over,omitempty"`
+	RawResponse    string `json:"raw_response"`
 	// RawResponseBase64 holds the response's exact bytes when they are
 	// not UTF-8 (JSON would replace the bad bytes in RawResponse).
 	RawResponseBase64 string `json:"raw_response_base64,omitempty"`
@@ -364,8 +369,14 @@ const KeptBytes = 64 << 10
 // run never writes a record its own readers refuse: one answer of 110,000
 // empty arrays (330 KB) made a record every reader called damaged, and so
 // the whole directory unreadable.
+//
+// b is the record's line, or nil when minBytes already says it is too
+// long; a stage after which minBytes still does is not written either
+// (at 10 MB a record's line is some 30 MB, each written in 100 ms or
+// more), but the last stage always is.
 func (r *Record) shrink(b []byte) ([]byte, error) {
-	for stage := 0; !writable(b) && stage < 3; stage++ {
+	ok := b != nil && writable(b)
+	for stage := 0; !ok && stage < 3; stage++ {
 		switch stage {
 		case 0:
 			for i := range r.Steps {
@@ -389,10 +400,15 @@ func (r *Record) shrink(b []byte) ([]byte, error) {
 			}
 			r.FinalState = nil
 		}
+		if estimateLines && stage < 2 && r.minBytes() > MaxWriteBytes {
+			b = nil
+			continue
+		}
 		var err error
 		if b, err = json.Marshal(r); err != nil {
 			return nil, fmt.Errorf("run %s: %w", r.RunID, err)
 		}
+		ok = writable(b)
 	}
 	if len(b) > MaxRecordBytes {
 		return nil, fmt.Errorf("run %s: its record has %d bytes, more than the %d MiB a record may have", r.RunID, len(b), MaxRecordBytes>>20)
@@ -401,6 +417,28 @@ func (r *Record) shrink(b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("run %s: %w", r.RunID, err)
 	}
 	return b, nil
+}
+
+// estimateLines lets line and shrink skip writing a line that minBytes
+// says is too long (a variable so that a test can compare with writing
+// every one).
+var estimateLines = true
+
+// minBytes is a floor of the length of r's line (json.Marshal): the
+// final state's bytes other than white space (which the line may
+// compact away), and each step's prompt messages and raw response, each
+// a JSON string at least as long as its bytes.
+func (r *Record) minBytes() int64 {
+	fs := r.FinalState
+	n := int64(len(fs) - bytes.Count(fs, []byte{' '}) - bytes.Count(fs, []byte{'\n'}) - bytes.Count(fs, []byte{'\t'}) - bytes.Count(fs, []byte{'\r'}))
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		n += int64(len(s.RawResponse))
+		for _, m := range s.Prompt {
+			n += int64(len(m.Content))
+		}
+	}
+	return n
 }
 
 // writable reports whether a record's line is one a Sink writes as it

@@ -154,6 +154,9 @@ func (s *Sink) Close() error {
 // longer than MaxWriteBytes or past the readers' shape bounds, so that
 // every reader can read it back.
 func (r *Record) line() ([]byte, error) {
+	if estimateLines && r.minBytes() > MaxWriteBytes {
+		return r.shrink(nil) // too long whatever it holds: cut before writing it
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", r.RunID, err)

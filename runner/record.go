@@ -73,7 +73,7 @@ type run struct {
 	// viewTokens receives the token count of the current step's view,
 	// counted while its actor answers (appendStep waits for it); nil
 	// when no count is under way.
-	viewTokens chan int
+	viewTokens chan viewCount
 }
 
 // output takes outputs of the run's actor (every string it sent, in
@@ -105,18 +105,38 @@ func (r *run) leakScan() *scoring.LeakScan {
 // countView starts counting the tokens of a step's view, beside the
 // actor's answer: a live request then waits on the network, not on the
 // tokenizer (the count is CPU work of a millisecond or more when the
-// text is new). appendStep collects it.
+// text is new). A view over the actor's context budget
+// (Options.ContextTokens) is counted only until it passes it (countPast):
+// its record says "more than the budget" (ViewTokens the budget,
+// ViewTokensOver), which is what the budget's check needs, and a grown
+// state's view is not tokenized whole for each run. appendStep collects
+// it.
 func (r *run) countView(viewJSON []byte) {
-	ch := make(chan int, 1) // never blocks: an abandoned run leaks nothing
+	ch := make(chan viewCount, 1) // never blocks: an abandoned run leaks nothing
 	r.viewTokens = ch
-	go func() { ch <- r.tc.count(string(viewJSON)) }()
+	limit := r.o.contextTokens()
+	go func() {
+		n := r.tc.countPast(string(viewJSON), limit)
+		if n > limit {
+			ch <- viewCount{n: limit, over: true}
+			return
+		}
+		ch <- viewCount{n: n}
+	}()
+}
+
+// viewCount is a view's token count: n, or more than n when over.
+type viewCount struct {
+	n    int
+	over bool
 }
 
 // appendStep adds a step's record to the run's, with its view's token
 // count once counted.
 func (r *run) appendStep(sr *rundir.StepRecord) {
 	if r.viewTokens != nil {
-		sr.ViewTokens = <-r.viewTokens
+		vc := <-r.viewTokens
+		sr.ViewTokens, sr.ViewTokensOver = vc.n, vc.over
 		r.viewTokens = nil
 	}
 	r.rec.Steps = append(r.rec.Steps, *sr)

@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -94,16 +92,12 @@ func (r *run) runStep(ctx context.Context, s *bench.Step, replayed bool) (end bo
 		r.appendStep(&rundir.StepRecord{Step: s.ID, Phase: phase, NotReached: true})
 		return false, nil
 	}
-	view := state.Value()
-	if r.j.Config.Projected() {
-		view = s.Contract.View(state)
-	}
-	viewJSON, err := runtime.EncodeIndent(view, "  ")
+	sv, err := caseViews.view(state, s, r.j.Config.Projected(), state == c.State)
 	if err != nil {
 		return false, fmt.Errorf("case %s step %s: %w", c.ID, s.ID, err)
 	}
-	sum := sha256.Sum256(viewJSON)
-	sr := rundir.StepRecord{Step: s.ID, Phase: phase, ViewDigest: hex.EncodeToString(sum[:])}
+	view, viewJSON := sv.value, sv.text
+	sr := rundir.StepRecord{Step: s.ID, Phase: phase, ViewDigest: sv.digest}
 	r.countView(viewJSON)
 	ref, err := s.ReferenceAt(state)
 	if err != nil {
@@ -222,6 +216,19 @@ func hasPhasePlace(c *bench.Case) bool {
 	if c.Workflow.PhasePath == nil {
 		return false
 	}
-	_, err := runtime.SetString(c.State, c.Workflow.PhasePath, "")
-	return err == nil
+	key := phasePlaceKey{c.State, c.Workflow.PhasePath.String()}
+	e, known := phasePlaces.Load(key)
+	if !known {
+		if phasePlaceCount.Add(1) > maxPhasePlaces {
+			phasePlaces.Clear()
+			phasePlaceCount.Store(0)
+		}
+		e, _ = phasePlaces.LoadOrStore(key, &phasePlace{})
+	}
+	pp := e.(*phasePlace)
+	pp.once.Do(func() {
+		_, err := runtime.SetString(c.State, c.Workflow.PhasePath, "")
+		pp.ok = err == nil
+	})
+	return pp.ok
 }

@@ -102,18 +102,60 @@ func (c *counter) count(s string) int {
 // countPast counts the tokens of s as count does, but stops once they
 // pass limit: it returns the count when it is at most limit, and some
 // figure above limit otherwise (a budget's check need not tokenize the
-// rest of a long text).
+// rest of a long text). s is counted in pieces cut at splitPoint within
+// pastChunk bytes, or else at the first indentBreak after pastChunk
+// (an indented JSON view has no split point of splitPoint's below its
+// first level), so that counting stops within about a chunk of the
+// limit whatever the text's shape.
 func (c *counter) countPast(s string, limit int) int {
 	if !c.split {
 		return c.piece(s)
 	}
 	n := 0
 	for len(s) > 0 && n <= limit {
-		i := splitPoint(s)
+		// A split point within the next chunk, else the first indented
+		// line after it: splitPoint is not asked to read a long text
+		// that has none to its end.
+		w := min(len(s), pastChunk+1)
+		i := splitPoint(s[:w])
+		if i == w && w < len(s) {
+			i = indentBreak(s, pastChunk)
+		}
 		n += c.piece(s[:i])
 		s = s[i:]
 	}
 	return n
+}
+
+// pastChunk is the size countPast counts a long piece in, in bytes: a
+// piece of its own in the memo each (a variable so that a test can make
+// it small).
+var pastChunk = 16 << 10
+
+// indentBreak returns the first place in s at or after from that is just
+// after a line feed followed by one or more spaces and then a printable
+// ASCII character other than a space (an indented line's start), or
+// len(s). In the o200k_base and cl100k_base patterns no pre-token holds
+// such a line feed and the spaces after it: a pre-token that takes a
+// line feed (`[^\s\p{L}\p{N}]+[\r\n/]*` and `\s*[\r\n]+`, the latter tried
+// before `\s+(?!\S)` and `\s+`, and which ends at the last line feed of
+// its run of white space) stops at it when a space follows, and the
+// spaces start the next one. The count of s is then the sum of the counts
+// of the parts, as at splitPoint; TestCountPastChunks checks it.
+func indentBreak(s string, from int) int {
+	for i := max(from, 1); i < len(s); i++ {
+		if s[i-1] != '\n' || s[i] != ' ' {
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		if j < len(s) && s[j] > ' ' && s[j] < 0x7f {
+			return i
+		}
+	}
+	return len(s)
 }
 
 // splitPoint returns the end of the first piece of s: just after the first

@@ -150,3 +150,112 @@ func TestRunsShareTheCounter(t *testing.T) {
 		t.Errorf("token figures: first run %v, second %v", first, second)
 	}
 }
+
+// grownViews are the indented texts of every growing case's state grown
+// to size, whole and as each step's projected view, with their prompts
+// in the tools protocol.
+func grownViews(t *testing.T, size string) []string {
+	t.Helper()
+	cases, ps, err := bench.LoadEmbeddedCases()
+	if err != nil || len(ps) > 0 {
+		t.Fatal(err, ps)
+	}
+	scale, err := bench.ParseScale(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, c := range cases {
+		if len(c.Grow) == 0 {
+			continue
+		}
+		g, err := c.Grown(scale, bench.DefaultScaleSeed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := g.Steps[0]
+		for _, view := range []any{g.State.Value(), s.Contract.View(g.State)} {
+			v, err := runtime.EncodeIndent(view, "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, string(v), "Here is the state:\n"+string(v)+"\nPropose a patch.\n")
+		}
+	}
+	return texts
+}
+
+// TestCountPastChunks checks that countPast, which counts a long piece
+// in chunks cut at indentBreak, gives the encoding's count of the whole
+// text when it is within the limit (grown views, whose indented JSON has
+// no split point of splitPoint's below its first level, and random
+// texts), and that it stops soon after the limit: a view of about
+// 200,000 tokens checked against 1,000 is counted as over 1,000 but far
+// from whole.
+func TestCountPastChunks(t *testing.T) {
+	defer func(n int) { pastChunk = n }(pastChunk)
+	pastChunk = 512
+	texts := grownViews(t, "300KB")
+	alphabet := []string{"\n", "\n ", "\n  ", "  ", " ", "\r\n ", "\t", "/", "}", "{", "\"", ":", ",", "a", "Ab", "'s", "123", "é", "\u00a0", "\u2028", "x"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		var b strings.Builder
+		for b.Len() < 3000 {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, enc := range []string{"o200k_base", "cl100k_base"} {
+		tc, err := newCounter(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range texts {
+			want, err := tc.codec.Count(s)
+			if err != nil {
+				want = 0
+			}
+			if got := tc.countPast(s, want); got != want {
+				t.Fatalf("%s text %d (%d bytes): countPast %d, whole %d", enc, i, len(s), got, want)
+			}
+			if got := tc.count(s); got != want {
+				t.Fatalf("%s text %d: count %d, whole %d", enc, i, got, want)
+			}
+		}
+	}
+	tc, _ := newCounter("")
+	view := texts[0]
+	whole, _ := tc.codec.Count(view)
+	if got := tc.countPast(view, 1000); got <= 1000 || got > 1000+pastChunk {
+		t.Errorf("countPast(%d-token view, 1000) = %d; want over 1,000 and within a chunk of it", whole, got)
+	}
+}
+
+// TestViewTokensOverBudget checks a step's record of a view over the
+// context budget: the budget and view_tokens_over, while a view within
+// it has its exact count and no flag.
+func TestViewTokensOverBudget(t *testing.T) {
+	c, cfgs := loadExample(t)
+	tc, err := sharedCounter("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := runtime.EncodeIndent(c.State.Value(), "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact := tc.count(string(view))
+	for _, budget := range []int{exact - 1, exact, 100_000} {
+		r := &run{o: Options{Spec: runspec.Spec{ContextTokens: budget}}, tc: tc, j: Job{Case: c, Config: cfgs[0]}, rec: &rundir.Record{}}
+		r.countView(view)
+		r.appendStep(&rundir.StepRecord{Step: "s"})
+		got := r.rec.Steps[0]
+		if budget < exact {
+			if got.ViewTokens != budget || !got.ViewTokensOver {
+				t.Errorf("budget %d, view of %d tokens: recorded %d over=%v; want %d over", budget, exact, got.ViewTokens, got.ViewTokensOver, budget)
+			}
+		} else if got.ViewTokens != exact || got.ViewTokensOver {
+			t.Errorf("budget %d, view of %d tokens: recorded %d over=%v; want %d", budget, exact, got.ViewTokens, got.ViewTokensOver, exact)
+		}
+	}
+}

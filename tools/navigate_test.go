@@ -359,3 +359,58 @@ func TestQueryStatePages(t *testing.T) {
 		t.Errorf("a match too large for any page: %s", res.Text)
 	}
 }
+
+// TestQueryFilterItemsSame checks query_state's filters on long arrays,
+// evaluated on every core (filterItems), against the evaluation one
+// item at a time: the same answer for filters of members, of nested
+// values, from the root and with descendant segments, on arrays with
+// hidden items (absent) and nulls, at several pages, and the same error
+// when the query is over its work bounds.
+func TestQueryFilterItemsSame(t *testing.T) {
+	defer func(n, w int) { parallelMin, queryWork = n, w }(parallelMin, queryWork)
+	rng := rand.New(rand.NewPCG(9, 10))
+	recs := make([]any, 300)
+	hidden := map[string]bool{}
+	for i := range recs {
+		switch rng.IntN(12) {
+		case 0:
+			recs[i] = nil
+			if rng.IntN(2) == 0 {
+				hidden[fmt.Sprintf("/records/%d", i)] = true
+			}
+			continue
+		case 1:
+			recs[i] = json.Number(fmt.Sprint(i))
+			continue
+		}
+		recs[i] = map[string]any{"s": []string{"a", "b", "c"}[rng.IntN(3)], "n": json.Number(fmt.Sprint(rng.IntN(8))),
+			"t": []any{[]string{"x", "y"}[rng.IntN(2)]}, "sub": map[string]any{"n": json.Number(fmt.Sprint(rng.IntN(4)))}}
+	}
+	s := viewStep{fakeStep: &fakeStep{state: map[string]any{"flag": true, "records": recs, "more": map[string]any{"records": recs[:50]}}}, hidden: hidden}
+	ctx := context.Background()
+	queries := []string{
+		`$.records[?@.s == 'a']`, `$.records[?@.n > 3 && @.s != 'b'].n`, `$.records[?@.t[0] == 'x']`, `$..records[?@.n < 2]`,
+		`$.records[?@.missing]`, `$.records[?$.flag == true].s`, `$.records[?@..n > 2]`, `$.records[?@ == 7]`, `$.records[?@.sub.n == @.n]`,
+		`$.records[?count(@.t) == 1]`,
+	}
+	for _, q := range queries {
+		for _, page := range []string{``, `, "limit": 3`, `, "offset": 40, "limit": 5`} {
+			args := fmt.Sprintf(`{"path": %q%s}`, q, page)
+			for _, work := range []int{50_000_000, 700} {
+				queryWork = work
+				var got [2]string
+				for k, min := range []int{1 << 30, 4} {
+					parallelMin = min
+					res, err := QueryState.Call(ctx, s, args)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got[k] = res.Code + ": " + res.Text
+				}
+				if got[0] != got[1] {
+					t.Fatalf("query_state(%s), work %d: one at a time %s\non every core %s", args, work, got[0], got[1])
+				}
+			}
+		}
+	}
+}

@@ -3,9 +3,11 @@ package tools
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/patchbench/patchbench/internal/textcut"
@@ -239,6 +241,12 @@ func (e *evaluator) segment(seg *spec.Segment, in []*spec.LocatedNode) ([]*spec.
 					cost = e.nodes()
 				}
 				regex := strings.Contains(text, "match(") || strings.Contains(text, "search(")
+				if arr, ok := node.([]any); ok && len(arr) >= parallelMin && goruntime.GOMAXPROCS(0) > 1 && !strings.Contains(text, "(") {
+					if err := e.filterItems(x, arr, path, cost, add); err != nil {
+						return err
+					}
+					continue
+				}
 				err := eachChild(node, path, func(c any, cp qpath) error {
 					units := cost + containerLen(c)
 					if regex {
@@ -313,6 +321,62 @@ func (e *evaluator) segment(seg *spec.Segment, in []*spec.LocatedNode) ([]*spec.
 		}
 	}
 	return out, nil
+}
+
+// parallelMin is the fewest items of an array whose filter evaluations
+// are shared among the cores (filterItems); a variable so that a test
+// can make it small.
+var parallelMin = 4096
+
+// filterItems applies the filter x to the items of arr, an array at
+// path, as segment does item by item, the evaluations shared among the
+// cores: the work of every item is charged first, in order (so a query
+// over its bounds fails as it would one item at a time, having
+// evaluated nothing), a hidden item is left out, and the items the
+// filter keeps are added in order. Only a filter without function calls
+// comes here: the library's evaluation of one is a pure reading of the
+// view. A panic in the library's evaluation is raised again in the
+// caller's goroutine, where queryState answers it.
+func (e *evaluator) filterItems(x *spec.FilterSelector, arr []any, path qpath, cost int, add func(*spec.LocatedNode)) error {
+	keep := make([]bool, len(arr))
+	for i, c := range arr {
+		if err := e.charge(cost + containerLen(c)); err != nil {
+			return err
+		}
+		keep[i] = e.present(c, append(path, qtok{idx: i}))
+	}
+	n := min(goruntime.GOMAXPROCS(0), 8)
+	chunk := (len(arr) + n - 1) / n
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		panicked any
+	)
+	for lo := 0; lo < len(arr); lo += chunk {
+		hi := min(lo+chunk, len(arr))
+		wg.Go(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					mu.Lock()
+					panicked = r
+					mu.Unlock()
+				}
+			}()
+			for i := lo; i < hi; i++ {
+				keep[i] = keep[i] && x.Eval(arr[i], e.root)
+			}
+		})
+	}
+	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+	for i, ok := range keep {
+		if ok {
+			add(&spec.LocatedNode{Node: arr[i], Path: append(path, qtok{idx: i}).normalized()})
+		}
+	}
+	return nil
 }
 
 // qpath is a location as the evaluator walks to it: a member name, or

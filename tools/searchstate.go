@@ -124,12 +124,78 @@ func (sr *searcher) pointer() runtime.Pointer {
 	return p
 }
 
+// scalarText is the text search_state reads of a scalar (a string, a
+// number or a boolean as JSON text), and false for null and containers.
+func scalarText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return string(x), true
+	case float64: // a value decoded without json.Number
+		return strconv.FormatFloat(x, 'g', -1, 64), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+// noMatchBelow reports whether m is an object none of whose values, nor
+// the items or values of its containers of scalars, holds the text: an
+// object (a record, most often) that walk would find nothing in, told in
+// one pass over it in the map's own order, without sorting its names.
+// It reports false, without looking further, for an object that holds a
+// container of containers (walk then reads it in order).
+func (sr *searcher) noMatchBelow(m map[string]any) bool {
+	in := func(v any) bool {
+		t, ok := scalarText(v)
+		return ok && sr.f.in(t)
+	}
+	for _, v := range m {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, c := range x {
+				if isContainer(c) || in(c) {
+					return false
+				}
+			}
+		case []any:
+			for _, c := range x {
+				if isContainer(c) || in(c) {
+					return false
+				}
+			}
+		default:
+			if in(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// skipObjects lets walk pass over an object noMatchBelow clears (a
+// variable so that a test can compare with reading every one in order).
+var skipObjects = true
+
+// isContainer reports whether v is an object or an array.
+func isContainer(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
+	}
+	return false
+}
+
 // walk searches v at the searcher's path. A null is never searched, so
 // a hidden array element's placeholder is never matched.
 func (sr *searcher) walk(v any) {
 	var text string
 	switch x := v.(type) {
 	case map[string]any:
+		if skipObjects && sr.noMatchBelow(x) {
+			return // nothing to count or keep: no need to sort its names
+		}
 		d := len(sr.path)
 		for d >= len(sr.keys) {
 			sr.keys = append(sr.keys, nil)
@@ -154,16 +220,11 @@ func (sr *searcher) walk(v any) {
 			sr.path = sr.path[:d]
 		}
 		return
-	case string:
-		text = x
-	case json.Number:
-		text = string(x)
-	case float64: // a value decoded without json.Number
-		text = strconv.FormatFloat(x, 'g', -1, 64)
-	case bool:
-		text = strconv.FormatBool(x)
 	default:
-		return
+		var ok bool
+		if text, ok = scalarText(v); !ok {
+			return
+		}
 	}
 	if !sr.f.in(text) {
 		return
@@ -179,6 +240,10 @@ func (sr *searcher) walk(v any) {
 type folder struct {
 	text  string
 	ascii bool
+	// key is the place in text (ASCII) of the byte whose places in a
+	// value an index looks for first: the byte likely rarest in text
+	// (keyRank).
+	key int
 }
 
 func newFolder(text string) folder {
@@ -189,7 +254,14 @@ func newFolder(text string) folder {
 		}
 	}
 	if ascii {
-		return folder{text: strings.ToLower(text), ascii: true}
+		low := strings.ToLower(text)
+		key := 0
+		for i := 1; i < len(low); i++ {
+			if keyRank(low[i]) > keyRank(low[key]) {
+				key = i
+			}
+		}
+		return folder{text: low, ascii: true, key: key}
 	}
 	return folder{text: strings.ToLower(text)}
 }
@@ -206,13 +278,22 @@ func (f folder) index(s string) int {
 		}
 		return min(utf8.RuneCountInString(low[:i]), len(s)) // an approximate place, for the excerpt
 	}
-	n := len(f.text)
-	first := f.text[0]
+	n, k := len(f.text), f.key
+	key := f.text[k]
+	upper := key
+	if 'a' <= key && key <= 'z' {
+		upper = key - 'a' + 'A'
+	}
+	// The candidates, in order, are the places where the key byte is in
+	// either case, found with strings.IndexByte (vector instructions)
+	// rather than byte by byte: a search reads every scalar of the state.
 	for i := 0; i+n <= len(s); i++ {
-		if lower(s[i]) != first {
-			continue
+		c := indexEither(s[i+k:len(s)-n+k+1], key, upper)
+		if c < 0 {
+			return -1
 		}
-		j := 1
+		i += c
+		j := 0
 		for j < n && lower(s[i+j]) == f.text[j] {
 			j++
 		}
@@ -221,6 +302,37 @@ func (f folder) index(s string) int {
 		}
 	}
 	return -1
+}
+
+// keyRank is how rare a byte likely is in a state's text, higher for
+// rarer: a letter by its frequency in English text, a digit or a
+// punctuation mark above any letter, a space below all.
+func keyRank(c byte) int {
+	const letters = "etaoinsrhldcumfpgwybvkxjqz" // commonest first
+	switch {
+	case c == ' ':
+		return 0
+	case 'a' <= c && c <= 'z':
+		return 1 + strings.IndexByte(letters, c)
+	case '0' <= c && c <= '9':
+		return 30
+	}
+	return 40
+}
+
+// indexEither is the first place in s of byte a or byte b, or -1.
+func indexEither(s string, a, b byte) int {
+	i := strings.IndexByte(s, a)
+	if a == b {
+		return i
+	}
+	if i >= 0 {
+		s = s[:i] // b counts only before the first a
+	}
+	if j := strings.IndexByte(s, b); j >= 0 {
+		return j
+	}
+	return i
 }
 
 // in reports whether s contains f's text, ignoring case.

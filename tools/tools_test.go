@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -175,6 +176,102 @@ func TestLists(t *testing.T) {
 	for _, d := range All {
 		if !strings.Contains(Names(), d.Name) || !strings.Contains(Usages(), d.Usage) {
 			t.Errorf("%s missing from %q or %q", d.Name, Names(), Usages())
+		}
+	}
+}
+
+// TestFolderIndexSame checks search_state's ASCII matching, which finds
+// its candidates with strings.IndexByte in either case, against the
+// byte-by-byte loop it replaced, on random texts and needles over a small
+// alphabet (letters in both cases, digits, punctuation, non-ASCII bytes).
+func TestFolderIndexSame(t *testing.T) {
+	slow := func(text, s string) int {
+		n := len(text)
+		for i := 0; i+n <= len(s); i++ {
+			j := 0
+			for j < n && lower(s[i+j]) == text[j] {
+				j++
+			}
+			if j == n {
+				return i
+			}
+		}
+		return -1
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := "aAbB1@ .\xc3\xa9zZ"
+	gen := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for range 20000 {
+		needle := gen(1 + rng.IntN(4))
+		f := newFolder(needle)
+		if !f.ascii {
+			continue
+		}
+		s := gen(rng.IntN(40))
+		if got, want := f.index(s), slow(f.text, s); got != want {
+			t.Fatalf("index(%q) of %q = %d; the byte loop finds %d", s, needle, got, want)
+		}
+	}
+}
+
+// TestSearchSkipsSame checks that search_state answers the same text
+// when walk passes over the objects noMatchBelow clears as when it reads
+// every object in order: random states of nested objects and arrays
+// (scalars of every kind, nulls, hidden elements), random texts, pages
+// at several offsets and limits.
+func TestSearchSkipsSame(t *testing.T) {
+	defer func() { skipObjects = true }()
+	rng := rand.New(rand.NewPCG(7, 8))
+	words := []string{"ab", "Ab", "b1", "1", "true", "x@y", "é", "a b", "2.5"}
+	var gen func(depth int) any
+	gen = func(depth int) any {
+		switch k := rng.IntN(10); {
+		case depth < 3 && k < 3:
+			m := map[string]any{}
+			for i := range rng.IntN(5) {
+				m[fmt.Sprintf("%s%d", words[rng.IntN(len(words))], i)] = gen(depth + 1)
+			}
+			return m
+		case depth < 3 && k < 5:
+			a := make([]any, rng.IntN(5))
+			for i := range a {
+				a[i] = gen(depth + 1)
+			}
+			return a
+		case k < 6:
+			return nil
+		case k < 7:
+			return rng.IntN(2) == 0
+		case k < 8:
+			return json.Number(fmt.Sprint(rng.IntN(30)))
+		}
+		return words[rng.IntN(len(words))] + words[rng.IntN(len(words))]
+	}
+	ctx := context.Background()
+	for i := range 400 {
+		s := &fakeStep{state: map[string]any{"records": []any{gen(1), gen(1), gen(0)}, "x": gen(0)}}
+		for _, text := range []string{"a", "B", "1", "true", "x@", "é", "zz"} {
+			for _, page := range []string{``, `, "limit": 1`, `, "offset": 2, "limit": 2`} {
+				args := fmt.Sprintf(`{"text": %q%s}`, text, page)
+				var got [2]string
+				for k, skip := range []bool{false, true} {
+					skipObjects = skip
+					res, err := SearchState.Call(ctx, s, args)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got[k] = res.Text + res.Code
+				}
+				if got[0] != got[1] {
+					t.Fatalf("state %d, search_state(%s): reading every object %s; passing over %s", i, args, got[0], got[1])
+				}
+			}
 		}
 	}
 }

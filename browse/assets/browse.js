@@ -195,7 +195,7 @@
     }
     append(out, el('details', { 'class': 'states', open: true }, [
       el('summary', null, el('h3', null, (s.projected ? 'The view next to the full state' : 'The full state, as shown to the actor') + ' before the step')),
-      el('p', { 'class': 'hint' }, ['View: ' + s.viewText + ' (' + s.viewTokens + ' tokens, sha256 ', el('code', null, (s.viewDigest || '').slice(0, 12)), '). ',
+      el('p', { 'class': 'hint' }, ['View: ' + s.viewText + ' (' + (s.viewTokensOver ? 'more than ' : '') + s.viewTokens + ' tokens, sha256 ', el('code', null, (s.viewDigest || '').slice(0, 12)), '). ',
         s.projected ? 'Left, what the actor was shown; right, the whole state, with what the view hides marked \u2039hidden\u203a.' : 'Locations the step\'s view would hide are marked \u2039hidden\u203a.']),
       s.state ? el('div', { 'class': s.projected ? 'pair' : 'single' }, [
         s.projected ? el('div', null, [el('h4', null, 'View (the actor\'s)'), el('pre', { 'class': 'json state' }, segs(s.view))]) : null,
