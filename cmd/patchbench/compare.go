@@ -320,7 +320,7 @@ func writeActorComparison(w io.Writer, cmp report.ActorComparison, format string
 			break // a comparison: the table's verdicts say it
 		}
 		if md {
-			fmt.Fprintf(w, "- B WORSE: %s\n  - worse in B: %s\n", report.ActorFinding(d), report.RunList(d.WorseRuns, d.WorsePairs(), 5))
+			fmt.Fprintf(w, "- B WORSE: %s\n  - worse in B (A's run ids): %s\n", report.ActorFinding(d), report.RunList(d.WorseRuns, d.WorsePairs(), 5))
 		} else {
 			fmt.Fprintf(w, "B WORSE: %s\n  worse in B (A's run ids): %s\n", report.ActorFinding(d), report.RunList(d.WorseRuns, d.WorsePairs(), 5))
 		}
