@@ -60,13 +60,13 @@ var allowFlags = map[string]string{
 // every figure of every configuration and actor (report.Comparer). Exit 1
 // when a figure regressed or B lacks runs of A (unless --shared-only), 2
 // when the sides differ in what they measure (unless allowed) or share no
-// run.
+// run. With --actors it compares two actors instead (compareActors).
 func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("compare", "patchbench compare BASE NEW [--alpha P] [--min-delta D] [--exact ACTORS] [--shared-only] [--allow-config-change] [--allow-case-change] [--allow-prompt-change] [--allow-threshold-change] [--format text|markdown|csv|latex|json]\n  patchbench compare --actors A,B DIR... [--gate] [--alpha P] [--min-delta D] [--format text|markdown|csv|latex|json]", compareExamples, stdout, stderr)
 	format := fs.choice("format", "text", "output `format`: text, markdown, csv (the figures), latex or json", compareFormats...)
 	sharedOnly := fs.Bool("shared-only", false, "compare only the runs both sides hold: runs of A missing from B do not fail the gate")
-	alpha := fs.Float64("alpha", report.DefaultAlpha, "the family-wise error `rate` of the tests of sampled actors: a figure regresses only with a Holm-adjusted exact p at most this")
-	minDelta := fs.Float64("min-delta", report.DefaultMinDelta, "the smallest `change` for the worse (in rate or mean score, B − A over the pairs) that is a regression")
+	alpha := fs.Float64("alpha", report.DefaultAlpha, "the family-wise error `rate` of the tests of sampled actors: a figure regresses only with a Holm-adjusted exact p at most this (with --actors: over every test of the table)")
+	minDelta := fs.Float64("min-delta", report.DefaultMinDelta, "the smallest `change` for the worse (in rate or mean score, B − A over the pairs) that is a regression (with --actors: that makes B worse)")
 	exact := fs.String("exact", strings.Join(report.DefaultExact, ","), "the `actors` (comma list; \"\" for none) whose answers do not sample: any change of theirs of at least --min-delta is a regression, whatever its p")
 	actors := fs.String("actors", "", "compare two `actors` A,B of the run directories given (one holding both, or one directory per actor) rather than two directories: runs pair on every part of the run id but the actor (case, configuration, round, scale)")
 	gate := fs.Bool("gate", false, "with --actors, exit 1 when B is worse than A on a rate by at least --min-delta with a Holm-adjusted p at most --alpha (without it, --actors compares and exits 0)")
