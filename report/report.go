@@ -49,7 +49,9 @@ type Report struct {
 	Summary Summary  `json:"summary"`
 	Tables  []Table  `json:"tables"`
 	Paired  []Paired `json:"paired"`
-	Notes   []string `json:"notes,omitempty"`
+	// Reliability is pass^k and pass@k over rounds (ReliabilityTable).
+	Reliability []Reliability `json:"reliability"`
+	Notes       []string      `json:"notes,omitempty"`
 }
 
 // Paired is the paired comparison of the baseline configuration against
@@ -85,6 +87,9 @@ type Builder struct {
 	outcome map[domainKey]string
 	varies  map[string]bool
 	rounds  map[string]map[int]bool
+	// caseRounds counts each case's rounds with an outcome and their
+	// successes, per configuration, actor and scale (Reliability).
+	caseRounds map[reliabilityKey]*caseRounds
 }
 
 type domainKey struct{ actor, domain, config, scale string }
@@ -105,7 +110,8 @@ type pairKey struct {
 func NewBuilder(configs []*bench.Config, actorNames []string, baseline string) *Builder {
 	return &Builder{sum: NewSummarizer(configs, actorNames), configs: configs, actors: actorNames, baseline: baseline,
 		domains: map[domainKey]*domainCount{}, pass: map[string]map[pairKey]bool{}, models: map[string][]string{},
-		outcome: map[domainKey]string{}, varies: map[string]bool{}, rounds: map[string]map[int]bool{}}
+		outcome: map[domainKey]string{}, varies: map[string]bool{}, rounds: map[string]map[int]bool{},
+		caseRounds: map[reliabilityKey]*caseRounds{}}
 }
 
 // Models lists the models a live actor's provider said answered its runs
@@ -136,6 +142,7 @@ func (b *Builder) Add(r *rundir.Record) {
 		return
 	}
 	b.addRepeat(r)
+	b.addRounds(r)
 	k := domainKey{r.Actor, r.Domain, r.Config, r.Scale}
 	d := b.domains[k]
 	if d == nil {
@@ -196,8 +203,9 @@ func (b *Builder) Summarizer() *Summarizer { return b.sum }
 
 // Report is every table of the records added: the
 // main table, the attack table, illegal commits by gate, rejections by
-// gate, the per-domain breakdown and the paired McNemar tests of the
-// baseline against every other configuration.
+// gate, the per-domain breakdown, the paired McNemar tests of the
+// baseline against every other configuration and the reliability over
+// rounds (pass^k and pass@k, when a run has an outcome).
 func (b *Builder) Report() Report {
 	sum := b.sum.Summary()
 	rep := Report{Summary: sum}
@@ -212,6 +220,10 @@ func (b *Builder) Report() Report {
 	rep.Paired, rep.Notes = paired, notes
 	if len(mc.Rows) > 0 {
 		rep.Tables = append(rep.Tables, mc)
+	}
+	rep.Reliability = b.reliability()
+	if len(rep.Reliability) > 0 {
+		rep.Tables = append(rep.Tables, ReliabilityTable(rep.Reliability, sum))
 	}
 	return rep
 }

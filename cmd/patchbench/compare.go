@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +33,14 @@ const compareExamples = `  # The regression gate: exit 1 when a figure of a conf
   # The figures for pandas, or as JSON:
   patchbench compare results/before results/after --format csv
   patchbench compare results/before results/after --format json
+
+  # Two actors of one run directory, paired run for run on (case,
+  # configuration, round, scale): exact McNemar, Holm-adjusted, B - A:
+  patchbench compare --actors reference,oversharer results/run-1a2b3c4d5e
+
+  # Two actors run into two directories (one each), as a gate: exit 1 when
+  # the second is worse than the first:
+  patchbench compare --actors openai:sloppy,openai:empty results/sloppy results/empty --gate
 `
 
 // compareFormats are compare's formats.
@@ -51,14 +60,16 @@ var allowFlags = map[string]string{
 // every figure of every configuration and actor (report.Comparer). Exit 1
 // when a figure regressed or B lacks runs of A (unless --shared-only), 2
 // when the sides differ in what they measure (unless allowed) or share no
-// run.
+// run. With --actors it compares two actors instead (compareActors).
 func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("compare", "patchbench compare BASE NEW [--alpha P] [--min-delta D] [--exact ACTORS] [--shared-only] [--allow-config-change] [--allow-case-change] [--allow-prompt-change] [--allow-threshold-change] [--format text|markdown|csv|latex|json]", compareExamples, stdout, stderr)
+	fs := newFlags("compare", "patchbench compare BASE NEW [--alpha P] [--min-delta D] [--exact ACTORS] [--shared-only] [--allow-config-change] [--allow-case-change] [--allow-prompt-change] [--allow-threshold-change] [--format text|markdown|csv|latex|json]\n  patchbench compare --actors A,B DIR... [--gate] [--alpha P] [--min-delta D] [--format text|markdown|csv|latex|json]", compareExamples, stdout, stderr)
 	format := fs.choice("format", "text", "output `format`: text, markdown, csv (the figures), latex or json", compareFormats...)
 	sharedOnly := fs.Bool("shared-only", false, "compare only the runs both sides hold: runs of A missing from B do not fail the gate")
-	alpha := fs.Float64("alpha", report.DefaultAlpha, "the family-wise error `rate` of the tests of sampled actors: a figure regresses only with a Holm-adjusted exact p at most this")
-	minDelta := fs.Float64("min-delta", report.DefaultMinDelta, "the smallest `change` for the worse (in rate or mean score, B − A over the pairs) that is a regression")
+	alpha := fs.Float64("alpha", report.DefaultAlpha, "the family-wise error `rate` of the tests of sampled actors: a figure regresses only with a Holm-adjusted exact p at most this (with --actors: over every test of the table)")
+	minDelta := fs.Float64("min-delta", report.DefaultMinDelta, "the smallest `change` for the worse (in rate or mean score, B − A over the pairs) that is a regression (with --actors: that makes B worse)")
 	exact := fs.String("exact", strings.Join(report.DefaultExact, ","), "the `actors` (comma list; \"\" for none) whose answers do not sample: any change of theirs of at least --min-delta is a regression, whatever its p")
+	actors := fs.String("actors", "", "compare two `actors` A,B of the run directories given (one holding both, or one directory per actor) rather than two directories: runs pair on every part of the run id but the actor (case, configuration, round, scale)")
+	gate := fs.Bool("gate", false, "with --actors, exit 1 when B is worse than A on a rate by at least --min-delta with a Holm-adjusted p at most --alpha (without it, --actors compares and exits 0)")
 	allowed := map[string]*bool{}
 	for _, kind := range []string{rundir.ChangeConfig, rundir.ChangeCases, rundir.ChangePrompt, rundir.ChangeThreshold} {
 		what := map[string]string{rundir.ChangeConfig: "definition of a configuration both ran (view or gates)",
@@ -66,9 +77,12 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 			rundir.ChangeThreshold: "pass threshold"}[kind]
 		allowed[kind] = fs.Bool(allowFlags[kind], false, "compare sides whose "+what+" differs: the change is the point")
 	}
-	pos, err := fs.parseWithArgs(args, 2)
+	pos, err := fs.parseWithArgs(args, 1<<20)
 	if err != nil {
 		return fs.exit(err)
+	}
+	if *actors != "" || *gate {
+		return compareActors(fs, pos, *actors, *gate, *alpha, *minDelta, *format, stdout, stderr)
 	}
 	switch {
 	case len(pos) != 2:
@@ -214,5 +228,120 @@ func writeComparison(w io.Writer, cmp report.Comparison, format string) error {
 	}
 	_, err := fmt.Fprintf(w, "\n%d paired runs (%d only in A, %d only in B); --min-delta %g, --alpha %g (Holm over %s), exact actors: %s; %s\n",
 		cmp.Paired, cmp.OnlyA, cmp.OnlyB, cmp.MinDelta, cmp.Alpha, report.Plural(cmp.Tested, "test"), exact, verdict)
+	return err
+}
+
+// compareActors is compare --actors A,B DIR...: the run directories
+// given (each argument a directory or a comma list), read as one as
+// report reads them, and the runs of actor A paired with those of actor
+// B on every part of the run id but the actor (report.ActorComparer).
+// Exit 0 (a comparison), or with --gate 1 when B is worse than A on a
+// rate; 2 for a usage error, an actor the directories do not hold, or no
+// pair.
+func compareActors(fs *flagSet, pos []string, actors string, gate bool, alpha, minDelta float64, format string, stdout, stderr io.Writer) int {
+	var notHere []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "exact" || f.Name == "shared-only" || strings.HasPrefix(f.Name, "allow-") {
+			notHere = append(notHere, "--"+f.Name)
+		}
+	})
+	names := strings.Split(actors, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	switch {
+	case actors == "":
+		return fs.usageError("--gate goes with --actors A,B (the gate of two directories is on by default)")
+	case len(notHere) > 0:
+		return fs.usageError("%s go with a comparison of two directories, not --actors (the directories of --actors are read as one: their settings must agree)", strings.Join(notHere, ", "))
+	case len(names) != 2 || names[0] == "" || names[1] == "":
+		return fs.usageError("--actors takes two actors, A,B (the base first), not %q", actors)
+	case names[0] == names[1]:
+		return fs.usageError("--actors names %s twice: give two actors", names[0])
+	case len(pos) == 0:
+		return fs.usageError("give the run directory holding both actors, or one directory per actor")
+	case !(alpha > 0 && alpha <= 1):
+		return fs.usageError("--alpha must be in (0, 1], not %v", alpha)
+	case !(minDelta >= 0 && minDelta <= 1):
+		return fs.usageError("--min-delta must be in [0, 1], not %v", minDelta)
+	}
+	var dirs []string
+	for _, p := range pos {
+		dirs = append(dirs, sideDirs(p)...)
+	}
+	set, err := rundir.ReadSet(dirs)
+	if err != nil {
+		return failf(stderr, "compare", "%v", err)
+	}
+	for _, n := range names {
+		if !slices.Contains(set.Actors, n) {
+			return failf(stderr, "compare", "%s hold no run of actor %q (actors: %s)", strings.Join(dirs, ", "), n, strings.Join(set.Actors, ", "))
+		}
+	}
+	c := report.NewActorComparer(set.Configs, names[0], names[1])
+	if err := set.EachHead(func(_ int, r *rundir.Record) error { c.Add(r); return nil }); err != nil {
+		return failf(stderr, "compare", "%v", err)
+	}
+	cmp := c.Compare(alpha, minDelta, gate)
+	if cmp.Paired == 0 {
+		return failf(stderr, "compare", "actors %s and %s share no (case, configuration, round, scale) in %s: nothing to compare", names[0], names[1], strings.Join(dirs, ", "))
+	}
+	if err := writeActorComparison(stdout, cmp, format); err != nil {
+		return failf(stderr, "compare", "%v", err)
+	}
+	if cmp.Failed() {
+		return exitNegative
+	}
+	return exitOK
+}
+
+// writeActorComparison writes an actor comparison: JSON as it is; CSV
+// and LaTeX the table; text and Markdown the rates where B is worse, the
+// table and a last line with the pairs and the verdict.
+func writeActorComparison(w io.Writer, cmp report.ActorComparison, format string) error {
+	t := report.ActorDeltaTable(cmp)
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(cmp, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "csv":
+		return report.WriteCSV(w, t)
+	case "latex":
+		report.RenderLaTeX(w, t)
+		return nil
+	}
+	md := format == "markdown"
+	for _, d := range cmp.Worse {
+		if !cmp.Gate {
+			break // a comparison: the table's verdicts say it
+		}
+		if md {
+			fmt.Fprintf(w, "- B WORSE: %s\n  - worse in B (A's run ids): %s\n", report.ActorFinding(d), report.RunList(d.WorseRuns, d.WorsePairs(), 5))
+		} else {
+			fmt.Fprintf(w, "B WORSE: %s\n  worse in B (A's run ids): %s\n", report.ActorFinding(d), report.RunList(d.WorseRuns, d.WorsePairs(), 5))
+		}
+	}
+	if cmp.Gate && len(cmp.Worse) > 0 {
+		fmt.Fprintln(w)
+	}
+	if md {
+		fmt.Fprintf(w, "### %s\n\n", t.Title)
+	} else {
+		fmt.Fprintln(w, t.Title)
+	}
+	report.RenderTable(w, t, md)
+	verdict := "a comparison: exit 0 (--gate to fail when B is worse)"
+	switch {
+	case cmp.Failed():
+		verdict = fmt.Sprintf("B worse on %s: exit 1", report.Plural(len(cmp.Worse), "rate"))
+	case cmp.Gate:
+		verdict = "B not worse: exit 0"
+	}
+	_, err := fmt.Fprintf(w, "\nA = %s, B = %s: %d paired runs (%d of A without B, %d of B without A; %d pairs with an error or pending run left out of the rates); --min-delta %g, --alpha %g (Holm over %s); %s\n",
+		cmp.ActorA, cmp.ActorB, cmp.Paired, cmp.OnlyA, cmp.OnlyB, cmp.Unsettled, cmp.MinDelta, cmp.Alpha, report.Plural(cmp.Tested, "test"), verdict)
 	return err
 }

@@ -30,12 +30,16 @@ const reportExamples = `  # Every table of a run directory, for the terminal (a 
   patchbench report results/run-1a2b3c4d5e --format latex --ci-columns
 
   # CSV for pandas, one table at a time (main, attacks, leak-kinds,
-  # leak-mechanisms, illegal, rejections, domains, mcnemar, paper):
+  # leak-mechanisms, illegal, rejections, domains, mcnemar, reliability, paper):
   patchbench report results/run-1a2b3c4d5e --format csv --table attacks
 
   # Every table as CSV files in a folder, with the tidy long.csv (one row per
   # configuration x actor x metric; --format json for the same as JSON):
   patchbench report results/run-1a2b3c4d5e --format csv --all tables
+
+  # pass^k and pass@k over rounds (all of k rounds of a case succeed, or
+  # at least one), k = 1 .. the rounds run:
+  patchbench report results/run-1a2b3c4d5e --table reliability
 
   # Leaked runs by the mechanism of the pull each leak answered
   # (context, policy, injection; leak-kinds: by secret kind):
@@ -88,7 +92,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var paperMap stringList
 	fs.Var(&paperMap, "paper-map", "with --paper, fill a paper model's rows from this actor's runs: `row=actor` (row gpt-5-mini or mistral-7b; repeatable or comma list), in place of the runs found to be of that model")
 	baseline := fs.String("baseline", "", "the configuration (`name` or label) the paired tests compare the others against (default patchoptic, when present; without it they are skipped)")
-	plots := fs.String("plots", "", "also write the charts (leak rate, illegal commits, semantic pass, tokens per configuration) into this `dir`")
+	plots := fs.String("plots", "", "also write the charts (leak rate, illegal commits, semantic pass, tokens per configuration; semantic pass^k against k per actor) into this `dir`")
 	plotFormat := fs.choice("plot-format", "png", "the charts' `format`: png, svg or pdf", report.PlotFormats...)
 	plotSize := fs.choice("plot-size", "one-column", "the charts' `size`: one-column (3.5 in wide) or two-column (7 in)", "one-column", "two-column")
 	all := fs.String("all", "", "with --format csv or json, write every table into this `dir`: one file per table (NAME.csv or NAME.json) and the tidy long.csv or long.json (table, config, label, actor, group, metric, value, lo, hi)")
@@ -181,7 +185,11 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if err != nil {
 			return failf(stderr, "report", "%v", err)
 		}
-		for _, f := range files {
+		more, err := report.WriteReliabilityPlots(*plots, rep.Reliability, set.Configs, set.Actors, report.PlotOptions{Format: *plotFormat, Size: *plotSize})
+		if err != nil {
+			return failf(stderr, "report", "%v", err)
+		}
+		for _, f := range append(files, more...) {
 			fmt.Fprintf(stderr, "wrote %s\n", f)
 		}
 	}
