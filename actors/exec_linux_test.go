@@ -293,8 +293,8 @@ while [ ! -s `+strconv.Quote(pidFile)+` ]; do sleep 0.01; done
 }
 
 // asNobody runs the test named again, in a copy of the test binary, as
-// user nobody, and reports its outcome; without the right to (not root),
-// it skips.
+// user nobody (under -short too when the test runs under it), and
+// reports its outcome; without the right to (not root), it skips.
 func asNobody(t *testing.T, name string) {
 	self, err := os.Executable()
 	if err != nil {
@@ -322,14 +322,18 @@ func asNobody(t *testing.T, name string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.run=^"+name+"$", "-test.v", "-test.count=1")
+	args := []string{"-test.run=^" + name + "$", "-test.v", "-test.count=1"}
+	if testing.Short() {
+		args = append(args, "-test.short") // the containments -short runs, as here
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMPDIR=/tmp", "HOME="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
 	t.Logf("as nobody (uid 65534):\n%s", out)
 	switch {
-	case strings.Contains(string(out), "--- SKIP"):
+	case strings.Contains("\n"+string(out), "\n--- SKIP: "+name+" ("): // the test, not one of its subtests
 		t.Skip("skipped as nobody")
 	case err != nil:
 		t.Errorf("as nobody: %v", err)
