@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -101,9 +102,31 @@ func withoutNamespace(t *testing.T) {
 	t.Cleanup(func() { namespaces.attr = saved })
 }
 
+// containment lets the exec tests that run in parallel (t.Parallel)
+// share the package's containment: calls in PID namespaces of their own
+// run at once (each holds it shared), while a call in the sweep holds it
+// alone, since the sweep variant changes namespaces.attr for every call
+// of the process, and the sweep claims an orphan only while no other
+// program runs.
+var containment sync.RWMutex
+
+// execShared holds containment for the rest of the test, in the
+// containment programs get here: shared in the namespace, alone in the
+// sweep (where the kernel refuses namespaces).
+func execShared(t *testing.T) {
+	if _, noNamespace := namespaceAttr(); noNamespace != nil {
+		containment.Lock()
+		t.Cleanup(containment.Unlock)
+		return
+	}
+	containment.RLock()
+	t.Cleanup(containment.RUnlock)
+}
+
 // eachContainment runs f as name/namespace (skipped, with the kernel's
 // reason, where a PID namespace is refused) and as name/sweep (without
-// one). Under -short it runs only the one programs run in here: the
+// one), each holding containment (shared in the namespace, alone in the
+// sweep). Under -short it runs only the one programs run in here: the
 // namespace where the kernel grants it, else the sweep.
 func eachContainment(t *testing.T, name string, f func(*testing.T)) {
 	_, noNamespace := namespaceAttr()
@@ -111,12 +134,18 @@ func eachContainment(t *testing.T, name string, f func(*testing.T)) {
 		if noNamespace != nil {
 			t.Skipf("programs do not run in a PID namespace here: %v", noNamespace)
 		}
+		containment.RLock()
+		t.Cleanup(containment.RUnlock)
 		f(t)
 	})
 	t.Run(name+"/sweep", func(t *testing.T) {
 		if testing.Short() && noNamespace == nil {
 			t.Skip("under -short, only the containment programs run in here (the namespace)")
 		}
+		// Cleanups run last first: the containment is restored, then
+		// released.
+		containment.Lock()
+		t.Cleanup(containment.Unlock)
 		withoutNamespace(t)
 		f(t)
 	})
@@ -198,8 +227,8 @@ func testStat(pid int) (pgrp int, zombie, ok bool) {
 // nothing.
 func TestExecActorKillsAReForkingChild(t *testing.T) {
 	// Mostly waiting on its trials' timeouts: in parallel with the other
-	// parallel tests, none of which starts a program or sets the
-	// containment (namespaces) its sweep subtest changes.
+	// parallel tests, each call holding the containment (containment) its
+	// sweep subtest changes.
 	t.Parallel()
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("no /proc: only the process group is killed here")
@@ -253,6 +282,9 @@ sleep 30`)
 // the program dies, an orphan of the call. As root the test runs itself
 // again as nobody (uid 65534): root reads every environment.
 func TestExecActorKillsANonDumpableOrphan(t *testing.T) {
+	// Mostly waiting on its timeouts: in parallel with the other exec
+	// tests that wait, each call holding the containment (eachContainment).
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("no /proc: only the process group is killed here")
 	}
@@ -293,8 +325,8 @@ while [ ! -s `+strconv.Quote(pidFile)+` ]; do sleep 0.01; done
 }
 
 // asNobody runs the test named again, in a copy of the test binary, as
-// user nobody, and reports its outcome; without the right to (not root),
-// it skips.
+// user nobody (under -short too when the test runs under it), and
+// reports its outcome; without the right to (not root), it skips.
 func asNobody(t *testing.T, name string) {
 	self, err := os.Executable()
 	if err != nil {
@@ -322,14 +354,18 @@ func asNobody(t *testing.T, name string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.run=^"+name+"$", "-test.v", "-test.count=1")
+	args := []string{"-test.run=^" + name + "$", "-test.v", "-test.count=1"}
+	if testing.Short() {
+		args = append(args, "-test.short") // the containments -short runs, as here
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMPDIR=/tmp", "HOME="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
 	t.Logf("as nobody (uid 65534):\n%s", out)
 	switch {
-	case strings.Contains(string(out), "--- SKIP"):
+	case strings.Contains("\n"+string(out), "\n--- SKIP: "+name+" ("): // the test, not one of its subtests
 		t.Skip("skipped as nobody")
 	case err != nil:
 		t.Errorf("as nobody: %v", err)

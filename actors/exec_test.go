@@ -157,6 +157,8 @@ func TestExecActorStderrIsQuoted(t *testing.T) {
 // TestExecActorTimeoutKillsTheGroup runs a program that starts a child and
 // hangs: after the timeout both are killed and the run is an error.
 func TestExecActorTimeoutKillsTheGroup(t *testing.T) {
+	t.Parallel() // waits on its timeout; the call holds the containment
+	execShared(t)
 	path := script(t, bgSleep+` &
 echo "started" >&2
 wait`)
@@ -346,6 +348,7 @@ func TestSplitWords(t *testing.T) {
 // survived the --timeout kill: once the program has ended
 // (timed out, or answered and exited), the child is killed too.
 func TestExecActorKillsWhatLeftTheGroup(t *testing.T) {
+	t.Parallel() // waits on its timeout; each call holds the containment (eachContainment)
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("no /proc: only the process group is killed here")
 	}

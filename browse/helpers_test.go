@@ -2,7 +2,11 @@ package browse
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -48,9 +52,19 @@ func makeRunAttempts(t testing.TB, caseIDs, actorNames []string, rounds, attempt
 	return makeRunProtocol(t, caseIDs, actorNames, rounds, attempts, "")
 }
 
-// makeRunProtocol is makeRunAttempts in a protocol ("" for json).
+// makeRunProtocol is makeRunAttempts in a protocol ("" for json). The
+// same settings make the same run: the first call's directory is kept
+// (madeRuns) and every later call gets a copy of its files in a new
+// directory of its own.
 func makeRunProtocol(t testing.TB, caseIDs, actorNames []string, rounds, attempts int, protocol string) string {
 	t.Helper()
+	key := fmt.Sprintf("%q %q %d %d %q", caseIDs, actorNames, rounds, attempts, protocol)
+	madeRuns.mu.Lock()
+	files, ok := madeRuns.files[key]
+	madeRuns.mu.Unlock()
+	if ok {
+		return writeFiles(t, files)
+	}
 	var acts []actors.Actor
 	for _, n := range actorNames {
 		a, err := actors.New(n, actors.Params{})
@@ -59,7 +73,73 @@ func makeRunProtocol(t testing.TB, caseIDs, actorNames []string, rounds, attempt
 		}
 		acts = append(acts, a)
 	}
-	return makeRunActors(t, caseIDs, acts, rounds, attempts, protocol)
+	dir := makeRunActors(t, caseIDs, acts, rounds, attempts, protocol)
+	files = readFiles(t, dir)
+	madeRuns.mu.Lock()
+	if madeRuns.files == nil {
+		madeRuns.files = map[string]map[string]madeFile{}
+	}
+	madeRuns.files[key] = files
+	madeRuns.mu.Unlock()
+	return dir
+}
+
+// madeRuns are the files of the run directories makeRunProtocol made, by
+// its settings: running the actors is most of what a test that reads a
+// run costs, and several tests read the same run.
+var madeRuns struct {
+	mu    sync.Mutex
+	files map[string]map[string]madeFile
+}
+
+// madeFile is a file of a run directory: its contents and mode.
+type madeFile struct {
+	data []byte
+	mode fs.FileMode
+}
+
+// readFiles reads the regular files under dir, by their slash-separated
+// paths relative to it.
+func readFiles(t testing.TB, dir string) map[string]madeFile {
+	t.Helper()
+	files := map[string]madeFile{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = madeFile{data, fi.Mode().Perm()}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// writeFiles writes files (readFiles) into a new directory and returns
+// it.
+func writeFiles(t testing.TB, files map[string]madeFile) string {
+	t.Helper()
+	dir := t.TempDir()
+	for rel, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.data, f.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // makeRunActors is makeRunProtocol with the actors given.

@@ -25,6 +25,7 @@ import (
 
 // TestMain lets the test binary be an MCP agent: with
 // PATCHBENCH_TEST_MCP_AGENT set it runs mcpAgentMain instead of the tests.
+// The tests run with the collector of a test process (testenv.TuneGC).
 func TestMain(m *testing.M) {
 	if script := os.Getenv("PATCHBENCH_TEST_MCP_AGENT"); script != "" {
 		if err := mcpAgentMain(script); err != nil {
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	testenv.Main(m)
 }
 
 // bearer adds the token to every request.

@@ -25,13 +25,14 @@ import (
 // TestMain lets the test binary be patchbench itself (for a client that
 // starts the command): with PATCHBENCH_TEST_MAIN set it runs main.
 // Otherwise the commands the tests run load the embedded suite once
-// (sharedEmbeddedCases).
+// (sharedEmbeddedCases), with the collector of a test process
+// (testenv.TuneGC).
 func TestMain(m *testing.M) {
 	if os.Getenv("PATCHBENCH_TEST_MAIN") != "" {
 		main()
 	}
 	loadEmbeddedCases = sharedEmbeddedCases
-	os.Exit(m.Run())
+	testenv.Main(m)
 }
 
 // embeddedOnce is the embedded suite, loaded on first use.

@@ -135,23 +135,36 @@ func TestResolveBuild(t *testing.T) {
 // checkout it still says so, and run warns; run inside the checkout it
 // reads the revision there; built with the documented -ldflags it knows
 // its revision anywhere, and run records it.
+//
+// The binary without a stamp is the test binary itself run as
+// patchbench (TestMain, PATCHBENCH_TEST_MAIN): go test records no VCS
+// stamp and sets no -X, as go build -buildvcs=false does not (checked
+// here; where the test binary has a stamp, the test builds one without).
+// Only the -ldflags build is linked.
 func TestBuildWithoutVCSStamp(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary twice")
+		t.Skip("builds the binary")
 	}
 	// Only subprocesses: in parallel with the tests that run the command
 	// in the test binary.
 	t.Parallel()
 	tmp := t.TempDir()
 	plain, stampedBin := filepath.Join(tmp, "plain"), filepath.Join(tmp, "stamped")
-	// The two builds share the compiled packages and differ in the link:
-	// they run at once.
-	builds := []struct {
+	type build struct {
 		out     string
 		ldflags string
 		err     error
 		output  []byte
-	}{{out: plain}, {out: stampedBin, ldflags: "-X main.vcsRevision=" + shaA + " -X main.vcsModified=false"}}
+	}
+	builds := []build{{out: stampedBin, ldflags: "-X main.vcsRevision=" + shaA + " -X main.vcsModified=false"}}
+	if self, stamped := unstampedSelf(); stamped == "" {
+		plain = self
+	} else {
+		t.Logf("the test binary has a stamp (%s): building one without", stamped)
+		builds = append(builds, build{out: plain})
+	}
+	// The builds share the compiled packages and differ in the link:
+	// they run at once.
 	var wg sync.WaitGroup
 	for i := range builds {
 		b := &builds[i]
@@ -175,6 +188,7 @@ func TestBuildWithoutVCSStamp(t *testing.T) {
 	exe := func(bin, dir string, args ...string) (string, string) {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATCHBENCH_TEST_MAIN=1") // the test binary as patchbench; the built one ignores it
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
@@ -237,4 +251,26 @@ func TestBuildWithoutVCSStamp(t *testing.T) {
 	if m := manifest(filepath.Join(tmp, "r3")); m["git_revision"] != shaA || m["version"] != "(devel)" {
 		t.Errorf("the manifest: version %v, revision %v", m["version"], m["git_revision"])
 	}
+}
+
+// unstampedSelf is the test binary's path, and what of a build's stamp
+// it carries ("" for none): a VCS revision recorded by the go command or
+// a main.vcsRevision set with -X. A binary with neither is what
+// go build -buildvcs=false makes.
+func unstampedSelf() (self, stamped string) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", "no path to the test binary: " + err.Error()
+	}
+	if vcsRevision != "" {
+		return self, "-X main.vcsRevision=" + vcsRevision
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if strings.HasPrefix(s.Key, "vcs.") {
+				return self, s.Key + "=" + s.Value
+			}
+		}
+	}
+	return self, ""
 }
