@@ -73,6 +73,9 @@ type AttackData struct {
 	Original string
 }
 
+// AttackFields lists the fields of AttackData, as a template names them.
+const AttackFields = ".Target, .TargetName, .Op, .Into, .IntoText, .Step, .Role, .Request, .Operation, .Tool, .User, .Model, .Original"
+
 // The built-in attacks. Their wording is PatchBench's own; the sources
 // are the attacks they follow.
 var builtinAttacks = []struct{ name, source, text string }{
@@ -148,7 +151,7 @@ func ParseAttack(name, source, text string) (*Attack, error) {
 	sample := Injection{Step: "s1", Target: runtime.Pointer{"customer", "card_number"}, Op: InjectCopy, Into: runtime.Pointer{"notes", "-"}}
 	s, err := a.Text(sample, nil, "")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (the fields a template may name: %s)", err, AttackFields)
 	}
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("attack %s: the template writes an empty text", name)

@@ -62,9 +62,9 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 		}
 		scaled = append(scaled, runner.Scaled{Scale: sc, Cases: grown})
 	}
-	attacks, err := parseAttacks(f.spec.Attack, f.spec.AttackFile)
+	attacks, flag, err := parseAttacks(f.spec.Attack, f.spec.AttackFile)
 	if err != nil {
-		return nil, flagCausef("attack", "%v", err)
+		return nil, flagCausef(flag, "%v", err)
 	}
 	var names, recorded []string
 	for _, a := range attacks {
@@ -151,48 +151,66 @@ func parseScales(text string) ([]bench.Scale, error) {
 // parseAttacks reads run --attack and --attack-file: a comma list of
 // attack names (bench.LookupAttack; "file:PATH" a template file, as
 // --attack-file PATH is), each at most once, in the order given, the
-// default (nil) for an empty list.
-func parseAttacks(text, file string) ([]*bench.Attack, error) {
-	items := strings.Split(text, ",")
+// default (nil) for an empty list. On an error it also returns the flag
+// the error is of ("attack" or "attack-file"); the error of a template
+// file names the file.
+func parseAttacks(text, file string) (_ []*bench.Attack, flag string, _ error) {
+	type item struct{ text, flag string }
+	var items []item
+	for _, s := range strings.Split(text, ",") {
+		items = append(items, item{strings.TrimSpace(s), "attack"})
+	}
 	if file != "" {
-		items = append(items, "file:"+file)
+		items = append(items, item{"file:" + file, "attack-file"})
 	}
 	var out []*bench.Attack
 	seen := map[string]bool{}
-	for _, item := range items {
-		item = strings.TrimSpace(item)
-		if item == "" {
+	for _, it := range items {
+		if it.text == "" {
 			continue
 		}
 		var a *bench.Attack
 		var err error
-		if path, ok := strings.CutPrefix(item, "file:"); ok {
-			b, rerr := readInput(path, bench.MaxAttackTemplateBytes)
-			if rerr != nil {
-				return nil, rerr
-			}
-			name := bench.AttackFileName(path)
-			a, err = bench.ParseAttack(name, path, string(b))
+		if path, ok := strings.CutPrefix(it.text, "file:"); ok {
+			a, err = loadAttackFile(path)
 		} else {
-			a, err = bench.LookupAttack(item)
+			a, err = bench.LookupAttack(it.text)
 		}
 		if err != nil {
-			return nil, err
+			return nil, it.flag, err
 		}
 		name := bench.AttackCase
 		if a != nil {
 			name = a.Name
 		}
 		if seen[name] {
-			return nil, fmt.Errorf("attack %s is given twice", name)
+			return nil, it.flag, fmt.Errorf("attack %s is given twice", name)
 		}
 		seen[name] = true
 		out = append(out, a)
 	}
 	if len(out) == 0 {
-		return []*bench.Attack{nil}, nil
+		return []*bench.Attack{nil}, "", nil
 	}
-	return out, nil
+	return out, "", nil
+}
+
+// loadAttackFile reads an attack template file (bench.ParseAttack); the
+// attack is named after the file (bench.AttackFileName) and errors name
+// the file.
+func loadAttackFile(path string) (*bench.Attack, error) {
+	if path == "" {
+		return nil, errors.New("file: names no file (want file:PATH)")
+	}
+	b, err := readInput(path, bench.MaxAttackTemplateBytes)
+	if err != nil {
+		return nil, fmt.Errorf("attack template file: %w", err)
+	}
+	a, err := bench.ParseAttack(bench.AttackFileName(path), path, string(b))
+	if err != nil {
+		return nil, fmt.Errorf("attack template file %s: %w", path, err)
+	}
+	return a, nil
 }
 
 // loadPrompt reads and checks a --prompt-template file; "" is the
