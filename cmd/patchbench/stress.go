@@ -9,7 +9,6 @@ import (
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/report"
 	"github.com/patchbench/patchbench/runner"
-	"github.com/patchbench/patchbench/scoring"
 )
 
 const stressExamples = `  # Every artifact of the embedded suite against every configuration:
@@ -56,14 +55,14 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	// The default attack alone prints as stress always has: one table,
 	// or one JSON object.
 	plain := len(attacks) == 1 && attacks[0] == nil
-	var results []attackStress
+	var objects []json.RawMessage // --format json with attacks: one per attack
 	mismatched := false
-	for _, a := range attacks {
+	for i, a := range attacks {
 		name, attacked := bench.AttackCase, cases
 		if a != nil {
 			name, attacked = a.Name, make([]*bench.Case, len(cases))
-			for i, c := range cases {
-				if attacked[i], err = c.Attacked(a); err != nil {
+			for k, c := range cases {
+				if attacked[k], err = c.Attacked(a); err != nil {
 					return failf(stderr, "stress", "%v", err)
 				}
 			}
@@ -72,7 +71,6 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if err != nil {
 			return failf(stderr, "stress", "%v", err)
 		}
-		results = append(results, attackStress{Attack: name, StressResult: res})
 		prefix := ""
 		if !plain {
 			prefix = "attack " + name + ": "
@@ -85,24 +83,25 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stderr, "mismatch: %scase %s artifact %s%s%s\n", prefix, m.Case, m.Artifact, sep, m.Reason)
 			mismatched = true
 		}
-	}
-	switch {
-	case *format == "json" && plain:
-		b, _ := json.MarshalIndent(results[0].StressResult, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
-	case *format == "json":
-		b, _ := json.MarshalIndent(results, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
-	default:
-		for i, r := range results {
+		switch {
+		case *format == "json" && plain:
+			b, _ := json.MarshalIndent(res, "", "  ")
+			fmt.Fprintf(stdout, "%s\n", b)
+		case *format == "json":
+			objects = append(objects, withAttack(name, res))
+		default:
 			if !plain {
 				if i > 0 {
 					fmt.Fprintln(stdout)
 				}
-				fmt.Fprintf(stdout, "Attack: %s\n", r.Attack)
+				fmt.Fprintf(stdout, "Attack: %s\n", name)
 			}
-			report.WriteStress(stdout, r.StressResult, configs)
+			report.WriteStress(stdout, res, configs)
 		}
+	}
+	if objects != nil {
+		b, _ := json.MarshalIndent(objects, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
 	}
 	if mismatched {
 		return exitNegative
@@ -110,10 +109,15 @@ func runStress(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return exitOK
 }
 
-// attackStress is the stress test's result under one attack, as stress
-// --format json prints it when attacks are given: the attack's name next
-// to the result's members.
-type attackStress struct {
-	Attack string `json:"attack"`
-	*scoring.StressResult
+// withAttack is v, a value that encodes as a JSON object (the stress
+// test's result), with an "attack" member first: stress --format json
+// with attacks prints one per attack.
+func withAttack(attack string, v any) json.RawMessage {
+	name, _ := json.Marshal(attack) // a string always encodes
+	b, _ := json.Marshal(v)         // the result holds strings and numbers
+	out := append([]byte(`{"attack":`), name...)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...)
 }
