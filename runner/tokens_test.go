@@ -195,10 +195,19 @@ func grownViews(t *testing.T, size string) []string {
 func TestCountPastChunks(t *testing.T) {
 	defer func(n int) { pastChunk = n }(pastChunk)
 	pastChunk = 512
-	texts := grownViews(t, "300KB")
+	// The inner loop (-short) checks fewer and smaller texts; the full
+	// run checks views of 300 KB and 300 random texts.
+	size, random := "300KB", 300
+	if testing.Short() {
+		size, random = "100KB", 60
+	}
+	texts := grownViews(t, size)
+	if testing.Short() && len(texts) > 8 {
+		texts = texts[:8] // two cases: the state and the view, each alone and in a prompt
+	}
 	alphabet := []string{"\n", "\n ", "\n  ", "  ", " ", "\r\n ", "\t", "/", "}", "{", "\"", ":", ",", "a", "Ab", "'s", "123", "é", "\u00a0", "\u2028", "x"}
 	rng := rand.New(rand.NewPCG(3, 4))
-	for range 300 {
+	for range random {
 		var b strings.Builder
 		for b.Len() < 3000 {
 			b.WriteString(alphabet[rng.IntN(len(alphabet))])
