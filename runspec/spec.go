@@ -72,9 +72,9 @@ type Spec struct {
 	// (domain, then id), or Sample drawn at random, stratified by
 	// domain, from SampleSeed (cmd/patchbench's sampleCases). The
 	// manifest records them, so a resume with other values is refused.
-	Limit      int   `flag:"limit" plan:"cases.limit" json:"limit,omitempty" omit:"default" min:"1" zero:"every case" usage:"only the first <n> cases selected, in the suite's order (domain, then id; 0: every case)"`
-	Sample     int   `flag:"sample" plan:"cases.sample" json:"sample,omitempty" omit:"default" min:"1" zero:"every case" usage:"only <n> of the cases selected, drawn at random, stratified by domain, from --sample-seed (0: every case)"`
-	SampleSeed int64 `flag:"sample-seed" plan:"cases.sample_seed" json:"sample_seed,omitempty" record:"nondefault" omit:"default" default:"1" min:"1" usage:"the <seed> --sample draws the cases from, at least 1 (not the model's --seed)"`
+	Limit       int      `flag:"limit" plan:"cases.limit" json:"limit,omitempty" omit:"default" min:"1" zero:"every case" usage:"only the first <n> cases selected, in the suite's order (domain, then id; 0: every case)"`
+	Sample      int      `flag:"sample" plan:"cases.sample" json:"sample,omitempty" omit:"default" min:"1" zero:"every case" usage:"only <n> of the cases selected, drawn at random, stratified by domain, from --sample-seed (0: every case)"`
+	SampleSeed  int64    `flag:"sample-seed" plan:"cases.sample_seed" json:"sample_seed,omitempty" record:"nondefault" omit:"default" default:"1" min:"1" usage:"the <seed> --sample draws the cases from, at least 1 (not the model's --seed)"`
 	ConfigsDir  string   `flag:"configs" plan:"configs.dir" path:"plan" json:"-" usage:"the configurations <dir> (default: the embedded six)"`
 	OnlyConfigs []string `flag:"config" plan:"configs.names" list:"repeat,comma" json:"-" omitted:"every configuration" usage:"only these configuration <names> (repeatable or comma list)"`
 	// ActorSpecs are the --actor specs; the manifest records the
