@@ -10,7 +10,7 @@
 //
 //	patchbench run --actor files:FA --out RUN          # exit 3: requests wait in FA/pending
 //	go run ./scripts/panel batch --dir FA --view full --out B1 [--max N]
-//	go run ./scripts/panel batch --dir FA --view projected --out B2 [--max N]
+//	go run ./scripts/panel batch --dir FA --view projected --out B2 [--max N] [--case IDS]
 //	  # the panel reads B1/*.prompt.txt and writes B1/<same name>.answer.txt
 //	go run ./scripts/panel collect --dir FA --batch B1
 //	go run ./scripts/panel collect --dir FA --batch B2
@@ -54,7 +54,7 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: panel batch --dir FA --view full|projected --out BATCH [--max N]\n       panel collect --dir FA --batch BATCH")
+		fmt.Fprintln(stderr, "usage: panel batch --dir FA --view full|projected --out BATCH [--max N] [--case ID,ID]\n       panel collect --dir FA --batch BATCH")
 		return 2
 	}
 	var err error
@@ -85,11 +85,19 @@ func batch(args []string, stdout io.Writer) error {
 	view := fs.String("view", "", "full or projected: which prompts go into this batch")
 	out := fs.String("out", "", "the batch folder to create (the only thing the panel reads)")
 	maxN := fs.Int("max", 0, "at most this many prompts (0: all)")
+	caseList := fs.String("case", "", "only the requests of these case ids (comma list), so that several panels of one view can split the cases")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *dir == "" || *out == "" || (*view != "full" && *view != "projected") {
 		return errors.New("batch needs --dir, --out and --view full|projected")
+	}
+	var cases map[string]bool
+	if *caseList != "" {
+		cases = map[string]bool{}
+		for _, id := range strings.Split(*caseList, ",") {
+			cases[strings.TrimSpace(id)] = true
+		}
 	}
 	reqs, skipped, err := actors.PendingRequests(*dir)
 	if err != nil {
@@ -112,7 +120,7 @@ func batch(args []string, stdout io.Writer) error {
 	}
 	var keep []actors.FileRequest
 	for _, r := range reqs {
-		if r.View == *view && !given[r.Key] {
+		if r.View == *view && !given[r.Key] && (cases == nil || cases[r.Case]) {
 			keep = append(keep, r)
 		}
 	}

@@ -34,9 +34,17 @@ func TestBatchAndCollect(t *testing.T) {
 			t.Fatalf("want pending, got %v", err)
 		}
 	}
-	out := filepath.Join(t.TempDir(), "b1")
 	var so, se bytes.Buffer
-	if code := run([]string{"batch", "--dir", fa, "--view", "projected", "--out", out}, &so, &se); code != 0 {
+	// A batch for other cases holds nothing of this one.
+	other := filepath.Join(t.TempDir(), "b0")
+	if code := run([]string{"batch", "--dir", fa, "--view", "projected", "--case", "sup-other,fin-other", "--out", other}, &so, &se); code != 0 {
+		t.Fatal(se.String())
+	}
+	if _, err := os.Stat(other); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a batch for other cases was made: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "b1")
+	if code := run([]string{"batch", "--dir", fa, "--view", "projected", "--case", "sup-other," + c.ID, "--out", out}, &so, &se); code != 0 {
 		t.Fatal(se.String())
 	}
 	entries, _ := os.ReadDir(out)
