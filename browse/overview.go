@@ -246,7 +246,7 @@ func (b *Browser) overview(f Filter, static bool) *overview {
 	for _, d := range b.dirs {
 		m := d.manifest
 		o.Dirs = append(o.Dirs, dirView{Label: d.label, Path: d.path, CaseSet: d.casesFrom, Started: m.Started, Finished: m.Finished,
-			Runs: d.index.Len(), Expected: m.ExpectedRuns, Rounds: m.Rounds, Actors: strings.Join(m.Actors, ", "), Interrupted: m.Interrupted})
+			Runs: d.index.Len(), Expected: d.expected, Rounds: m.Rounds, Actors: strings.Join(m.Actors, ", "), Interrupted: m.Interrupted})
 	}
 	q := b.search(f.Q)
 	keep := func(r *runEntry) bool { return static || f.matchRun(r, q) }
