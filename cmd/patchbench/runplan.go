@@ -71,7 +71,7 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 		Spec: f.spec, Cases: chosen, Configs: configs, Actors: acts, Concurrency: *f.concurrency, Shard: sh, Prompt: prompt, Scales: scaled,
 	}}
 	for _, a := range acts {
-		if _, driven := a.(actors.Driver); driven && f.spec.Protocol != runner.ProtocolTools {
+		if _, driven := actors.Unnamed(a).(actors.Driver); driven && f.spec.Protocol != runner.ProtocolTools {
 			why := "an MCP agent works through the tools; add --protocol tools (protocol: tools in a plan)"
 			return nil, valueErr("actor", a.Name(), fmt.Sprintf("--actor %s: %s", a.Name(), why), a.Name()+": "+why)
 		}
@@ -141,6 +141,9 @@ func (f *runFlags) buildActors(params actors.Params, checkOnly bool) ([]actors.A
 	var specErr *actors.SpecError
 	switch {
 	case errors.As(err, &dupErr):
+		if dupErr.Name != "" {
+			return nil, valueErr("actor", dupErr.Spec, "--"+dupErr.Error(), dupErr.Error())
+		}
 		return nil, valueErr("actor", dupErr.Spec, fmt.Sprintf("--actor %s is given twice", dupErr.Spec), fmt.Sprintf("%s is given twice", dupErr.Spec))
 	case errors.As(err, &cacheErr):
 		return nil, usagef("--actor: %v; give --cache DIR or --no-cache", err)
@@ -232,7 +235,7 @@ func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.
 		}
 	}
 	for _, a := range acts {
-		if m, ok := a.(*actors.RoleMap); ok {
+		if m, ok := actors.Unnamed(a).(*actors.RoleMap); ok {
 			if missing := m.Missing(roles); len(missing) > 0 {
 				why := fmt.Sprintf("no actor for the roles %s (add role=spec entries, or a spec alone for every other role)", strings.Join(missing, ", "))
 				return nil, valueErr("actor", m.Name(), "--actor "+m.Name()+": "+why, m.Name()+": "+why)
@@ -367,6 +370,12 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 	}
 	for _, a := range o.Actors {
 		m.Actors = append(m.Actors, a.Name())
+		if spec := actors.SpecOf(a); spec != a.Name() {
+			if m.ActorSpecs == nil {
+				m.ActorSpecs = map[string]string{}
+			}
+			m.ActorSpecs[a.Name()] = spec
+		}
 		for _, p := range actors.Providers(a) {
 			k, _ := actors.ProviderKind(p)
 			for _, v := range k.Env {
