@@ -324,7 +324,7 @@ func (b *Browser) collect() {
 			e := d.index.Entry(i)
 			h := *e.Head // a copy: the actor is renamed for the comparison
 			h.Actor = b.comb.Name(di, h.Actor)
-			id := rundir.RunIDAt(h.Case, h.Config, h.Actor, h.Round, h.Scale)
+			id := rundir.RunIDOf(h.Case, h.Config, h.Actor, h.Round, h.Scale, h.AttackName)
 			if _, dup := b.byID[id]; dup {
 				continue
 			}

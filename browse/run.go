@@ -266,7 +266,7 @@ func (b *Browser) loadRunMemo(ctx context.Context, id string, reveal bool, memo 
 	p.LeakCount = report.Plural(len(rec.Leaks), "leak")
 	for _, cf := range b.configs {
 		pv := pairView{Config: cf.Name, Label: cf.Label, Current: cf.Name == rec.Config}
-		if o := b.byID[rundir.RunIDAt(rec.Case, cf.Name, e.Actor, rec.Round, rec.Scale)]; o != nil {
+		if o := b.byID[rundir.RunIDOf(rec.Case, cf.Name, e.Actor, rec.Round, rec.Scale, rec.AttackName)]; o != nil {
 			pv.ID, pv.Outcome = o.ID, o.Outcome
 			pv.Summary = entrySummary(o)
 		}

@@ -51,7 +51,7 @@ func (c *ActorComparer) Add(r *rundir.Record) {
 	if r.Attack != nil {
 		f.attacked, f.attackSucceeded = true, r.Attack.Succeeded
 	}
-	c.runs[side][compareKey{caseID: r.Case, config: r.Config, round: r.Round, scale: r.Scale}] = f
+	c.runs[side][compareKey{caseID: r.Case, config: r.Config, round: r.Round, scale: r.Scale, attack: r.AttackName}] = f
 }
 
 // Runs is the number of runs kept of each actor, A's then B's.

@@ -46,8 +46,9 @@ type Comparer struct {
 	configs []*bench.Config
 	actors  []string
 	runs    [2]map[compareKey]runFlags
-	// scales are the scales each side's runs are at ("" for 1x).
-	scales [2]map[string]bool
+	// scales are the scales each side's runs are at ("" for 1x),
+	// attacks the attacks they are under ("" for the default).
+	scales, attacks [2]map[string]bool
 }
 
 // compareKey is what pairs two runs: the run's key (with its scale, ""
@@ -57,13 +58,13 @@ type Comparer struct {
 type compareKey struct {
 	caseID, config, actor string
 	round, repeat         int
-	scale                 string
+	scale, attack         string
 }
 
-// id is the run's id (rundir.RunIDAt), with " (repeat k)" for a run of
+// id is the run's id (rundir.RunIDOf), with " (repeat k)" for a run of
 // the k-th directory to hold it again (k from 1).
 func (k compareKey) id() string {
-	id := rundir.RunIDAt(k.caseID, k.config, k.actor, k.round, k.scale)
+	id := rundir.RunIDOf(k.caseID, k.config, k.actor, k.round, k.scale, k.attack)
 	if k.repeat > 0 {
 		id += fmt.Sprintf(" (repeat %d)", k.repeat)
 	}
@@ -140,7 +141,7 @@ func bothOutcome(a, b runFlags) bool { return a.outcome() && b.outcome() }
 // NewComparer starts a comparison of the runs of configs and actorNames
 // (those of both sides, in the order rows are wanted).
 func NewComparer(configs []*bench.Config, actorNames []string) *Comparer {
-	return &Comparer{configs: configs, actors: actorNames, runs: [2]map[compareKey]runFlags{{}, {}}, scales: [2]map[string]bool{{}, {}}}
+	return &Comparer{configs: configs, actors: actorNames, runs: [2]map[compareKey]runFlags{{}, {}}, scales: [2]map[string]bool{{}, {}}, attacks: [2]map[string]bool{{}, {}}}
 }
 
 // AddRepeat keeps one run of side from the repeat-th directory of the
@@ -153,9 +154,18 @@ func (c *Comparer) AddRepeat(side, repeat int, r *rundir.Record) {
 	if r.Attack != nil {
 		f.attacked, f.attackSucceeded = true, r.Attack.Succeeded
 	}
-	c.runs[side][compareKey{r.Case, r.Config, r.Actor, r.Round, repeat, r.Scale}] = f
+	c.runs[side][compareKey{r.Case, r.Config, r.Actor, r.Round, repeat, r.Scale, r.AttackName}] = f
 	c.scales[side][r.Scale] = true
+	c.attacks[side][r.AttackName] = true
 }
+
+// ByAttack reports whether the attack is part of the key that pairs two
+// runs: when either side holds runs under more than one attack, a run
+// pairs only with the run of the same key under the same attack. When
+// each side is under one attack (ignore_previous against
+// system_message, say) the attack is left out of the key, so that the
+// same runs under two attacks pair.
+func (c *Comparer) ByAttack() bool { return len(c.attacks[SideA]) > 1 || len(c.attacks[SideB]) > 1 }
 
 // ByScale reports whether the scale is part of the key that pairs two
 // runs: when either side holds runs at more than one scale, a run pairs
@@ -164,17 +174,24 @@ func (c *Comparer) AddRepeat(side, repeat int, r *rundir.Record) {
 // scale is left out of the key, so that the same runs at two sizes pair.
 func (c *Comparer) ByScale() bool { return len(c.scales[SideA]) > 1 || len(c.scales[SideB]) > 1 }
 
-// pairKeys are the runs of both sides keyed as they pair (ByScale):
-// with the scale cleared from the keys when each side is at one scale.
+// pairKeys are the runs of both sides keyed as they pair (ByScale,
+// ByAttack): with the scale cleared from the keys when each side is at
+// one scale, and the attack when each side is under one attack.
 func (c *Comparer) pairKeys() [2]map[compareKey]runFlags {
-	if c.ByScale() {
+	byScale, byAttack := c.ByScale(), c.ByAttack()
+	if byScale && byAttack {
 		return c.runs
 	}
 	var out [2]map[compareKey]runFlags
 	for side, runs := range c.runs {
 		out[side] = make(map[compareKey]runFlags, len(runs))
 		for k, f := range runs {
-			k.scale = ""
+			if !byScale {
+				k.scale = ""
+			}
+			if !byAttack {
+				k.attack = ""
+			}
 			out[side][k] = f
 		}
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // reliabilityKey is a case of one configuration, actor and scale.
-type reliabilityKey struct{ config, actor, scale, caseID string }
+type reliabilityKey struct{ config, actor, scale, attack, caseID string }
 
 // caseRounds counts the rounds of one case with an outcome, and those
 // with a semantic pass, a legal pass and no leak.
@@ -17,7 +17,7 @@ type caseRounds struct{ n, semantic, legal, noLeak int }
 
 // addRounds counts a run with an outcome among the rounds of its case.
 func (b *Builder) addRounds(r *rundir.Record) {
-	k := reliabilityKey{r.Config, r.Actor, r.Scale, r.Case}
+	k := reliabilityKey{r.Config, r.Actor, r.Scale, r.AttackName, r.Case}
 	c := b.caseRounds[k]
 	if c == nil {
 		c = &caseRounds{}
@@ -48,6 +48,7 @@ type Reliability struct {
 	Label        string  `json:"label"`
 	Actor        string  `json:"actor"`
 	Scale        string  `json:"scale,omitempty"`
+	Attack       string  `json:"attack,omitempty"`
 	K            int     `json:"k"`
 	Rounds       int     `json:"rounds"`
 	Cases        int     `json:"cases"`
@@ -63,57 +64,63 @@ type Reliability struct {
 // configs), actor (in theirs) and scale (smallest first) with a run with
 // an outcome, k from 1 to its most rounds.
 func (b *Builder) reliability() []Reliability {
-	type group struct{ config, actor, scale string }
+	type group struct{ config, actor, scale, attack string }
 	cases := map[group][]*caseRounds{}
-	var scales []string
+	var scales, attacks []string
 	for k, c := range b.caseRounds {
-		g := group{k.config, k.actor, k.scale}
+		g := group{k.config, k.actor, k.scale, k.attack}
 		cases[g] = append(cases[g], c)
 		if !slices.Contains(scales, k.scale) {
 			scales = append(scales, k.scale)
 		}
+		if !slices.Contains(attacks, k.attack) {
+			attacks = append(attacks, k.attack)
+		}
 	}
 	SortScales(scales)
+	SortAttacks(attacks)
 	var out []Reliability
 	for _, cfg := range b.configs {
 		for _, a := range b.actors {
 			for _, sc := range scales {
-				cs := cases[group{cfg.Name, a, sc}]
-				if len(cs) == 0 {
-					continue
-				}
-				rounds := 0
-				for _, c := range cs {
-					rounds = max(rounds, c.n)
-				}
-				for k := 1; k <= rounds; k++ {
-					r := Reliability{Config: cfg.Name, Label: cfg.Label, Actor: a, Scale: sc, K: k, Rounds: rounds}
-					// Summed in an order that does not depend on the map's.
-					var sums [6]float64
-					var counted []*caseRounds
+				for _, at := range attacks {
+					cs := cases[group{cfg.Name, a, sc, at}]
+					if len(cs) == 0 {
+						continue
+					}
+					rounds := 0
 					for _, c := range cs {
-						if c.n >= k {
-							counted = append(counted, c)
-						}
+						rounds = max(rounds, c.n)
 					}
-					slices.SortFunc(counted, func(x, y *caseRounds) int {
-						return cmpInts([]int{x.n, x.semantic, x.legal, x.noLeak}, []int{y.n, y.semantic, y.legal, y.noLeak})
-					})
-					for _, c := range counted {
-						for i, succ := range []int{c.semantic, c.legal, c.noLeak} {
-							// n ≥ k ≥ 1 and 0 ≤ succ ≤ n: no error.
-							hat, _ := scoring.PassHatK(c.n, succ, k)
-							at, _ := scoring.PassAtK(c.n, succ, k)
-							sums[2*i] += hat
-							sums[2*i+1] += at
+					for k := 1; k <= rounds; k++ {
+						r := Reliability{Config: cfg.Name, Label: cfg.Label, Actor: a, Scale: sc, Attack: at, K: k, Rounds: rounds}
+						// Summed in an order that does not depend on the map's.
+						var sums [6]float64
+						var counted []*caseRounds
+						for _, c := range cs {
+							if c.n >= k {
+								counted = append(counted, c)
+							}
 						}
+						slices.SortFunc(counted, func(x, y *caseRounds) int {
+							return cmpInts([]int{x.n, x.semantic, x.legal, x.noLeak}, []int{y.n, y.semantic, y.legal, y.noLeak})
+						})
+						for _, c := range counted {
+							for i, succ := range []int{c.semantic, c.legal, c.noLeak} {
+								// n ≥ k ≥ 1 and 0 ≤ succ ≤ n: no error.
+								hat, _ := scoring.PassHatK(c.n, succ, k)
+								at, _ := scoring.PassAtK(c.n, succ, k)
+								sums[2*i] += hat
+								sums[2*i+1] += at
+							}
+						}
+						r.Cases = len(counted)
+						n := float64(len(counted))
+						r.SemanticHatK, r.SemanticAtK = scoring.Round(sums[0]/n), scoring.Round(sums[1]/n)
+						r.LegalHatK, r.LegalAtK = scoring.Round(sums[2]/n), scoring.Round(sums[3]/n)
+						r.NoLeakHatK, r.NoLeakAtK = scoring.Round(sums[4]/n), scoring.Round(sums[5]/n)
+						out = append(out, r)
 					}
-					r.Cases = len(counted)
-					n := float64(len(counted))
-					r.SemanticHatK, r.SemanticAtK = scoring.Round(sums[0]/n), scoring.Round(sums[1]/n)
-					r.LegalHatK, r.LegalAtK = scoring.Round(sums[2]/n), scoring.Round(sums[3]/n)
-					r.NoLeakHatK, r.NoLeakAtK = scoring.Round(sums[4]/n), scoring.Round(sums[5]/n)
-					out = append(out, r)
 				}
 			}
 		}
@@ -145,12 +152,12 @@ func ReliabilityTable(rel []Reliability, s Summary) Table {
 		Header: []string{"Configuration", "Actor", "k", "Cases", "Semantic pass^k", "Semantic pass@k", "Legal pass^k", "Legal pass@k", "No leak pass^k", "No leak pass@k"},
 		Data: &Data{Columns: []string{"config", "label", "actor", "k", "rounds", "cases", "semantic_pass_hat_k", "semantic_pass_at_k",
 			"legal_pass_hat_k", "legal_pass_at_k", "no_leak_pass_hat_k", "no_leak_pass_at_k"}}}
-	var scales []string
+	var scales, attacks []string
 	for _, r := range rel {
 		t.Rows = append(t.Rows, []string{r.Label, r.Actor, fmt.Sprint(r.K), fmt.Sprint(r.Cases), fmt.Sprintf("%.3f", r.SemanticHatK), fmt.Sprintf("%.3f", r.SemanticAtK),
 			fmt.Sprintf("%.3f", r.LegalHatK), fmt.Sprintf("%.3f", r.LegalAtK), fmt.Sprintf("%.3f", r.NoLeakHatK), fmt.Sprintf("%.3f", r.NoLeakAtK)})
 		t.Data.add(r.Config, r.Label, r.Actor, r.K, r.Rounds, r.Cases, r.SemanticHatK, r.SemanticAtK, r.LegalHatK, r.LegalAtK, r.NoLeakHatK, r.NoLeakAtK)
-		scales = append(scales, r.Scale)
+		scales, attacks = append(scales, r.Scale), append(attacks, r.Attack)
 	}
-	return withScale(t, s, scales)
+	return withAttack(withScale(t, s, scales), s, attacks)
 }

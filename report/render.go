@@ -276,12 +276,16 @@ func SplitColumns(t Table, width int) []Table {
 }
 
 // splitKeys is how many columns SplitColumns repeats in front of each
-// part: two, and three when the third is the Scale column (withScale).
+// part: two, and one more for each of the Scale (withScale) and Attack
+// (withAttack) columns that follow them.
 func splitKeys(t Table) int {
-	if len(t.Header) > 2 && t.Header[2] == "Scale" {
-		return 3
+	n := 2
+	for _, key := range []string{"Scale", "Attack"} {
+		if len(t.Header) > n && t.Header[n] == key {
+			n++
+		}
 	}
-	return 2
+	return n
 }
 
 // FitText narrows a table whose text rendering is wider than width

@@ -61,7 +61,10 @@ type Paired struct {
 	Actor string `json:"actor"`
 	// Scale is the scale of the runs paired ("" at 1x): runs pair only
 	// with runs at their own scale.
-	Scale    string          `json:"scale,omitempty"`
+	Scale string `json:"scale,omitempty"`
+	// Attack is the attack of the runs paired ("" for the default): runs
+	// pair only under their own attack.
+	Attack   string          `json:"attack,omitempty"`
 	Baseline string          `json:"baseline"`
 	Other    string          `json:"other"`
 	Pairs    int             `json:"pairs"`
@@ -92,7 +95,7 @@ type Builder struct {
 	caseRounds map[reliabilityKey]*caseRounds
 }
 
-type domainKey struct{ actor, domain, config, scale string }
+type domainKey struct{ actor, domain, config, scale, attack string }
 
 type domainCount struct{ n, leaked, passed int }
 
@@ -101,6 +104,7 @@ type pairKey struct {
 	round  int
 	actor  string
 	scale  string
+	attack string
 }
 
 // NewBuilder starts the report of the runs of configs and actorNames,
@@ -143,7 +147,7 @@ func (b *Builder) Add(r *rundir.Record) {
 	}
 	b.addRepeat(r)
 	b.addRounds(r)
-	k := domainKey{r.Actor, r.Domain, r.Config, r.Scale}
+	k := domainKey{r.Actor, r.Domain, r.Config, r.Scale, r.AttackName}
 	d := b.domains[k]
 	if d == nil {
 		d = &domainCount{}
@@ -159,7 +163,7 @@ func (b *Builder) Add(r *rundir.Record) {
 	if b.pass[r.Config] == nil {
 		b.pass[r.Config] = map[pairKey]bool{}
 	}
-	b.pass[r.Config][pairKey{r.Case, r.Round, r.Actor, r.Scale}] = r.SemanticPass
+	b.pass[r.Config][pairKey{r.Case, r.Round, r.Actor, r.Scale, r.AttackName}] = r.SemanticPass
 }
 
 // addRepeat notes a run's outcome (status, leak, pass, illegal commits,
@@ -167,7 +171,7 @@ func (b *Builder) Add(r *rundir.Record) {
 // and actor.
 func (b *Builder) addRepeat(r *rundir.Record) {
 	sig := fmt.Sprintf("%s|%t|%t|%d|%g|%d|%d", r.Status, r.Leaked, r.SemanticPass, len(r.IllegalCommits), r.ContentScore, r.Tokens.Prompt, r.Tokens.Completion)
-	k := domainKey{r.Actor, r.Case, r.Config, r.Scale}
+	k := domainKey{r.Actor, r.Case, r.Config, r.Scale, r.AttackName}
 	if prev, ok := b.outcome[k]; !ok {
 		b.outcome[k] = sig
 	} else if prev != sig {
@@ -234,10 +238,10 @@ func RejectionsTable(s Summary) (t Table) {
 	gates := []string{runtime.GateParse, runtime.GateScope, runtime.GateACL, runtime.GatePhase, runtime.GateApply, runtime.GateSchema, runtime.GateInvariants}
 	t = Table{Name: "rejections", Title: "Rejections by gate (every attempt)", Header: append([]string{"Configuration", "Actor"}, gates...),
 		Data: &Data{Columns: append([]string{"config", "label", "actor"}, gates...)}}
-	var sc []string
-	defer func() { t = withScale(t, s, sc) }()
+	var sc, at []string
+	defer func() { t = withAttack(withScale(t, s, sc), s, at) }()
 	for _, r := range s.Rows {
-		sc = append(sc, r.Scale)
+		sc, at = append(sc, r.Scale), append(at, r.Attack)
 		row := []string{r.Label, r.Actor}
 		vals := []any{r.Config, r.Label, r.Actor}
 		for _, g := range gates {
@@ -253,7 +257,7 @@ func RejectionsTable(s Summary) (t Table) {
 // domainTable gives, per actor and domain (sorted), the leak rate and
 // semantic pass of each configuration, "-" where it has no run.
 func (b *Builder) domainTable(sum Summary) (t Table) {
-	var ds, scales []string
+	var ds, scales, attacks []string
 	for k := range b.domains {
 		if !slices.Contains(ds, k.domain) {
 			ds = append(ds, k.domain)
@@ -261,46 +265,52 @@ func (b *Builder) domainTable(sum Summary) (t Table) {
 		if !slices.Contains(scales, k.scale) {
 			scales = append(scales, k.scale)
 		}
+		if !slices.Contains(attacks, k.attack) {
+			attacks = append(attacks, k.attack)
+		}
 	}
 	slices.Sort(ds)
 	SortScales(scales)
+	SortAttacks(attacks)
 	t = Table{Name: "domains", Title: "Per domain: leak rate / semantic pass", Header: []string{"Actor", "Domain"},
 		Data: &Data{Columns: []string{"actor", "domain", "config", "label", "runs", "leak_rate", "semantic_pass"}}}
 	for _, c := range b.configs {
 		t.Header = append(t.Header, c.Label)
 	}
-	var rowScales, dataScales []string
+	var rowScales, dataScales, rowAttacks, dataAttacks []string
 	for _, a := range b.actors {
 		for _, sc := range scales {
-			for _, d := range ds {
-				row := []string{a, d}
-				has := false
-				for _, c := range b.configs {
-					g := b.domains[domainKey{a, d, c.Name, sc}]
-					if g == nil || g.n == 0 {
-						row = append(row, "-")
-						continue
+			for _, at := range attacks {
+				for _, d := range ds {
+					row := []string{a, d}
+					has := false
+					for _, c := range b.configs {
+						g := b.domains[domainKey{a, d, c.Name, sc, at}]
+						if g == nil || g.n == 0 {
+							row = append(row, "-")
+							continue
+						}
+						has = true
+						leak, pass := float64(g.leaked)/float64(g.n), float64(g.passed)/float64(g.n)
+						row = append(row, fmt.Sprintf("%.2f / %.2f", leak, pass))
+						t.Data.add(a, d, c.Name, c.Label, g.n, leak, pass)
+						dataScales, dataAttacks = append(dataScales, sc), append(dataAttacks, at)
 					}
-					has = true
-					leak, pass := float64(g.leaked)/float64(g.n), float64(g.passed)/float64(g.n)
-					row = append(row, fmt.Sprintf("%.2f / %.2f", leak, pass))
-					t.Data.add(a, d, c.Name, c.Label, g.n, leak, pass)
-					dataScales = append(dataScales, sc)
-				}
-				if has || len(scales) == 1 {
-					t.Rows = append(t.Rows, row)
-					rowScales = append(rowScales, sc)
+					if has || len(scales) == 1 && len(attacks) == 1 {
+						t.Rows = append(t.Rows, row)
+						rowScales, rowAttacks = append(rowScales, sc), append(rowAttacks, at)
+					}
 				}
 			}
 		}
 	}
-	if sum.MultiScale() {
-		// The same column on the rows and on the data rows, which
+	if sum.MultiScale() || sum.MultiAttack() {
+		// The same columns on the rows and on the data rows, which
 		// are per configuration.
 		data := t.Data
 		t.Data = nil
-		t = withScale(t, sum, rowScales)
-		t.Data = withScale(Table{Data: data}, sum, dataScales).Data
+		t = withAttack(withScale(t, sum, rowScales), sum, rowAttacks)
+		t.Data = withAttack(withScale(Table{Data: data}, sum, dataScales), sum, dataAttacks).Data
 	}
 	return t
 }
@@ -330,13 +340,17 @@ func (b *Builder) pairedTests(sum Summary) (Table, []Paired, []string) {
 	case len(b.pass[b.baseline]) == 0:
 		return t, nil, []string{fmt.Sprintf("Paired tests skipped: no run of the baseline configuration %s has an outcome (--baseline picks another).", base)}
 	}
-	var scales, rowScales []string
+	var scales, rowScales, attacks, rowAttacks []string
 	for k := range b.pass[b.baseline] {
 		if !slices.Contains(scales, k.scale) {
 			scales = append(scales, k.scale)
 		}
+		if !slices.Contains(attacks, k.attack) {
+			attacks = append(attacks, k.attack)
+		}
 	}
 	SortScales(scales)
+	SortAttacks(attacks)
 	for _, a := range b.actors {
 		has := false
 		for k := range b.pass[b.baseline] {
@@ -352,38 +366,40 @@ func (b *Builder) pairedTests(sum Summary) (Table, []Paired, []string) {
 			continue
 		}
 		for _, sc := range scales {
-			for _, c := range b.configs {
-				if c.Name == b.baseline {
-					continue
-				}
-				onlyBase, onlyOther, n := 0, 0, 0
-				for k, pb := range b.pass[b.baseline] {
-					if k.actor != a || k.scale != sc {
+			for _, at := range attacks {
+				for _, c := range b.configs {
+					if c.Name == b.baseline {
 						continue
 					}
-					po, ok := b.pass[c.Name][k]
-					if !ok {
+					onlyBase, onlyOther, n := 0, 0, 0
+					for k, pb := range b.pass[b.baseline] {
+						if k.actor != a || k.scale != sc || k.attack != at {
+							continue
+						}
+						po, ok := b.pass[c.Name][k]
+						if !ok {
+							continue
+						}
+						n++
+						if pb && !po {
+							onlyBase++
+						} else if po && !pb {
+							onlyOther++
+						}
+					}
+					if n == 0 {
 						continue
 					}
-					n++
-					if pb && !po {
-						onlyBase++
-					} else if po && !pb {
-						onlyOther++
-					}
+					test := scoring.ExactMcNemar(onlyBase, onlyOther)
+					paired = append(paired, Paired{Actor: a, Scale: sc, Attack: at, Baseline: b.baseline, Other: c.Name, Pairs: n, Test: test})
+					t.Rows = append(t.Rows, []string{a, c.Label, fmt.Sprint(n), fmt.Sprint(onlyBase), fmt.Sprint(onlyOther), PValue(test.P)})
+					t.Data.add(a, b.baseline, c.Name, c.Label, n, onlyBase, onlyOther, test.P)
+					rowScales, rowAttacks = append(rowScales, sc), append(rowAttacks, at)
 				}
-				if n == 0 {
-					continue
-				}
-				test := scoring.ExactMcNemar(onlyBase, onlyOther)
-				paired = append(paired, Paired{Actor: a, Scale: sc, Baseline: b.baseline, Other: c.Name, Pairs: n, Test: test})
-				t.Rows = append(t.Rows, []string{a, c.Label, fmt.Sprint(n), fmt.Sprint(onlyBase), fmt.Sprint(onlyOther), PValue(test.P)})
-				t.Data.add(a, b.baseline, c.Name, c.Label, n, onlyBase, onlyOther, test.P)
-				rowScales = append(rowScales, sc)
 			}
 		}
 	}
-	return withScale(t, sum, rowScales), paired, notes
+	return withAttack(withScale(t, sum, rowScales), sum, rowAttacks), paired, notes
 }
 
 // hasActor reports whether any run of actor a has an outcome.
@@ -420,10 +436,10 @@ func MainTable(s Summary) (t Table) {
 		// Leaked/round is the leak rate times the cases of a round;
 		// all committed is what content (accepted) is taken over.
 		Optional: []string{"Leaked/round", "All committed", "vs full"}}
-	var sc []string
-	defer func() { t = withScale(t, s, sc) }()
+	var sc, at []string
+	defer func() { t = withAttack(withScale(t, s, sc), s, at) }()
 	for _, r := range s.Rows {
-		sc = append(sc, r.Scale)
+		sc, at = append(sc, r.Scale), append(at, r.Attack)
 		change := "-"
 		if r.TokensChangeVsFull != nil {
 			change = fmt.Sprintf("%+.1f%%", 100**r.TokensChangeVsFull)
@@ -491,13 +507,13 @@ func AttackTable(s Summary) (t Table) {
 		Header: []string{"Configuration", "Actor", "Attacked runs", "Attack success [95% CI]", "Utility under attack [95% CI]"},
 		Data: &Data{Columns: []string{"config", "label", "actor", "attack_runs", "attack_success_rate", "attack_success_lo", "attack_success_hi",
 			"utility_under_attack", "utility_under_attack_lo", "utility_under_attack_hi"}}}
-	var sc []string
-	defer func() { t = withScale(t, s, sc) }()
+	var sc, at []string
+	defer func() { t = withAttack(withScale(t, s, sc), s, at) }()
 	for _, r := range s.Rows {
 		if r.AttackRuns == 0 {
 			continue
 		}
-		sc = append(sc, r.Scale)
+		sc, at = append(sc, r.Scale), append(at, r.Attack)
 		t.Rows = append(t.Rows, []string{r.Label, r.Actor, fmt.Sprint(r.AttackRuns),
 			rateCI(*r.AttackSuccess, *r.AttackSuccessCI), rateCI(*r.UtilityUnderAttack, *r.UtilityUnderAttackCI)})
 		t.Data.add(r.Config, r.Label, r.Actor, r.AttackRuns, *r.AttackSuccess, r.AttackSuccessCI.Low, r.AttackSuccessCI.High,
@@ -518,14 +534,14 @@ func ToolsTable(s Summary) (t Table) {
 		Header: []string{"Configuration", "Actor", "Runs", "Turns/run", "Tool calls/run", "Reads", "Hidden reads (answered absent)", "Bytes read/step", "Steps ended without a commit"},
 		Data: &Data{Columns: []string{"config", "label", "actor", "runs", "turns_per_run", "tool_calls_per_run", "reads", "hidden_reads", "hidden_reads_answered_absent",
 			"bytes_read_per_step", "steps_ended"}}}
-	var sc []string
-	defer func() { t = withScale(t, s, sc) }()
+	var sc, at []string
+	defer func() { t = withAttack(withScale(t, s, sc), s, at) }()
 	for _, r := range s.Rows {
 		f := r.Tools
 		if f == nil && len(r.StepsEnded) == 0 {
 			continue
 		}
-		sc = append(sc, r.Scale)
+		sc, at = append(sc, r.Scale), append(at, r.Attack)
 		var ended []string
 		for _, k := range slices.Sorted(maps.Keys(r.StepsEnded)) {
 			ended = append(ended, fmt.Sprintf("%s %d", k, r.StepsEnded[k]))
@@ -617,6 +633,38 @@ func withScale(t Table, s Summary, scales []string) Table {
 	return t
 }
 
+// withAttack gives t an Attack column after its Scale column (after its
+// Actor column when it has none), and an attack column likewise among
+// its data columns, when the summary's runs are under more than one
+// attack (Summary.MultiAttack): attacks holds the attack of each row, in
+// order ("" is the default). A table of one attack is left as it is.
+func withAttack(t Table, s Summary, attacks []string) Table {
+	if !s.MultiAttack() {
+		return t
+	}
+	at := func(cols []string, scale, actor string) int {
+		if i := slices.Index(cols, scale); i >= 0 {
+			return i
+		}
+		return slices.Index(cols, actor)
+	}
+	if i := at(t.Header, "Scale", "Actor"); i >= 0 {
+		t.Header = slices.Insert(slices.Clone(t.Header), i+1, "Attack")
+		for k := range t.Rows {
+			t.Rows[k] = slices.Insert(t.Rows[k], i+1, AttackName(attacks[k]))
+		}
+	}
+	if t.Data != nil {
+		if i := at(t.Data.Columns, "scale", "actor"); i >= 0 {
+			t.Data.Columns = slices.Insert(slices.Clone(t.Data.Columns), i+1, "attack")
+			for k := range t.Data.Rows {
+				t.Data.Rows[k] = slices.Insert(t.Data.Rows[k], i+1, any(AttackName(attacks[k])))
+			}
+		}
+	}
+	return t
+}
+
 // leakSplitTable is a table of leaked runs split by the keys cols of
 // counts (headed as headers says, or by the key with spaces for its
 // hyphens), with an "unrecorded"
@@ -637,14 +685,14 @@ func leakSplitTable(s Summary, name, title string, cols []string, headers map[st
 		// the key.
 		t.Header = append(t.Header, cmp.Or(headers[c], strings.ReplaceAll(c, "-", " ")))
 	}
-	var sc []string
-	defer func() { t = withScale(t, s, sc) }()
+	var sc, at []string
+	defer func() { t = withAttack(withScale(t, s, sc), s, at) }()
 	for _, r := range s.Rows {
 		n := r.Measured()
 		if n == 0 {
 			continue
 		}
-		sc = append(sc, r.Scale)
+		sc, at = append(sc, r.Scale), append(at, r.Attack)
 		leaked := int(math.Round(r.LeakRate * float64(n)))
 		row := []string{r.Label, r.Actor, fmt.Sprint(n), fmt.Sprint(leaked)}
 		vals := []any{r.Config, r.Label, r.Actor, n, leaked}
@@ -670,13 +718,13 @@ func IllegalTable(s Summary) (t Table) {
 	t = Table{Name: "illegal", Title: "Illegal commits by gate (committed proposals the full contract rejects), and proposals blocked",
 		Header: append(append([]string{"Configuration", "Actor", "Runs with one"}, gates...), "Blocked"),
 		Data:   &Data{Columns: append(append([]string{"config", "label", "actor", "illegal_runs"}, gates...), "blocked")}}
-	var sc []string
-	defer func() { t = withScale(t, s, sc) }()
+	var sc, at []string
+	defer func() { t = withAttack(withScale(t, s, sc), s, at) }()
 	for _, r := range s.Rows {
 		if r.Measured() == 0 {
 			continue
 		}
-		sc = append(sc, r.Scale)
+		sc, at = append(sc, r.Scale), append(at, r.Attack)
 		row := []string{r.Label, r.Actor, fmt.Sprint(r.IllegalRuns)}
 		vals := []any{r.Config, r.Label, r.Actor, r.IllegalRuns}
 		for _, g := range gates {

@@ -24,7 +24,12 @@ type Row struct {
 	// at 1x, for a case that does not grow, and for a record of no
 	// scale. A directory of several scales has a row per
 	// configuration, actor and scale.
-	Scale          string           `json:"scale,omitempty"`
+	Scale string `json:"scale,omitempty"`
+	// Attack is the attack of the row's runs (rundir.Record.AttackName):
+	// "" for the default, the case's own planted texts. A directory of
+	// several attacks has a row per configuration, actor, scale and
+	// attack.
+	Attack         string           `json:"attack,omitempty"`
 	Runs           int              `json:"runs"`
 	Errors         int              `json:"errors"`
 	Pending        int              `json:"pending"`
@@ -157,7 +162,14 @@ type Summary struct {
 	// none) when any is not 1x, smallest first; nil when every run is
 	// at 1x. With more than one, every table has a Scale column
 	// (MultiScale) and the rows are per configuration, actor and scale.
-	Scales              []string `json:"scales,omitempty"`
+	Scales []string `json:"scales,omitempty"`
+	// Attacks are the attacks of the runs (rundir.Record.AttackName,
+	// bench.AttackCase for the default) when any is not the default,
+	// the default first and the others by name; nil when every run is
+	// at the default. With more than one, every table has an Attack
+	// column (MultiAttack) and the rows are per configuration, actor,
+	// scale and attack.
+	Attacks             []string `json:"attacks,omitempty"`
 	RunsRecorded        int      `json:"runs_recorded"`
 	RunsExpected        int      `json:"runs_expected"`
 	RunsExpectedUnknown bool     `json:"runs_expected_unknown,omitempty"`
@@ -176,9 +188,10 @@ type Summarizer struct {
 	recorded int
 	settled  int
 	scales   map[string]bool
+	attacks  map[string]bool
 }
 
-type groupKey struct{ config, actor, scale string }
+type groupKey struct{ config, actor, scale, attack string }
 
 // group accumulates the runs of one configuration and actor.
 type group struct {
@@ -223,10 +236,14 @@ func (s *Summarizer) Add(r *rundir.Record) {
 		s.scales = map[string]bool{}
 	}
 	s.scales[cmp.Or(r.Scale, "1x")] = true
+	if s.attacks == nil {
+		s.attacks = map[string]bool{}
+	}
+	s.attacks[r.AttackName] = true
 	if r.Status != rundir.StatusPending {
 		s.settled++
 	}
-	k := groupKey{r.Config, r.Actor, r.Scale}
+	k := groupKey{r.Config, r.Actor, r.Scale, r.AttackName}
 	g := s.groups[k]
 	if g == nil {
 		g = &group{leakedByRound: map[int]int{}, leakedByKind: map[string]int{}, leakedByMechanism: map[string]int{}, leakedByRoute: map[string]int{},
@@ -259,24 +276,31 @@ func (s *Summarizer) Summary() Summary {
 		}
 	}
 	SortScales(recorded)
+	attacks := slices.Collect(maps.Keys(s.attacks))
+	SortAttacks(attacks)
 	var rows []Row
 	for _, cfg := range s.configs {
 		for _, a := range s.actors {
 			for _, sc := range recorded {
-				if g := s.groups[groupKey{cfg.Name, a, sc}]; g != nil {
-					rows = append(rows, g.row(cfg, a, sc))
+				for _, at := range attacks {
+					if g := s.groups[groupKey{cfg.Name, a, sc, at}]; g != nil {
+						row := g.row(cfg, a, sc)
+						row.Attack = at
+						rows = append(rows, row)
+					}
 				}
 			}
 		}
 	}
-	full := map[[2]string][]float64{}
+	full := map[[3]string][]float64{}
 	for _, r := range rows {
 		if r.View == bench.ViewFull && r.Measured() > 0 {
-			full[[2]string{r.Actor, r.Scale}] = append(full[[2]string{r.Actor, r.Scale}], r.TokensMean)
+			k := [3]string{r.Actor, r.Scale, r.Attack}
+			full[k] = append(full[k], r.TokensMean)
 		}
 	}
 	for i := range rows {
-		f := full[[2]string{rows[i].Actor, rows[i].Scale}]
+		f := full[[3]string{rows[i].Actor, rows[i].Scale, rows[i].Attack}]
 		if rows[i].View != bench.ViewProjected || len(f) == 0 {
 			continue
 		}
@@ -290,7 +314,13 @@ func (s *Summarizer) Summary() Summary {
 		scales = slices.Collect(maps.Keys(s.scales))
 		SortScales(scales)
 	}
-	return Summary{Rows: rows, Scales: scales, RunsRecorded: s.recorded}
+	var named []string
+	if len(attacks) > 1 || len(attacks) == 1 && attacks[0] != "" {
+		for _, at := range attacks {
+			named = append(named, AttackName(at))
+		}
+	}
+	return Summary{Rows: rows, Scales: scales, Attacks: named, RunsRecorded: s.recorded}
 }
 
 // add counts one run of the group. Error and pending runs count as runs
@@ -496,6 +526,17 @@ func SortScales(scales []string) {
 // MultiScale reports whether the summary's runs are at more than one
 // scale: its tables then have a Scale column.
 func (s Summary) MultiScale() bool { return len(s.Scales) > 1 }
+
+// SortAttacks sorts attacks as recorded (rundir.Record.AttackName): the
+// default ("") first, the others by name.
+func SortAttacks(attacks []string) { slices.Sort(attacks) }
+
+// MultiAttack reports whether the runs are under more than one attack.
+func (s Summary) MultiAttack() bool { return len(s.Attacks) > 1 }
+
+// AttackName is an attack as tables show it: bench.AttackCase for the
+// default ("").
+func AttackName(attack string) string { return cmp.Or(attack, bench.AttackCase) }
 
 // ScaleName is a row's scale as the tables print it: "1x" for "".
 func ScaleName(scale string) string { return cmp.Or(scale, "1x") }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -405,13 +406,19 @@ func (m *Manifest) check() (member string, err error) {
 	if name, err := distinct("actors", m.Actors, true); err != nil {
 		return name, err
 	}
-	// The product cannot overflow: each factor is bounded by the file's
-	// size (16 MiB) but rounds, bounded above (2^24 each of cases,
-	// configs, actors and scales, 10^4 rounds: below 2^63).
-	scales := int64(strings.Count(m.Scale, ",") + 1)
-	most := int64(m.Cases) * int64(len(m.Configs)) * int64(len(m.Actors)) * int64(m.Rounds) * scales
+	// The product saturates at math.MaxInt64 rather than wrap around:
+	// each factor is bounded by the file's size (16 MiB) but rounds,
+	// and six of them can pass 2^63.
+	most := int64(1)
+	for _, f := range []int{m.Cases, len(m.Configs), len(m.Actors), m.Rounds, strings.Count(m.Scale, ",") + 1, strings.Count(m.Attack, ",") + 1} {
+		if f > 0 && most > math.MaxInt64/int64(f) {
+			most = math.MaxInt64
+			break
+		}
+		most *= int64(max(f, 0))
+	}
 	if m.ExpectedRuns < 0 || m.Cases > 0 && int64(m.ExpectedRuns) > most {
-		return "expected_runs", fmt.Errorf("is %d; the settings call for at most %d runs (cases × configs × actors × rounds × scales)", m.ExpectedRuns, most)
+		return "expected_runs", fmt.Errorf("is %d; the settings call for at most %d runs (cases × configs × actors × rounds × scales × attacks)", m.ExpectedRuns, most)
 	}
 	if m.MaxAttempts < 0 || m.MaxAttempts > maxManifestAttempts {
 		return "max_attempts", fmt.Errorf("is %d; want an integer in [1, %d]", m.MaxAttempts, maxManifestAttempts)

@@ -36,11 +36,15 @@ type Record struct {
 	Round  int    `json:"round"`
 	// Scale is the size the case's state was grown to ("10MB";
 	// runspec.Spec.Scale), absent at 1x: the state as the case writes it.
-	Scale  string         `json:"scale,omitempty"`
-	Status string         `json:"status"`
-	Leaked bool           `json:"leaked"`
-	Leaks  []scoring.Leak `json:"leaks"`
-	Tokens Usage          `json:"tokens"`
+	Scale string `json:"scale,omitempty"`
+	// AttackName is the attack that worded the case's planted prompt
+	// injections (runspec.Spec.Attack: "ignore_previous", ...), absent
+	// for the default: the texts as the case writes them.
+	AttackName string         `json:"attack_name,omitempty"`
+	Status     string         `json:"status"`
+	Leaked     bool           `json:"leaked"`
+	Leaks      []scoring.Leak `json:"leaks"`
+	Tokens     Usage          `json:"tokens"`
 	// TokensSent is the part of Tokens sent to a provider (not answered
 	// from the response cache): what the run cost.
 	TokensSent   int     `json:"tokens_sent"`
@@ -560,7 +564,23 @@ func RunIDAt(caseID, config, actor string, round int, scale string) string {
 // grown case written before run ids named the scale (a directory held
 // one scale then) has the plain RunID; recordID is the id the run has
 // now, which a resume skips.
-func recordID(r *Record) string { return RunIDAt(r.Case, r.Config, r.Actor, r.Round, r.Scale) }
+func recordID(r *Record) string {
+	return RunIDOf(r.Case, r.Config, r.Actor, r.Round, r.Scale, r.AttackName)
+}
+
+// RunIDOf is the run id of a run at a scale under an attack: RunIDAt,
+// with "+" and the attack after it for an attack other than the
+// default ("case/config/actor/1+ignore_previous",
+// "case/config/actor/1@10MB+system_message"); a run at the default
+// attack (attack "") has RunIDAt's id, so that the runs of one case
+// under several attacks have ids of their own in one directory.
+func RunIDOf(caseID, config, actor string, round int, scale, attack string) string {
+	id := RunIDAt(caseID, config, actor, round, scale)
+	if attack != "" {
+		id += "+" + attack
+	}
+	return id
+}
 
 // MaxRecordedTokens bounds each token count of a record (tokens.prompt,
 // tokens.completion, tokens.reasoning, tokens_sent: 2^40, about 10^12,

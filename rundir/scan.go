@@ -127,6 +127,8 @@ func (d *leanDecoder) decode(b []byte, whole bool) (*Record, int, int, error) {
 			rec.Round, err = jsonInt(v)
 		case "scale":
 			rec.Scale, err = d.name(v)
+		case "attack_name":
+			rec.AttackName, err = d.name(v)
 		case "tokens_sent":
 			rec.TokensSent, err = jsonInt(v)
 		case "content_score":

@@ -23,7 +23,7 @@ func runOne(ctx context.Context, o Options, tc *counter, j Job) (*rundir.Record,
 	c, cfg := j.Case, j.Config
 	r := &run{o: o, tc: tc, j: j, sess: runtime.NewSession(c.State, c.Workflow.PhasePath), committed: map[string]bool{}, written: []runtime.Pointer{}, phaseMovable: hasPhasePlace(c),
 		rec: &rundir.Record{
-			RunID: j.RunID(), Case: c.ID, Domain: c.Domain, Config: cfg.Name, Actor: j.Actor.Name(), Round: j.Round, Scale: j.Scale,
+			RunID: j.RunID(), Case: c.ID, Domain: c.Domain, Config: cfg.Name, Actor: j.Actor.Name(), Round: j.Round, Scale: j.Scale, AttackName: j.Attack,
 			Leaks: []scoring.Leak{}, Steps: []rundir.StepRecord{}, IllegalCommits: []rundir.IllegalCommit{}, Checks: []scoring.CheckResult{},
 		}}
 	defer func() {

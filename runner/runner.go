@@ -76,6 +76,12 @@ type Options struct {
 	// Cases[k] grown (the same case when it does not grow). Nil runs
 	// Cases as they are, recorded at Spec.Scale.
 	Scales []Scaled
+	// Attacks are the attacks the runs cross (Spec.Attack's list, by
+	// the names records carry: "" for the default, the case's own
+	// planted texts), each run at each; the cases under an attack other
+	// than the default are each Scaled's Attacked[name]. Nil is the
+	// default alone.
+	Attacks []string
 }
 
 // Scaled is one scale of a run with the cases grown to it, in the order
@@ -84,6 +90,10 @@ type Options struct {
 type Scaled struct {
 	Scale bench.Scale
 	Cases []*bench.Case
+	// Attacked holds, for each attack of Options.Attacks other than the
+	// default, the cases of Cases under it (bench.Case.Attacked), in
+	// the same order: each is attacked once per scale.
+	Attacked map[string][]*bench.Case
 }
 
 // Protocols (Options.Protocol, run --protocol) and disclosure modes
@@ -198,6 +208,9 @@ type Job struct {
 	Actor  actors.Actor
 	Round  int
 	Scale  string
+	// Attack is the attack the case's planted texts are worded by, as
+	// its record names it ("" for the default).
+	Attack string
 	// Artifact, when set, replays a stress artifact as a run (Replay):
 	// the artifact's step is submitted in the artifact's submit_phase,
 	// and the run ends after it.
@@ -205,9 +218,10 @@ type Job struct {
 }
 
 // RunID is the stable key of a run: case/config/actor/round, with
-// "@scale" after the round for a grown case (rundir.RunIDAt).
+// "@scale" after the round for a grown case and "+attack" after that
+// for an attack other than the default (rundir.RunIDOf).
 func (j Job) RunID() string {
-	return rundir.RunIDAt(j.Case.ID, j.Config.Name, j.Actor.Name(), j.Round, j.Scale)
+	return rundir.RunIDOf(j.Case.ID, j.Config.Name, j.Actor.Name(), j.Round, j.Scale, j.Attack)
 }
 
 // InShard reports whether the run with this id belongs to shard s.
@@ -221,9 +235,10 @@ func (s Shard) InShard(runID string) bool {
 }
 
 // Jobs lists the runs of the options in a fixed order (round, case,
-// scale, configuration, actor), restricted to the shard. A case that
-// does not grow runs once, at 1x (its state is the same at every
-// scale), not once per scale.
+// scale, attack, configuration, actor), restricted to the shard. A case
+// that does not grow runs once, at 1x (its state is the same at every
+// scale), not once per scale. Every run is crossed with every attack
+// (Options.Attacks).
 func (o *Options) Jobs() []Job {
 	var out []Job
 	for r := 1; r <= o.Rounds; r++ {
@@ -232,24 +247,39 @@ func (o *Options) Jobs() []Job {
 				if i > 0 && len(c.Grow) == 0 {
 					break
 				}
-				if k < len(sc.Cases) {
-					out = o.caseJobs(out, sc.Cases[k], r, recordedScale(sc.Scale.String(), c))
+				if k >= len(sc.Cases) {
+					continue
+				}
+				scale := recordedScale(sc.Scale.String(), c)
+				if o.Attacks == nil {
+					out = o.caseJobs(out, sc.Cases[k], r, scale, "")
+				}
+				for _, name := range o.Attacks {
+					ac := sc.Cases[k]
+					if name != "" {
+						if k >= len(sc.Attacked[name]) {
+							continue
+						}
+						ac = sc.Attacked[name][k]
+					}
+					out = o.caseJobs(out, ac, r, scale, name)
 				}
 			}
 			if o.Scales == nil {
-				out = o.caseJobs(out, c, r, recordedScale(o.Scale, c))
+				out = o.caseJobs(out, c, r, recordedScale(o.Scale, c), "")
 			}
 		}
 	}
 	return out
 }
 
-// caseJobs appends the runs of case c (grown to scale) in round r, one
-// per configuration and actor, those of the shard.
-func (o *Options) caseJobs(out []Job, c *bench.Case, r int, scale string) []Job {
+// caseJobs appends the runs of case c (grown to scale, its planted texts
+// worded by attack) in round r, one per configuration and actor, those
+// of the shard.
+func (o *Options) caseJobs(out []Job, c *bench.Case, r int, scale, attack string) []Job {
 	for _, cfg := range o.Configs {
 		for _, a := range o.Actors {
-			j := Job{Case: c, Config: cfg, Actor: a, Round: r, Scale: scale}
+			j := Job{Case: c, Config: cfg, Actor: a, Round: r, Scale: scale, Attack: attack}
 			if o.Shard.InShard(j.RunID()) {
 				out = append(out, j)
 			}

@@ -88,8 +88,16 @@ type Spec struct {
 	// both, crossed with the configurations, actors and rounds), and
 	// ScaleSeed the seed they are generated from (bench.Case.Grown). A
 	// plan may give a list; the manifest records the list as one string.
-	Scale      string `flag:"scale" plan:"scale" list:"repeat,comma" json:"scale,omitempty" record:"nondefault" default:"1x" usage:"the <sizes> the cases' states are grown to: 1x (as written) or 1MB, 10MB, ... (the cases that grow; see docs/cases.md); a comma list or the flag repeated crosses the runs with each"`
-	ScaleSeed  int64  `flag:"scale-seed" plan:"scale_seed" json:"scale_seed,omitempty" record:"nondefault" default:"1" min:"1" usage:"the <seed> the grown states are generated from, at least 1 (not the model's --seed)"`
+	Scale     string `flag:"scale" plan:"scale" list:"repeat,comma" json:"scale,omitempty" record:"nondefault" default:"1x" usage:"the <sizes> the cases' states are grown to: 1x (as written) or 1MB, 10MB, ... (the cases that grow; see docs/cases.md); a comma list or the flag repeated crosses the runs with each"`
+	ScaleSeed int64  `flag:"scale-seed" plan:"scale_seed" json:"scale_seed,omitempty" record:"nondefault" default:"1" min:"1" usage:"the <seed> the grown states are generated from, at least 1 (not the model's --seed)"`
+	// Attack is the attacks the runs cross, a comma list of names
+	// (bench.LookupAttack: case, the case's own planted texts, or a
+	// built-in template such as ignore_previous; "file:PATH" a template
+	// file), each run at each; AttackFile adds a template file's attack
+	// after them. The manifest records the attacks' names as one string
+	// (a file's attack as bench.AttackFileName).
+	Attack     string `flag:"attack" plan:"attack" list:"repeat,comma" json:"attacks,omitempty" record:"nondefault" default:"case" usage:"the <attacks> that word the cases' planted prompt injections: case (as the case writes them), ignore_previous, important_instructions, tool_knowledge, system_message or file:PATH (a template of your own; docs/cases.md); a comma list or the flag repeated crosses the runs with each"`
+	AttackFile string `flag:"attack-file" plan:"attack_file" path:"plan" json:"-" usage:"an attack template <file> (Go text/template; docs/cases.md, attacks) added to --attack as file:FILE"`
 	Disclosure string `flag:"disclosure" plan:"disclosure" json:"disclosure,omitempty" record:"tools" default:"whole" choice:"whole,progressive" usage:"with --protocol tools, what the first message shows: whole (the view) or progressive (an outline; the actor reads the rest)"`
 
 	Temperature     *float64      `flag:"temperature" plan:"settings.temperature" json:"temperature" min:"0" max:"2" usage:"sampling <temperature> for live actors, in [0, 2] (default: the server's; reasoning models get none)"`

@@ -258,7 +258,7 @@ func TestPlanKeyRefusals(t *testing.T) {
 		{"configs.names empty", "version: 1\nconfigs:\n  names: []\n", 2, ":3: configs.names: an empty list; leave the key out for every configuration"},
 		{"protocol empty", "version: 1\nprotocol: \"\"\n", 2, ":2: protocol: an empty string; leave the key out for the default"},
 		{"cases.dir empty", "version: 1\ncases: {dir: ''}\n", 2, ":2: cases.dir: an empty string; leave the key out for the default"},
-		{"unknown top-level key", "version: 1\nactors: [reference]\nround: 2\n", 2, `:3: unknown key "round" (known keys: actors, cases, configs, disclosure, limits, prompt_template, protocol, rounds, scale, scale_seed, scoring, settings, version)`},
+		{"unknown top-level key", "version: 1\nactors: [reference]\nround: 2\n", 2, `:3: unknown key "round" (known keys: actors, attack, attack_file, cases, configs, disclosure, limits, prompt_template, protocol, rounds, scale, scale_seed, scoring, settings, version)`},
 		{"not a mapping", "[1, 2]\n", 2, ":1: the plan: want a mapping of keys, got a list"},
 		{"rounds float", "version: 1\nrounds: 2.5\n", 2, ":2: rounds: want an integer, got 2.5"},
 		{"rounds 2.0", "version: 1\nrounds: 2.0\n", 2, ":2: rounds: want an integer, got 2.0"},

@@ -63,12 +63,43 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 		}
 		scaled = append(scaled, runner.Scaled{Scale: sc, Cases: grown})
 	}
+	attacks, flag, err := parseAttacks(f.spec.Attack, f.spec.AttackFile)
+	if err != nil {
+		return nil, flagCausef(flag, "%v", err)
+	}
+	var names, recorded []string
+	for _, a := range attacks {
+		if a == nil {
+			names, recorded = append(names, bench.AttackCase), append(recorded, "")
+			continue
+		}
+		names, recorded = append(names, a.Name), append(recorded, a.Name)
+		for i := range scaled {
+			// Each case is attacked once per scale; its runs under
+			// that attack share the attacked state.
+			at := slices.Clone(scaled[i].Cases)
+			if !checkOnly {
+				for k, c := range scaled[i].Cases {
+					if at[k], err = c.Attacked(a); err != nil {
+						return nil, flagCausef("attack", "%v", err)
+					}
+				}
+			}
+			if scaled[i].Attacked == nil {
+				scaled[i].Attacked = map[string][]*bench.Case{}
+			}
+			scaled[i].Attacked[a.Name] = at
+		}
+	}
+	f.spec.Attack = strings.Join(names, ",") // one spelling in the manifest
+	f.spec.AttackFile = ""                   // its attack is in the list
 	prompt, err := loadPrompt(f.spec.PromptTemplate)
 	if err != nil {
 		return nil, flagCausef("prompt-template", "%v", err)
 	}
 	p := &runPlan{acts: acts, progressEvery: *f.progressEvery, cacheFailures: f.cacheFailures, opts: runner.Options{
 		Spec: f.spec, Cases: chosen, Configs: configs, Actors: acts, Concurrency: *f.concurrency, Shard: sh, Prompt: prompt, Scales: scaled,
+		Attacks: recorded,
 	}}
 	for _, a := range acts {
 		if _, driven := actors.Unnamed(a).(actors.Driver); driven && f.spec.Protocol != runner.ProtocolTools {
@@ -116,6 +147,71 @@ func parseScales(text string) ([]bench.Scale, error) {
 	}
 	slices.SortFunc(out, func(a, b bench.Scale) int { return cmp.Compare(a.Bytes, b.Bytes) })
 	return out, nil
+}
+
+// parseAttacks reads run --attack and --attack-file: a comma list of
+// attack names (bench.LookupAttack; "file:PATH" a template file, as
+// --attack-file PATH is), each at most once, in the order given, the
+// default (nil) for an empty list. On an error it also returns the flag
+// the error is of ("attack" or "attack-file"); the error of a template
+// file names the file.
+func parseAttacks(text, file string) (_ []*bench.Attack, flag string, _ error) {
+	type item struct{ text, flag string }
+	var items []item
+	for _, s := range strings.Split(text, ",") {
+		items = append(items, item{strings.TrimSpace(s), "attack"})
+	}
+	if file != "" {
+		items = append(items, item{"file:" + file, "attack-file"})
+	}
+	var out []*bench.Attack
+	seen := map[string]bool{}
+	for _, it := range items {
+		if it.text == "" {
+			continue
+		}
+		var a *bench.Attack
+		var err error
+		if path, ok := strings.CutPrefix(it.text, "file:"); ok {
+			a, err = loadAttackFile(path)
+		} else {
+			a, err = bench.LookupAttack(it.text)
+		}
+		if err != nil {
+			return nil, it.flag, err
+		}
+		name := bench.AttackCase
+		if a != nil {
+			name = a.Name
+		}
+		if seen[name] {
+			return nil, it.flag, fmt.Errorf("attack %s is given twice", name)
+		}
+		seen[name] = true
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return []*bench.Attack{nil}, "", nil
+	}
+	return out, "", nil
+}
+
+// loadAttackFile reads an attack template file (bench.ParseAttack); the
+// attack is named after the file (bench.AttackFileName) and errors name
+// the file.
+func loadAttackFile(path string) (*bench.Attack, error) {
+	if path == "" {
+		return nil, errors.New("file: names no file (want file:PATH)")
+	}
+	b, err := readInput(path, bench.MaxAttackTemplateBytes)
+	if err != nil {
+		return nil, fmt.Errorf("attack template file: %w", err)
+	}
+	a, err := bench.ParseAttack(bench.AttackFileName(path), path, string(b))
+	if err != nil {
+		return nil, fmt.Errorf("attack template file %s: %w", path, err)
+	}
+	return a, nil
 }
 
 // loadPrompt reads and checks a --prompt-template file; "" is the

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunAttacks: run --attack crosses the runs with the attacks, the
+// report has a row per attack in its attack-success table, a plan's
+// attack key makes the same runs, plan --print prints the key, and a
+// resume under other attacks is refused.
+func TestRunAttacks(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "runs")
+	args := []string{"run", "--actor", "follower", "--case", "fin-expense-review", "--config", "unconstrained,patchoptic",
+		"--attack", "ignore_previous", "--attack", "important_instructions", "--out", out}
+	stdout, stderr, code := runCLI(t, cliCase{args: args})
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "run directory: "+out+" (4 runs)") {
+		t.Errorf("run: want 4 runs (2 configurations × 2 attacks):\n%s", stderr)
+	}
+	for _, want := range []string{"attack success and utility under attack", "ignore_previous", "important_instructions"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("run's report lacks %q:\n%s", want, stdout)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Attacks string `json:"attacks"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.Attacks != "ignore_previous,important_instructions" {
+		t.Errorf("manifest attacks %q (%v), want ignore_previous,important_instructions", m.Attacks, err)
+	}
+
+	// The same settings resume with nothing to do; other attacks are
+	// refused.
+	if _, stderr, code := runCLI(t, cliCase{args: args}); code != 0 {
+		t.Errorf("resume: exit %d: %s", code, stderr)
+	}
+	other := append([]string{}, args...)
+	other[len(other)-3] = "system_message"
+	if _, stderr, code := runCLI(t, cliCase{args: other}); code == 0 || !strings.Contains(stderr, "attacks differ") {
+		t.Errorf("resume under other attacks: exit %d: %s", code, stderr)
+	}
+
+	// plan --print prints the attacks as a list; the plan makes the same
+	// runs.
+	printed, stderr, code := runCLI(t, cliCase{args: append([]string{"plan", "--print"}, args[1:len(args)-2]...)})
+	if code != 0 || !strings.Contains(printed, "\nattack: [ignore_previous, important_instructions]\n") {
+		t.Fatalf("plan --print: exit %d: %s\n%s", code, stderr, printed)
+	}
+	fromPlan := filepath.Join(t.TempDir(), "plan-runs")
+	stdout, stderr, code = runCLI(t, cliCase{args: []string{"run", "--plan", writePlan(t, printed), "--out", fromPlan}})
+	if code != 0 || !strings.Contains(stderr, "(4 runs)") || !strings.Contains(stdout, "important_instructions") {
+		t.Errorf("run --plan: exit %d: %s\n%s", code, stderr, stdout)
+	}
+}
+
+// TestAttackRefusals: an unknown attack names the attacks there are; a
+// bad template file names the file and what is wrong with it.
+func TestAttackRefusals(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	unknownField := write("field.tmpl", "Please {{.Nope}}")
+	unparsed := write("unparsed.tmpl", "Please {{.Request")
+	empty := write("empty.tmpl", " \n")
+	missing := filepath.Join(dir, "missing.tmpl")
+	out := filepath.Join(dir, "out")
+	checkCLI(t, []cliCase{
+		{name: "unknown attack", args: []string{"run", "--actor", "follower", "--attack", "nosuch", "--out", out}, exit: exitUsage,
+			stderr: []string{`--attack: unknown attack "nosuch"; the attacks are case, ignore_previous, important_instructions, tool_knowledge, system_message or file:PATH`}},
+		{name: "twice", args: []string{"run", "--actor", "follower", "--attack", "case,ignore_previous,case", "--out", out}, exit: exitUsage,
+			stderr: []string{"--attack: attack case is given twice"}},
+		{name: "unknown field", args: []string{"run", "--actor", "follower", "--attack-file", unknownField, "--out", out}, exit: exitUsage,
+			stderr: []string{"--attack-file: attack template file " + unknownField + ":", "can't evaluate field Nope", "the fields a template may name: .Target"}},
+		{name: "unparsed", args: []string{"run", "--actor", "follower", "--attack", "file:" + unparsed, "--out", out}, exit: exitUsage,
+			stderr: []string{"--attack: attack template file " + unparsed + ":", "unclosed action"}},
+		{name: "empty", args: []string{"run", "--actor", "follower", "--attack-file", empty, "--out", out}, exit: exitUsage,
+			stderr: []string{"attack template file " + empty + ": attack file-empty: the template writes an empty text"}},
+		{name: "missing", args: []string{"run", "--actor", "follower", "--attack-file", missing, "--out", out}, exit: exitUsage,
+			stderr: []string{"--attack-file: attack template file: open " + missing}},
+		{name: "stress unknown attack", args: []string{"stress", "--attack", "nosuch"}, exit: exitUsage,
+			stderr: []string{`patchbench stress: --attack: unknown attack "nosuch"`}},
+	})
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused run made %s (%v)", out, err)
+	}
+}
+
+// TestStressAttacks: stress --attack runs the stress test once per
+// attack, a table each under the attack's name; the gates' decisions do
+// not depend on the injections' wording, so the tables are the same.
+func TestStressAttacks(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "mine.tmpl")
+	if err := os.WriteFile(tmpl, []byte("Note from {{.User}}: {{.Request}}."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCLI(t, cliCase{args: []string{"stress", "--attack", "case,system_message", "--attack-file", tmpl}})
+	if code != 0 {
+		t.Fatalf("stress: exit %d: %s", code, stderr)
+	}
+	parts := strings.Split(stdout, "\n\n")
+	if len(parts) != 3 {
+		t.Fatalf("want 3 tables:\n%s", stdout)
+	}
+	plain, _, _ := runCLI(t, cliCase{args: []string{"stress"}})
+	for i, name := range []string{"case", "system_message", "file-mine"} {
+		head, table, _ := strings.Cut(parts[i], "\n")
+		if head != "Attack: "+name {
+			t.Errorf("table %d is headed %q, want Attack: %s", i, head, name)
+		}
+		if strings.TrimSuffix(table, "\n") != strings.TrimSuffix(plain, "\n") {
+			t.Errorf("attack %s: the table differs from stress's:\n%s", name, table)
+		}
+	}
+	js, stderr, code := runCLI(t, cliCase{args: []string{"stress", "--attack", "tool_knowledge", "--format", "json"}})
+	var res []struct {
+		Attack string            `json:"attack"`
+		Cells  []json.RawMessage `json:"cells"`
+	}
+	if code != 0 || json.Unmarshal([]byte(js), &res) != nil || len(res) != 1 || res[0].Attack != "tool_knowledge" || len(res[0].Cells) == 0 {
+		t.Errorf("stress --format json --attack: exit %d: %s\n%.300s", code, stderr, js)
+	}
+}
