@@ -18,9 +18,16 @@ type LeftOut struct {
 	Runs  int
 }
 
-// String says it in words: "DIR: 2 cases left out (a, b), 6 runs".
+// String says it in words: "DIR: 2 cases left out (a, b), 6 runs"
+// ("1 case", "1 run").
 func (l LeftOut) String() string {
-	return fmt.Sprintf("%s: %d cases left out (%s), %d runs", l.Path, len(l.Cases), listOrNone(l.Cases), l.Runs)
+	count := func(n int, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %ss", n, one)
+	}
+	return fmt.Sprintf("%s: %s left out (%s), %s", l.Path, count(len(l.Cases), "case"), listOrNone(l.Cases), count(l.Runs, "run"))
 }
 
 // CommonCases is the case ids every manifest of ms holds, in the first
