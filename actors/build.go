@@ -46,11 +46,20 @@ func (e *CacheDirError) Error() string {
 
 func (e *CacheDirError) Unwrap() error { return e.Err }
 
-// DuplicateSpecError is a spec given twice to Build: two actors of one
-// name would share their runs' ids.
-type DuplicateSpecError struct{ Spec string }
+// DuplicateSpecError is a spec given twice to Build, or two specs of one
+// name (Name, a display name: NameMark): two actors of one name would
+// share their runs' ids.
+type DuplicateSpecError struct {
+	Spec string
+	Name string
+}
 
-func (e *DuplicateSpecError) Error() string { return fmt.Sprintf("actor %s is given twice", e.Spec) }
+func (e *DuplicateSpecError) Error() string {
+	if e.Name != "" {
+		return fmt.Sprintf("actor %s: another actor is named %s", e.Spec, e.Name)
+	}
+	return fmt.Sprintf("actor %s is given twice", e.Spec)
+}
 
 // SpecError is a spec Build cannot make an actor of; its message is
 // Err's.
@@ -64,7 +73,8 @@ func (e *SpecError) Error() string { return e.Err.Error() }
 func (e *SpecError) Unwrap() error { return e.Err }
 
 // Build makes the actor of each spec: New's specs, or a role map
-// ("role=spec,role=spec,spec", ParseRoleMap) for multi-agent cases. A file
+// ("role=spec,role=spec,spec", ParseRoleMap) for multi-agent cases, each
+// maybe ending in a display name (NameMark: the actor is then a Named). A file
 // actor's directory is checked writable (Files.CheckDir); a live actor is
 // wrapped with the rate limit of its endpoint (Limited, when RPS > 0) and
 // the response cache (Cached, unless NoCache), whose directory is checked
@@ -73,19 +83,22 @@ func (e *SpecError) Unwrap() error { return e.Err }
 // of one endpoint share its circuit breaker (Breakers, unless
 // Params.Breakers gives one): after BreakAfter consecutive connection
 // failures no request is sent to it. The actors come back in the order of
-// specs; a spec given twice is a *DuplicateSpecError.
+// specs; a spec given twice, or two of one name, is a *DuplicateSpecError.
 func Build(specs []string, o BuildOptions) ([]Actor, error) {
 	if o.Params.Breakers == nil {
 		o.Params.Breakers = &Breakers{}
 	}
 	b := &builder{o: o, limiters: &Limiters{RPS: o.RPS}}
 	var out []Actor
-	for i, spec := range specs {
-		if slices.Contains(specs[:i], spec) {
-			return nil, &DuplicateSpecError{Spec: spec}
+	for i, given := range specs {
+		if slices.Contains(specs[:i], given) {
+			return nil, &DuplicateSpecError{Spec: given}
+		}
+		spec, name, err := SplitName(given)
+		if err != nil {
+			return nil, &SpecError{Spec: given, Err: err}
 		}
 		var a Actor
-		var err error
 		if strings.Contains(spec, ",") || isRoleEntry(spec) {
 			a, err = ParseRoleMap(spec, b.one)
 		} else {
@@ -94,9 +107,15 @@ func Build(specs []string, o BuildOptions) ([]Actor, error) {
 		if err != nil {
 			var ce *CacheDirError
 			if !errors.As(err, &ce) {
-				err = &SpecError{Spec: spec, Err: err}
+				err = &SpecError{Spec: given, Err: err}
 			}
 			return nil, err
+		}
+		if name != "" {
+			a = NewNamed(a, spec, name)
+		}
+		if slices.ContainsFunc(out, func(o Actor) bool { return o.Name() == a.Name() }) {
+			return nil, &DuplicateSpecError{Spec: given, Name: a.Name()}
 		}
 		out = append(out, a)
 	}

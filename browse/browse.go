@@ -28,6 +28,10 @@ type Options struct {
 	// the others against; "" takes patchoptic when present, else none
 	// (the tests are then skipped, and the overview says so).
 	Baseline string
+	// Common reads directories of different case sets over the cases
+	// every one of them holds (rundir.NarrowToCommon); Browser.LeftOut
+	// says what it left out. Without it they are refused.
+	Common bool
 	// Warn, when set, is told what Open worked around: a case set that
 	// does not load (its runs' pages are then shown from the records
 	// alone), a case set that is not the one the run used. The case sets
@@ -43,6 +47,7 @@ type Options struct {
 // concurrent use.
 type Browser struct {
 	dirs    []*dirData
+	leftOut []rundir.LeftOut
 	comb    *rundir.Combined
 	configs []*bench.Config
 	actors  []string
@@ -77,6 +82,11 @@ type dirData struct {
 	label    string
 	manifest *rundir.Manifest
 	index    *rundir.Index
+	// expected is the runs the directory was to hold of the comparison's
+	// cases, and caseIDs those cases (the manifest's, or the common
+	// cases: Options.Common).
+	expected int
+	caseIDs  []string
 	// cases are the directory's cases by id, nil when its case set does
 	// not load; casesFrom says where they were loaded from.
 	cases     map[string]*bench.Case
@@ -115,6 +125,10 @@ type runEntry struct {
 	idx        int
 }
 
+// LeftOut is what Options.Common left out of each directory that lost
+// cases (none without it).
+func (b *Browser) LeftOut() []rundir.LeftOut { return b.leftOut }
+
 // Open opens the run directories at paths as one comparison: it reads
 // each manifest, indexes each runs.jsonl (rundir.BuildIndex, checking
 // every line against the manifest), refuses directories that cannot be
@@ -144,9 +158,8 @@ func Open(paths []string, o Options) (*Browser, error) {
 		if from == "" {
 			from = EmbeddedSuite
 		}
-		b.dirs = append(b.dirs, &dirData{path: p, manifest: m, casesFrom: from})
+		b.dirs = append(b.dirs, &dirData{path: p, manifest: m, casesFrom: from, expected: m.ExpectedRuns, caseIDs: m.CaseIDs})
 		ms = append(ms, m)
-		b.expected += m.ExpectedRuns
 		b.rounds = max(b.rounds, m.Rounds)
 	}
 	var holders []rundir.Holder
@@ -157,6 +170,26 @@ func Open(paths []string, o Options) (*Browser, error) {
 		}
 		d.index = ix
 		holders = append(holders, ix)
+	}
+	if o.Common {
+		// The narrowed manifests go to Combine and the counts; the
+		// directories keep their own, which their case sets are
+		// checked against.
+		ixs := make([]*rundir.Index, len(b.dirs))
+		for i, d := range b.dirs {
+			ixs[i] = d.index
+		}
+		lost, err := rundir.NarrowToCommon(paths, ms, ixs)
+		if err != nil {
+			return nil, err
+		}
+		b.leftOut = lost
+		for i, d := range b.dirs {
+			d.expected, d.caseIDs = ms[i].ExpectedRuns, ms[i].CaseIDs
+		}
+	}
+	for _, d := range b.dirs {
+		b.expected += d.expected
 	}
 	comb, err := rundir.Combine(paths, ms, holders)
 	if err != nil {
@@ -284,7 +317,7 @@ func (b *Browser) collect() {
 	builder := report.NewBuilder(b.configs, b.actors, b.baseline)
 	caseSet := map[string]bool{}
 	for di, d := range b.dirs {
-		for _, id := range d.manifest.CaseIDs {
+		for _, id := range d.caseIDs {
 			caseSet[id] = true
 		}
 		for i := 0; i < d.index.Len(); i++ {

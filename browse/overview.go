@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/report"
+	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/scoring"
 )
 
@@ -246,7 +247,7 @@ func (b *Browser) overview(f Filter, static bool) *overview {
 	for _, d := range b.dirs {
 		m := d.manifest
 		o.Dirs = append(o.Dirs, dirView{Label: d.label, Path: d.path, CaseSet: d.casesFrom, Started: m.Started, Finished: m.Finished,
-			Runs: d.index.Len(), Expected: m.ExpectedRuns, Rounds: m.Rounds, Actors: strings.Join(m.Actors, ", "), Interrupted: m.Interrupted})
+			Runs: d.index.Len(), Expected: d.expected, Rounds: m.Rounds, Actors: actorList(m), Interrupted: m.Interrupted})
 	}
 	q := b.search(f.Q)
 	keep := func(r *runEntry) bool { return static || f.matchRun(r, q) }
@@ -463,4 +464,17 @@ type rate struct{ Value, CI string }
 
 func rateOf(x float64, ci scoring.Interval) rate {
 	return rate{fmt.Sprintf("%.3f", x), fmt.Sprintf("[%.3f, %.3f]", ci.Low, ci.High)}
+}
+
+// actorList is a directory's actors in words: their names, each given a
+// display name followed by its spec ("my-agent (exec:/tmp/x/agent.sh)").
+func actorList(m *rundir.Manifest) string {
+	var out []string
+	for _, a := range m.Actors {
+		if spec, ok := m.ActorSpecs[a]; ok {
+			a += " (" + spec + ")"
+		}
+		out = append(out, a)
+	}
+	return strings.Join(out, ", ")
 }

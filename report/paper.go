@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -130,7 +131,7 @@ func (m PaperModel) RunOf(p Producer) bool {
 		}
 		return true
 	}
-	spec := p.Actor
+	spec := cmp.Or(p.Spec, p.Actor)
 	if i := strings.Index(spec, "@"); i >= 0 {
 		spec = spec[:i] // actor@dir, as Combine names it
 	}
@@ -344,8 +345,11 @@ func violationsBlocked(in PaperInput, _ string) (string, bool) {
 // models the provider said answered (a live actor's), and the run's
 // rounds and settings.
 type Producer struct {
-	// Actor is the actor's name in the report (its spec).
+	// Actor is the actor's name in the report (its spec, or the display
+	// name it was given).
 	Actor string
+	// Spec is the actor's spec when Actor is a display name, else "".
+	Spec string
 	// Models are the models the provider said answered (at most four).
 	Models []string
 	Rounds int
@@ -363,7 +367,7 @@ type Producer struct {
 // Live reports whether the actor is a live model (openai:, ollama:) or
 // answers through the file actor (files:, a person or a model called
 // elsewhere), rather than one of the no-model actors.
-func (p Producer) Live() bool { return IsLiveActor(p.Actor) }
+func (p Producer) Live() bool { return IsLiveActor(cmp.Or(p.Spec, p.Actor)) }
 
 // IsLiveActor reports whether an actor spec names a live model (openai:,
 // ollama:) or the file actor (files:), in itself or in a role map.
@@ -428,20 +432,20 @@ func PaperTable(in PaperInput, producers map[string]Producer) Table {
 		in.Summary.Rows = base
 		t.Title += " (the paper's rows are at 1x: this run's rows at 1x only, its rows at " + strings.Join(slices.DeleteFunc(slices.Clone(in.Summary.Scales), func(s string) bool { return s == "1x" }), ", ") + " left out)"
 	}
-	var actors, live []string
-	for _, r := range in.Summary.Rows {
-		if !slices.Contains(actors, r.Actor) {
-			actors = append(actors, r.Actor)
-			if IsLiveActor(r.Actor) {
-				live = append(live, r.Actor)
-			}
-		}
-	}
 	producer := func(a string) Producer {
 		if p, ok := producers[a]; ok {
 			return p
 		}
 		return Producer{Actor: a}
+	}
+	var actors, live []string
+	for _, r := range in.Summary.Rows {
+		if !slices.Contains(actors, r.Actor) {
+			actors = append(actors, r.Actor)
+			if producer(r.Actor).Live() {
+				live = append(live, r.Actor)
+			}
+		}
 	}
 	add := func(f PaperFigure, cell, actor, by string) {
 		model := f.Model

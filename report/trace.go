@@ -284,14 +284,28 @@ func (t *trace) injections(step string) {
 	}
 }
 
-// last writes the step's last attempt: the patch, the decisions and the
+// last writes the step's last attempt: the patch (its leaks marked as
+// the response's are), the decisions and the
 // audit's, a phase that did not move, the illegal commits, the response.
 func (t *trace) last(s *rundir.StepRecord) {
 	switch {
 	case len(s.Patch) > 0:
-		t.printf("  patch (%s):\n", Plural(len(s.Patch), "operation"))
+		// Each operation's leaks are marked as the response's are
+		// (markLeaks), the count in the heading.
+		var lines []string
+		leaks := 0
 		for _, op := range s.Patch {
-			t.printf("    %s\n", opText(op))
+			marked, n := markLeaks(opText(op), t.det)
+			lines = append(lines, Printable(marked))
+			leaks += n
+		}
+		note := ""
+		if leaks > 0 {
+			note = fmt.Sprintf("; %s marked >>> <<<", Plural(leaks, "leak"))
+		}
+		t.printf("  patch (%s%s):\n", Plural(len(s.Patch), "operation"), note)
+		for _, line := range lines {
+			t.printf("    %s\n", line)
 		}
 	case len(s.Decisions) > 0 && s.Decisions[0].Passed:
 		t.printf("  patch: empty (no operation)\n")

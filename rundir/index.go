@@ -76,8 +76,9 @@ func BuildIndex(dir string, m *Manifest) (*Index, error) {
 // scanOptions say how buildIndex scans: in, when set, checks each record
 // against a manifest; with lateMismatch a record of another run does not
 // stop the scan, and is reported only when no line is damaged (Read's
-// order); idsOnly keeps of each head only its run id (what a Dir needs to
-// find runs; the heads are read again by EachHead, so that their memory
+// order); idsOnly keeps of each head only its run id and case (what a
+// Dir needs to find runs, and to keep those of some cases: Index.Keep;
+// the heads are read again by EachHead, so that their memory
 // does not grow with the directory).
 type scanOptions struct {
 	in           *membership
@@ -226,7 +227,7 @@ func scanChunk(r io.Reader, base int64, last bool, o scanOptions) indexChunk {
 			}
 		}
 		if o.idsOnly {
-			h.rec = &Record{RunID: h.rec.RunID}
+			h.rec = &Record{RunID: h.rec.RunID, Case: h.rec.Case}
 		}
 		e := IndexEntry{Head: h.rec, NLeaks: len(h.rec.Leaks), Line: h.line, Offset: h.off, Length: h.length, NChecks: h.checks, NHeld: h.held}
 		h.rec.Leaks = compactLeaks(h.rec.Leaks)

@@ -33,6 +33,10 @@ type Manifest struct {
 	Configs       []string        `json:"configs"`
 	ConfigDetails []*bench.Config `json:"config_details"`
 	Actors        []string        `json:"actors"`
+	// ActorSpecs holds, by name, the spec of each actor given a display
+	// name (SPEC#name=NAME, actors.NameMark): Actors and the records
+	// name it NAME; absent when no actor has one.
+	ActorSpecs map[string]string `json:"actor_specs,omitempty"`
 	// Spec is the run's settings, as recorded (runspec.Spec.Recorded):
 	// its members (rounds, seed, temperature, max_attempts, ...) are the
 	// manifest's own, among the others in the order manifests have
@@ -133,7 +137,7 @@ var unkeyed = func() map[string]bool {
 // since) comes after them, in the order of the fields.
 var memberOrder = []string{
 	"module", "version", "git_revision", "case_set", "case_digest", "cases", "case_ids", "configs", "config_details",
-	"actors", "rounds", "seed", "temperature", "max_output_tokens", "openai_base_url", "ollama_host", "anthropic_base_url",
+	"actors", "actor_specs", "rounds", "seed", "temperature", "max_output_tokens", "openai_base_url", "ollama_host", "anthropic_base_url",
 	"endpoints",
 	"structured", "max_answer_bytes", "protocol", "disclosure", "max_turns", "max_tool_calls", "max_step_bytes",
 	"max_attempts", "pass_threshold", "tokenizer", "prompt_version", "prompt_template", "plan", "plan_digest", "shard",

@@ -56,10 +56,15 @@ type Plan struct {
 
 // NewPlan is the plan of the settings s: every key, but those of an empty
 // string, an empty list or a number left unset (the temperature), which
-// are their defaults. patchbench plan --print prints it.
+// are their defaults, and those tagged omit:"default" at their default
+// (cases.limit, cases.sample, cases.sample_seed). patchbench plan --print prints it.
 func NewPlan(s runspec.Spec) *Plan {
 	p := &Plan{Version: PlanVersion, Spec: s, set: map[string]bool{}}
+	def := runspec.Default()
 	for _, f := range runspec.Fields() {
+		if f.Tag.Get("omit") == "default" && reflect.DeepEqual(f.Value(&p.Spec).Interface(), f.Value(&def).Interface()) {
+			continue
+		}
 		if f.Key != "" && !emptyValue(f.Value(&p.Spec)) {
 			p.set[f.Key] = true
 		}

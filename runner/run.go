@@ -136,7 +136,7 @@ func (r *run) runStep(ctx context.Context, s *bench.Step, replayed bool) (end bo
 				return bench.InjectedProposal(s, ref, obeyed, view)
 			}
 		}
-		if d, ok := r.j.Actor.(actors.Driver); ok {
+		if d, ok := actors.Unnamed(r.j.Actor).(actors.Driver); ok {
 			r.agentOutput().startStep(s.ID)
 			end, err = r.drivenLoop(ctx, d, s, &sr, view, string(viewJSON), submit)
 			r.agentOut.keep(&sr)

@@ -25,9 +25,11 @@
 //     the same (Keyed, Unkeyed).
 //   - record:"tools": recorded only for a run of the tools protocol;
 //     record:"nondefault": recorded only when not the default.
+//   - omit:"default": the plan (runner.NewPlan, plan --print) leaves the
+//     key out at its default.
 //   - min, max (numbers, as in messages); bound:"split" says "at least"
 //     and "at most" rather than "in [min, max]"; zero:"no limit" lets 0
-//     through outside the range; positive:"" refuses a duration ≤ 0;
+//     through outside the range (what 0 means); positive:"" refuses a duration ≤ 0;
 //     choice:"a,b" the values a string may take.
 //   - list:"comma" (a comma list, each flag replaces it), list:"repeat"
 //     (each flag adds one item), list:"repeat,comma" (each flag adds a
@@ -65,6 +67,14 @@ type Spec struct {
 	CasesDir    string   `flag:"cases" plan:"cases.dir" path:"plan" json:"-" usage:"the case set <dir> (default: the embedded suite)"`
 	OnlyCases   []string `flag:"case" plan:"cases.ids" list:"repeat,comma" json:"-" omitted:"every case" usage:"only the cases with these <ids> (repeatable or comma list)"`
 	OnlyDomains []string `flag:"domain" plan:"cases.domains" list:"repeat,comma" json:"-" omitted:"every domain" usage:"only the cases of these <domains> (repeatable or comma list)"`
+	// Limit and Sample make a subset of the cases --case and --domain
+	// select (0: all of them): the first Limit in the suite's order
+	// (domain, then id), or Sample drawn at random, stratified by
+	// domain, from SampleSeed (cmd/patchbench's sampleCases). The
+	// manifest records them, so a resume with other values is refused.
+	Limit       int      `flag:"limit" plan:"cases.limit" json:"limit,omitempty" omit:"default" min:"1" zero:"every case" usage:"only the first <n> cases selected, in the suite's order (domain, then id; 0: every case)"`
+	Sample      int      `flag:"sample" plan:"cases.sample" json:"sample,omitempty" omit:"default" min:"1" zero:"every case" usage:"only <n> of the cases selected, drawn at random, stratified by domain, from --sample-seed (0: every case)"`
+	SampleSeed  int64    `flag:"sample-seed" plan:"cases.sample_seed" json:"sample_seed,omitempty" record:"nondefault" omit:"default" default:"1" min:"1" usage:"the <seed> --sample draws the cases from, at least 1 (not the model's --seed)"`
 	ConfigsDir  string   `flag:"configs" plan:"configs.dir" path:"plan" json:"-" usage:"the configurations <dir> (default: the embedded six)"`
 	OnlyConfigs []string `flag:"config" plan:"configs.names" list:"repeat,comma" json:"-" omitted:"every configuration" usage:"only these configuration <names> (repeatable or comma list)"`
 	// ActorSpecs are the --actor specs; the manifest records the
@@ -349,6 +359,9 @@ func (s *Spec) Check() error {
 			return &Error{Flag: f.Flag, Key: f.Key, Why: why}
 		}
 	}
+	if s.Limit != 0 && s.Sample != 0 {
+		return &Error{Flag: "sample", Key: "cases.sample", Why: "and --limit both choose a subset of the cases; give one"}
+	}
 	if s.Protocol == ProtocolTools && s.PromptTemplate != "" {
 		return &Error{Flag: "prompt-template", Key: "prompt_template", Why: "is for the json protocol; the tools protocol's prompt is runner/tools.tmpl"}
 	}
@@ -377,6 +390,12 @@ func checkField(f Field, v reflect.Value) string {
 	switch v.Kind() {
 	case reflect.Int, reflect.Int64:
 		n := v.Int()
+		if zero, ok := tag.Lookup("zero"); ok && n <= 0 {
+			if n == 0 {
+				return ""
+			}
+			return fmt.Sprintf("must be at least %s (or 0: %s), not %d", minS, zero, n)
+		}
 		lo, _ := strconv.ParseInt(minS, 10, 64)
 		hi, _ := strconv.ParseInt(maxS, 10, 64)
 		split := tag.Get("bound") == "split"

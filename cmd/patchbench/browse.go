@@ -39,9 +39,10 @@ const browseExamples = `  # The runs of a directory in the web browser (open the
 // (package browse) until it is interrupted. It opens no browser: it
 // prints the address.
 func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("browse", "patchbench browse DIR... [--addr HOST:PORT] [--cases DIR] [--baseline NAME]", browseExamples, stdout, stderr)
+	fs := newFlags("browse", "patchbench browse DIR... [--addr HOST:PORT] [--cases DIR] [--baseline NAME] [--common]", browseExamples, stdout, stderr)
 	addr := fs.String("addr", "127.0.0.1:8484", "the `address` to serve on (host:port; port 0 picks a free one); anyone who can reach it reads the runs, prompts and responses")
 	casesDir := fs.String("cases", "", "the case set `dir` of the runs, when the manifests' case sets cannot be loaded from here")
+	common := fs.Bool("common", false, commonUsage)
 	baseline := fs.String("baseline", "", "the configuration `name` the paired tests compare the others against (default patchoptic, when present)")
 	pos, err := fs.parseDirs(args)
 	if err != nil {
@@ -70,10 +71,14 @@ func runBrowse(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		defer mu.Unlock()
 		fmt.Fprintf(stderr, "patchbench browse: "+format+"\n", a...)
 	}
-	b, err := browse.Open(pos, browse.Options{CasesDir: *casesDir, Baseline: *baseline, Warn: func(msg string) { say("%s", msg) }})
+	b, err := browse.Open(pos, browse.Options{CasesDir: *casesDir, Baseline: *baseline, Common: *common, Warn: func(msg string) { say("%s", msg) }})
+	if err != nil && !*common {
+		err = commonHint(err)
+	}
 	if err != nil {
 		return failf(stderr, "browse", "%v", err)
 	}
+	sayLeftOut(stderr, "browse", b.LeftOut())
 	opened := time.Since(start)
 	// Indexing made garbage the server will not need again: give it
 	// back to the system before serving.

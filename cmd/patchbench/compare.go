@@ -62,8 +62,9 @@ var allowFlags = map[string]string{
 // when the sides differ in what they measure (unless allowed) or share no
 // run. With --actors it compares two actors instead (compareActors).
 func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("compare", "patchbench compare BASE NEW [--alpha P] [--min-delta D] [--exact ACTORS] [--shared-only] [--allow-config-change] [--allow-case-change] [--allow-prompt-change] [--allow-threshold-change] [--format text|markdown|csv|latex|json]\n  patchbench compare --actors A,B DIR... [--gate] [--alpha P] [--min-delta D] [--format text|markdown|csv|latex|json]", compareExamples, stdout, stderr)
+	fs := newFlags("compare", "patchbench compare BASE NEW [--alpha P] [--min-delta D] [--exact ACTORS] [--shared-only] [--common] [--allow-config-change] [--allow-case-change] [--allow-prompt-change] [--allow-threshold-change] [--format text|markdown|csv|latex|json]\n  patchbench compare --actors A,B DIR... [--gate] [--common] [--alpha P] [--min-delta D] [--format text|markdown|csv|latex|json]", compareExamples, stdout, stderr)
 	format := fs.choice("format", "text", "output `format`: text, markdown, csv (the figures), latex or json", compareFormats...)
+	common := fs.Bool("common", false, commonUsage+" (both sides over the cases every directory of either holds)")
 	sharedOnly := fs.Bool("shared-only", false, "compare only the runs both sides hold: runs of A missing from B do not fail the gate")
 	alpha := fs.Float64("alpha", report.DefaultAlpha, "the family-wise error `rate` of the tests of sampled actors: a figure regresses only with a Holm-adjusted exact p at most this (with --actors: over every test of the table)")
 	minDelta := fs.Float64("min-delta", report.DefaultMinDelta, "the smallest `change` for the worse (in rate or mean score, B − A over the pairs) that is a regression (with --actors: that makes B worse)")
@@ -82,7 +83,7 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 		return fs.exit(err)
 	}
 	if *actors != "" || *gate {
-		return compareActors(fs, pos, *actors, *gate, *alpha, *minDelta, *format, stdout, stderr)
+		return compareActors(fs, pos, *actors, *gate, *common, *alpha, *minDelta, *format, stdout, stderr)
 	}
 	switch {
 	case len(pos) != 2:
@@ -98,13 +99,24 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 			exactActors = append(exactActors, a)
 		}
 	}
-	a, err := rundir.ReadSet(sideDirs(pos[0]))
-	if err != nil {
-		return failf(stderr, "compare", "%v", err)
-	}
-	b, err := rundir.ReadSet(sideDirs(pos[1]))
-	if err != nil {
-		return failf(stderr, "compare", "%v", err)
+	var a, b *rundir.Set
+	if *common {
+		// Both sides over the cases every directory of either holds, so
+		// that they hold the same cases.
+		sets, lost, err := rundir.ReadSetsCommon([][]string{sideDirs(pos[0]), sideDirs(pos[1])})
+		if err != nil {
+			return failf(stderr, "compare", "%v", err)
+		}
+		sayLeftOut(stderr, "compare", lost)
+		a, b = sets[0], sets[1]
+	} else {
+		var err error
+		if a, err = readSet(sideDirs(pos[0]), false, "compare", stderr); err != nil {
+			return failf(stderr, "compare", "%v", err)
+		}
+		if b, err = readSet(sideDirs(pos[1]), false, "compare", stderr); err != nil {
+			return failf(stderr, "compare", "%v", err)
+		}
 	}
 	var refused, allowedText []string
 	for _, d := range rundir.SideDifferences(a.Combined, b.Combined) {
@@ -238,7 +250,7 @@ func writeComparison(w io.Writer, cmp report.Comparison, format string) error {
 // Exit 0 (a comparison), or with --gate 1 when B is worse than A on a
 // rate; 2 for a usage error, an actor the directories do not hold, or no
 // pair.
-func compareActors(fs *flagSet, pos []string, actors string, gate bool, alpha, minDelta float64, format string, stdout, stderr io.Writer) int {
+func compareActors(fs *flagSet, pos []string, actors string, gate, common bool, alpha, minDelta float64, format string, stdout, stderr io.Writer) int {
 	var notHere []string
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "exact" || f.Name == "shared-only" || strings.HasPrefix(f.Name, "allow-") {
@@ -269,7 +281,7 @@ func compareActors(fs *flagSet, pos []string, actors string, gate bool, alpha, m
 	for _, p := range pos {
 		dirs = append(dirs, sideDirs(p)...)
 	}
-	set, err := rundir.ReadSet(dirs)
+	set, err := readSet(dirs, common, "compare", stderr)
 	if err != nil {
 		return failf(stderr, "compare", "%v", err)
 	}

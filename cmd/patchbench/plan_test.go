@@ -220,7 +220,7 @@ func TestPlanErrors(t *testing.T) {
 	top := writePlan(t, "version: 1\nround: 3\n")
 	withRounds := writePlan(t, "version: 1\nrounds: 2\n")
 	checkCLI(t, []cliCase{
-		{name: "unknown key", args: []string{"run", "--plan", unknown}, exit: 2, stderr: []string{unknown + ":4: unknown key \"idz\" (known keys: dir, domains, ids)"}},
+		{name: "unknown key", args: []string{"run", "--plan", unknown}, exit: 2, stderr: []string{unknown + ":4: unknown key \"idz\" (known keys: dir, domains, ids, limit, sample, sample_seed)"}},
 		{name: "unknown top key", args: []string{"plan", top}, exit: 2, stderr: []string{top + ":2: unknown key \"round\"", "rounds"}},
 		{name: "a flag the plan sets", args: []string{"run", "--plan", withRounds, "--rounds", "3"}, exit: 2, stderr: []string{"--rounds is set by the plan " + withRounds}},
 		{name: "no such plan", args: []string{"run", "--plan", filepath.Join(t.TempDir(), "none.yaml")}, exit: 2, stderr: []string{"--plan:"}},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -78,14 +79,54 @@ func baseNames(files []string) []string {
 // reportFormats are report's formats: report.Formats and html.
 var reportFormats = append(slices.Clone(report.Formats), "html")
 
+// commonUsage is the help of report's, browse's and compare's --common.
+const commonUsage = "read directories of different case sets over the cases all of them hold; standard error says what is left out of each"
+
+// readSet reads the directories at paths as one comparison
+// (rundir.ReadSet); with common, over the cases all of them hold
+// (rundir.ReadSetCommon), saying on stderr, as cmd, what it left out of
+// each directory.
+func readSet(paths []string, common bool, cmd string, stderr io.Writer) (*rundir.Set, error) {
+	if !common {
+		set, err := rundir.ReadSet(paths)
+		return set, commonHint(err)
+	}
+	set, lost, err := rundir.ReadSetCommon(paths)
+	if err != nil {
+		return nil, err
+	}
+	sayLeftOut(stderr, cmd, lost)
+	return set, nil
+}
+
+// commonHint adds to a refusal of directories whose case ids differ
+// that --common reads the cases they share; other errors pass as they
+// are.
+func commonHint(err error) error {
+	var se *rundir.SettingsError
+	if errors.As(err, &se) && slices.Contains(se.Settings, "case_ids") {
+		return fmt.Errorf("%w; --common reads the cases all of them hold", err)
+	}
+	return err
+}
+
+// sayLeftOut writes on stderr, as cmd, what --common left out of each
+// directory.
+func sayLeftOut(stderr io.Writer, cmd string, lost []rundir.LeftOut) {
+	for _, l := range lost {
+		fmt.Fprintf(stderr, "patchbench %s: --common: %s\n", cmd, l)
+	}
+}
+
 // runReport prints the tables of one or more run directories, read as
 // one comparison and recomputed from their records as they are read.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--all DIR] [--wide] [--intervals] [--ci-columns] [--paper] [--paper-map ROW=ACTOR]... [--reveal] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
+	fs := newFlags("report", "patchbench report DIR... [--format text|markdown|csv|latex|json|html] [--table NAME]... [--all DIR] [--wide] [--common] [--intervals] [--ci-columns] [--paper] [--paper-map ROW=ACTOR]... [--reveal] [--baseline NAME] [--plots DIR] [--plot-format png|svg|pdf] [--plot-size one-column|two-column]", reportExamples, stdout, stderr)
 	format := fs.choice("format", "text", "output `format`: text, markdown, csv, latex, json or html", reportFormats...)
 	var tables stringList
 	fs.Var(&tables, "table", "only the tables with these `names` (repeatable or comma list; csv takes one, main by default)")
 	wide := fs.Bool("wide", false, "text: every table whole, however wide (by default a text table is narrowed to 120 columns, or the terminal's width when narrower)")
+	common := fs.Bool("common", false, commonUsage)
 	intervals := fs.Bool("intervals", false, "text: keep the 95% intervals when a table is narrowed")
 	ciColumns := fs.Bool("ci-columns", false, "put each 95% interval in a column of its own (text, markdown, latex)")
 	paper := fs.Bool("paper", false, "add every figure of the paper beside ours, with the model, rounds and settings that produced ours; a row of a model from a run of that model only")
@@ -106,12 +147,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if len(tables) > 0 || *ciColumns || *paper || *plots != "" {
 			return fs.usageError("--format html writes the browser's pages; --table, --ci-columns, --paper and --plots go with the other formats")
 		}
-		return fs.exit(reportHTML(pos, *casesDir, *baseline, *reveal, stdout, stderr))
+		return fs.exit(reportHTML(pos, *casesDir, *baseline, *reveal, *common, stdout, stderr))
 	}
 	if *reveal {
 		return fs.usageError("--reveal goes with --format html")
 	}
-	set, err := rundir.ReadSet(pos)
+	set, err := readSet(pos, *common, "report", stderr)
 	if err != nil {
 		return failf(stderr, "report", "%v", err)
 	}

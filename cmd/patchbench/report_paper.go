@@ -84,7 +84,7 @@ func paperTable(ctx context.Context, set *rundir.Set, b *report.Builder, sum rep
 			if _, ok := producers[name]; ok {
 				continue
 			}
-			producers[name] = report.Producer{Actor: name, Models: b.Models(name), Rounds: d.Manifest.Rounds, Temperature: d.Manifest.Temperature,
+			producers[name] = report.Producer{Actor: name, Spec: d.Manifest.ActorSpecs[a], Models: b.Models(name), Rounds: d.Manifest.Rounds, Temperature: d.Manifest.Temperature,
 				MaxOutputTokens: d.Manifest.MaxOutputTokens, MaxAttempts: d.Manifest.MaxAttempts, Structured: d.Manifest.Structured, Dir: filepath.Base(filepath.Clean(d.Path))}
 		}
 	}

@@ -37,7 +37,7 @@ func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	f := &runFlags{cacheFailures: &cacheFailures{}, spec: runspec.Default()}
 	runspec.Bind(fs.FlagSet, &f.spec)
 	actor := fs.Lookup("actor")
-	actor.Usage += ": " + strings.Join(actors.Known(), ", ") + "; a role map role=spec,role=spec gives each role of multi-agent cases its own"
+	actor.Usage += ": " + strings.Join(actors.Known(), ", ") + "; a role map role=spec,role=spec gives each role of multi-agent cases its own; SPEC#name=NAME shows and records the actor as NAME"
 	f.planFile = fs.String("plan", "", "read the runs' settings (cases, configurations, actors, rounds, protocol, limits) from this plan `file` (YAML; patchbench plan --print writes one; docs/plans/ has examples); a flag it sets may not be given too")
 	f.concurrency = fs.Int("concurrency", 4, "`n` runs at a time")
 	f.out = fs.String("out", "", "the run `dir` (default results/run-<hash of the settings>, the same for the same settings, so a rerun resumes)")

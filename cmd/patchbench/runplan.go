@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -101,7 +102,7 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 		Attacks: recorded,
 	}}
 	for _, a := range acts {
-		if _, driven := a.(actors.Driver); driven && f.spec.Protocol != runner.ProtocolTools {
+		if _, driven := actors.Unnamed(a).(actors.Driver); driven && f.spec.Protocol != runner.ProtocolTools {
 			why := "an MCP agent works through the tools; add --protocol tools (protocol: tools in a plan)"
 			return nil, valueErr("actor", a.Name(), fmt.Sprintf("--actor %s: %s", a.Name(), why), a.Name()+": "+why)
 		}
@@ -236,6 +237,9 @@ func (f *runFlags) buildActors(params actors.Params, checkOnly bool) ([]actors.A
 	var specErr *actors.SpecError
 	switch {
 	case errors.As(err, &dupErr):
+		if dupErr.Name != "" {
+			return nil, valueErr("actor", dupErr.Spec, "--"+dupErr.Error(), dupErr.Error())
+		}
 		return nil, valueErr("actor", dupErr.Spec, fmt.Sprintf("--actor %s is given twice", dupErr.Spec), fmt.Sprintf("%s is given twice", dupErr.Spec))
 	case errors.As(err, &cacheErr):
 		return nil, usagef("--actor: %v; give --cache DIR or --no-cache", err)
@@ -300,15 +304,9 @@ func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.
 		}
 	}
 	var chosen []*bench.Case
-	var roles []string
 	for _, c := range cases {
 		if (len(wanted) == 0 || slices.Contains(wanted, c.ID)) && (len(domains) == 0 || slices.Contains(domains, c.Domain)) {
 			chosen = append(chosen, c)
-			for _, st := range c.Steps {
-				if !slices.Contains(roles, st.Role) {
-					roles = append(roles, st.Role)
-				}
-			}
 		}
 	}
 	for _, id := range wanted {
@@ -320,8 +318,20 @@ func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.
 		return nil, &usageErr{msg: fmt.Sprintf("no case matches --case %q --domain %q", strings.Join(f.spec.OnlyCases, ","), strings.Join(f.spec.OnlyDomains, ",")), flag: "domain",
 			why: fmt.Sprintf("no case of the domains %q has an id of %q", strings.Join(f.spec.OnlyDomains, ","), strings.Join(f.spec.OnlyCases, ","))}
 	}
+	chosen, err = f.subset(chosen)
+	if err != nil {
+		return nil, err
+	}
+	var roles []string
+	for _, c := range chosen {
+		for _, st := range c.Steps {
+			if !slices.Contains(roles, st.Role) {
+				roles = append(roles, st.Role)
+			}
+		}
+	}
 	for _, a := range acts {
-		if m, ok := a.(*actors.RoleMap); ok {
+		if m, ok := actors.Unnamed(a).(*actors.RoleMap); ok {
 			if missing := m.Missing(roles); len(missing) > 0 {
 				why := fmt.Sprintf("no actor for the roles %s (add role=spec entries, or a spec alone for every other role)", strings.Join(missing, ", "))
 				return nil, valueErr("actor", m.Name(), "--actor "+m.Name()+": "+why, m.Name()+": "+why)
@@ -344,6 +354,78 @@ func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.
 		ids[c.ID] = c.File
 	}
 	return chosen, nil
+}
+
+// subset keeps the cases --limit or --sample choose of those selected
+// (in the suite's order); a count over the cases selected is refused,
+// saying how many there are.
+func (f *runFlags) subset(chosen []*bench.Case) ([]*bench.Case, error) {
+	flagName, n := "limit", f.spec.Limit
+	if f.spec.Sample != 0 {
+		flagName, n = "sample", f.spec.Sample
+	}
+	switch {
+	case n == 0:
+		return chosen, nil
+	case n > len(chosen):
+		return nil, flagCausef(flagName, "%d cases asked for, but only %d are selected", n, len(chosen))
+	case flagName == "limit":
+		return chosen[:n], nil
+	}
+	return sampleCases(chosen, n, f.spec.SampleSeed), nil
+}
+
+// sampleCases draws n of cases (0 < n <= len(cases)) at random,
+// stratified by domain, and returns them in the order of cases. n is
+// allotted to the domains in proportion to their case counts by the
+// largest remainder (the remainders' ties go to the domain first in
+// sorted order); within each domain, the cases are ordered by the
+// SHA-256 of the seed and their id, and the first ones kept. The same
+// cases, n and seed always draw the same cases (whatever the Go
+// version), and a case's rank does not depend on the other cases.
+func sampleCases(cases []*bench.Case, n int, seed int64) []*bench.Case {
+	byDomain := map[string][]*bench.Case{}
+	for _, c := range cases {
+		byDomain[c.Domain] = append(byDomain[c.Domain], c)
+	}
+	domains := bench.DomainsOf(cases)
+	quota := map[string]int{}
+	type rem struct {
+		domain string
+		num    int // the remainder's numerator over len(cases)
+	}
+	var rems []rem
+	given := 0
+	for _, d := range domains {
+		q := n * len(byDomain[d])
+		quota[d] = q / len(cases)
+		given += quota[d]
+		rems = append(rems, rem{d, q % len(cases)})
+	}
+	slices.SortStableFunc(rems, func(a, b rem) int { return b.num - a.num })
+	for i := 0; given < n; i++ {
+		quota[rems[i].domain]++
+		given++
+	}
+	keep := map[*bench.Case]bool{}
+	for _, d := range domains {
+		pool := slices.Clone(byDomain[d])
+		rank := func(c *bench.Case) string {
+			sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s", seed, c.ID))
+			return string(sum[:])
+		}
+		slices.SortStableFunc(pool, func(a, b *bench.Case) int { return strings.Compare(rank(a), rank(b)) })
+		for _, c := range pool[:quota[d]] {
+			keep[c] = true
+		}
+	}
+	var out []*bench.Case
+	for _, c := range cases {
+		if keep[c] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // caseRoles returns the roles of the cases' steps, sorted.
@@ -384,6 +466,12 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 	}
 	for _, a := range o.Actors {
 		m.Actors = append(m.Actors, a.Name())
+		if spec := actors.SpecOf(a); spec != a.Name() {
+			if m.ActorSpecs == nil {
+				m.ActorSpecs = map[string]string{}
+			}
+			m.ActorSpecs[a.Name()] = spec
+		}
 		for _, p := range actors.Providers(a) {
 			k, _ := actors.ProviderKind(p)
 			for _, v := range k.Env {

@@ -215,11 +215,11 @@ func finish(p *runPlan, s *summingSink, end runner.Ending, format string, stdout
 // wait for an answer and where the answers go.
 func waiting(acts []actors.Actor, t runner.Totals, stderr io.Writer) {
 	for _, a := range acts {
-		f, ok := a.(*actors.Files)
-		if !ok || t.Pending[f.Name()] == 0 {
+		f, ok := actors.Unnamed(a).(*actors.Files)
+		if !ok || t.Pending[a.Name()] == 0 {
 			continue
 		}
-		mine := t.Pending[f.Name()]
+		mine := t.Pending[a.Name()]
 		n, _, err := actors.PendingRequests(f.Dir())
 		if err != nil {
 			fmt.Fprintf(stderr, "patchbench run: %v\n", err)
@@ -230,6 +230,6 @@ func waiting(acts []actors.Actor, t runner.Totals, stderr io.Writer) {
 			verb = "waits"
 		}
 		fmt.Fprintf(stderr, "patchbench run: %s of actor %s %s for an answer (%s in %s); write each answer to %s/<key>.txt (\"patchbench pending %s\" lists them), then run the same command again\n",
-			report.PluralOf(mine, "run", "runs"), f.Name(), verb, report.Plural(len(n), "request"), filepath.Join(f.Dir(), actors.FilesPending), filepath.Join(f.Dir(), actors.FilesAnswers), f.Dir())
+			report.PluralOf(mine, "run", "runs"), a.Name(), verb, report.Plural(len(n), "request"), filepath.Join(f.Dir(), actors.FilesPending), filepath.Join(f.Dir(), actors.FilesAnswers), f.Dir())
 	}
 }

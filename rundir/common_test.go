@@ -1,0 +1,27 @@
+package rundir
+
+import "testing"
+
+// TestLeftOutString: a LeftOut in words, one case and one run singular.
+func TestLeftOutString(t *testing.T) {
+	for _, c := range []struct {
+		l    LeftOut
+		want string
+	}{
+		{LeftOut{Path: "a", Cases: []string{"x", "y"}, Runs: 6}, "a: 2 cases left out (x, y), 6 runs"},
+		{LeftOut{Path: "b", Cases: []string{"x"}, Runs: 1}, "b: 1 case left out (x), 1 run"},
+		{LeftOut{Path: "c", Cases: []string{"x"}}, "c: 1 case left out (x), 0 runs"},
+	} {
+		if got := c.l.String(); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}
+
+// TestCommonCases: the cases every manifest holds, in the first's order.
+func TestCommonCases(t *testing.T) {
+	ms := []*Manifest{{CaseIDs: []string{"c", "a", "b"}}, {CaseIDs: []string{"a", "c", "d"}}, {CaseIDs: []string{"c", "a"}}}
+	if got := CommonCases(ms); len(got) != 2 || got[0] != "c" || got[1] != "a" {
+		t.Errorf("%q, want [c a]", got)
+	}
+}
