@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/patchbench/patchbench/bench"
@@ -25,12 +26,19 @@ type ActorComparer struct {
 	configs []*bench.Config
 	actors  [2]string
 	runs    [2]map[compareKey]runFlags
+	// outcome is each side's outcome of a (case, configuration, scale,
+	// attack) in its first round seen; varies whether another round
+	// differed; rounds the rounds seen.
+	outcome [2]map[compareKey]string
+	varies  [2]bool
+	rounds  [2]map[int]bool
 }
 
 // NewActorComparer starts the comparison of actor a (side A, the base)
 // with actor b (side B) over configs, in the order rows are wanted.
 func NewActorComparer(configs []*bench.Config, a, b string) *ActorComparer {
-	return &ActorComparer{configs: configs, actors: [2]string{a, b}, runs: [2]map[compareKey]runFlags{{}, {}}}
+	return &ActorComparer{configs: configs, actors: [2]string{a, b}, runs: [2]map[compareKey]runFlags{{}, {}},
+		outcome: [2]map[compareKey]string{{}, {}}, rounds: [2]map[int]bool{{}, {}}}
 }
 
 // Add keeps a run of either actor (by the name the comparison gives it,
@@ -52,6 +60,14 @@ func (c *ActorComparer) Add(r *rundir.Record) {
 		f.attacked, f.attackSucceeded = true, r.Attack.Succeeded
 	}
 	c.runs[side][compareKey{caseID: r.Case, config: r.Config, round: r.Round, scale: r.Scale, attack: r.AttackName}] = f
+	sig := fmt.Sprintf("%s|%t|%t|%t|%d|%g|%d|%d", r.Status, r.Leaked, r.SemanticPass, r.LegalPass, len(r.IllegalCommits), r.ContentScore, r.Tokens.Prompt, r.Tokens.Completion)
+	k := compareKey{caseID: r.Case, config: r.Config, scale: r.Scale, attack: r.AttackName}
+	if prev, ok := c.outcome[side][k]; !ok {
+		c.outcome[side][k] = sig
+	} else if prev != sig {
+		c.varies[side] = true
+	}
+	c.rounds[side][r.Round] = true
 }
 
 // Runs is the number of runs kept of each actor, A's then B's.
@@ -114,6 +130,12 @@ type ActorComparison struct {
 	Deltas    []ActorDelta `json:"deltas"`
 	Worse     []ActorDelta `json:"b_worse"`
 	PairedOn  []string     `json:"paired_on"`
+	// Repeated names the actors of several rounds that answered alike in
+	// every round (the no-model actors do), with the number of rounds:
+	// their pairs repeat one round's, so the tests count each case that
+	// many times and their p are smaller than the evidence.
+	Repeated []string `json:"repeated_actors"`
+	Rounds   int      `json:"rounds"`
 }
 
 // Failed reports whether the gate fails: Gate is set and B is worse than
@@ -122,16 +144,24 @@ func (c ActorComparison) Failed() bool { return c.Gate && len(c.Worse) > 0 }
 
 // Compare pairs the runs added and tests every rate of every
 // configuration: the exact McNemar test over the discordant pairs,
-// Holm-adjusted over every test of the table (Holm 1979: the family is
-// every configuration × rate with a pair, so that a table of 6
-// configurations × 5 rates fails a null comparison at most alpha of the
-// time). B is worse than A on a rate when it moved the bad way (leaks,
+// Holm-adjusted over the tests of the table that can reach alpha (Holm
+// 1979; Tarone 1990: with d discordant pairs the smallest two-sided p is
+// 2·(1/2)^d, so a test with fewer than 6 at alpha 0.05 can never be
+// rejected and would only dilute the others; it keeps its p and no Holm
+// p). A null comparison then fails at most alpha of the time, however
+// many configurations × rates the table holds. B is worse than A on a rate when it moved the bad way (leaks,
 // illegal commits, attack success up; passes down) by at least minDelta
 // with a Holm p ≤ alpha; better the other way. gate is only recorded.
 func (c *ActorComparer) Compare(alpha, minDelta float64, gate bool) ActorComparison {
 	a, b := c.runs[SideA], c.runs[SideB]
 	out := ActorComparison{ActorA: c.actors[SideA], ActorB: c.actors[SideB], Alpha: alpha, MinDelta: minDelta, Gate: gate,
-		Deltas: []ActorDelta{}, Worse: []ActorDelta{}, PairedOn: []string{"case", "config", "round", "scale"}}
+		Deltas: []ActorDelta{}, Worse: []ActorDelta{}, PairedOn: []string{"case", "config", "round", "scale"}, Repeated: []string{}}
+	for side := range c.actors {
+		out.Rounds = max(out.Rounds, len(c.rounds[side]))
+		if len(c.rounds[side]) > 1 && !c.varies[side] {
+			out.Repeated = append(out.Repeated, c.actors[side])
+		}
+	}
 	type count struct {
 		pairs      int
 		sumA, sumB float64
@@ -191,8 +221,10 @@ func (c *ActorComparer) Compare(alpha, minDelta float64, gate bool) ActorCompari
 				ch := scoring.Round(rb - ra)
 				p := scoring.ExactMcNemar(x.onlyA, x.onlyB).P
 				row.A, row.B, row.Change, row.P = &ra, &rb, &ch, &p
-				ps = append(ps, p)
-				tested = append(tested, len(out.Deltas))
+				if canReach(x.onlyA+x.onlyB, alpha) {
+					ps = append(ps, p)
+					tested = append(tested, len(out.Deltas))
+				}
 			}
 			sort.Slice(x.worse, func(i, j int) bool { return x.worse[i].less(x.worse[j]) })
 			for i, k := range x.worse {
@@ -224,6 +256,17 @@ func (c *ActorComparer) Compare(alpha, minDelta float64, gate bool) ActorCompari
 		}
 	}
 	return out
+}
+
+// RepeatNote says, when every actor compared answered alike in each of
+// several rounds, that the tests count each case once per round; "" when
+// one of them varied, or there was one round. A sampling actor's rounds
+// are evidence; a deterministic pair's are copies.
+func (c ActorComparison) RepeatNote() string {
+	if c.Rounds < 2 || len(c.Repeated) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("%s and %s answered alike in each of %d rounds: every pair repeats one round's, so each case counts %d times in the tests and their p are smaller than the evidence; one round's directory (run --rounds 1) gives the honest p.", c.Repeated[0], c.Repeated[1], c.Rounds, c.Rounds)
 }
 
 // ActorDeltaTable is an actor comparison as a table: one row per
@@ -280,4 +323,12 @@ func ActorFinding(d ActorDelta) string {
 	}
 	return fmt.Sprintf("%s: %s %s → %s (%s; only A %d, only B %d; exact McNemar p %s, Holm p %s)", d.Label, d.Title,
 		optional(d.A), optional(d.B), signed(d.Change), d.OnlyA, d.OnlyB, p, h)
+}
+
+// canReach reports whether an exact two-sided McNemar test over d
+// discordant pairs can give a p of at most alpha: its smallest p is
+// 2·(1/2)^d (Tarone 1990), the test that cannot is left out of Holm's
+// family.
+func canReach(d int, alpha float64) bool {
+	return math.Min(1, 2*math.Pow(0.5, float64(d))) <= alpha
 }

@@ -80,9 +80,12 @@ func TestActorComparerPairsOnRunID(t *testing.T) {
 //	semantic pass: only A passes in 5    p = 2·2^-5 = 0.0625
 //	legal pass: no pair moves            p = 1
 //
-// Sorted, times 5, 4, 3, 2, 1: 0.0390625, 0.125, 0.1875, 1, 1 (capped
-// at 1, running maximum). At alpha 0.05 only the leak rate is worse in
-// B; with the gate that fails, without it it does not.
+// Only the tests that can reach alpha 0.05 are in Holm's family (6
+// discordant pairs or more): the leak rate and illegal commits. Sorted,
+// times 2, 1: 0.015625, 0.03125 (running maximum); both are worse in B.
+// The semantic pass's 5 pairs cannot reach 0.05 whatever they show: it
+// keeps its p and no Holm p. With the gate that fails, without it it
+// does not.
 func TestActorComparerHolm(t *testing.T) {
 	c := report.NewActorComparer(xConfig, "a", "b")
 	for i := range 20 {
@@ -99,29 +102,36 @@ func TestActorComparerHolm(t *testing.T) {
 		c.Add(b)
 	}
 	got := c.Compare(0.05, 0.02, false)
-	want := map[string][2]float64{ // p, Holm p
-		"leak_rate":           {0.0078125, 0.0390625},
-		"illegal_commit_rate": {0.03125, 0.125},
-		"attack_success_rate": {1, 1},
-		"semantic_pass":       {0.0625, 0.1875},
-		"legal_pass":          {1, 1},
+	want := map[string][2]float64{ // p, Holm p (-1: outside the family)
+		"leak_rate":           {0.0078125, 0.015625},
+		"illegal_commit_rate": {0.03125, 0.03125},
+		"attack_success_rate": {1, -1},
+		"semantic_pass":       {0.0625, -1},
+		"legal_pass":          {1, -1},
 	}
-	if got.Tested != 5 {
-		t.Errorf("Holm over %d tests, want 5", got.Tested)
+	if got.Tested != 2 {
+		t.Errorf("Holm over %d tests, want 2", got.Tested)
 	}
 	for m, w := range want {
 		d := actorDelta(t, got, "x", m)
-		if math.Abs(*d.P-w[0]) > 1e-12 || math.Abs(*d.PHolm-w[1]) > 1e-12 {
-			t.Errorf("%s: p %v Holm %v, want %v", m, *d.P, *d.PHolm, w)
+		if math.Abs(*d.P-w[0]) > 1e-12 {
+			t.Errorf("%s: p %v, want %v", m, *d.P, w[0])
 		}
-		if d.Worse != (m == "leak_rate") || d.Better {
+		switch {
+		case w[1] < 0 && d.PHolm != nil:
+			t.Errorf("%s: Holm p %v, want none (cannot reach alpha)", m, *d.PHolm)
+		case w[1] >= 0 && (d.PHolm == nil || math.Abs(*d.PHolm-w[1]) > 1e-12):
+			t.Errorf("%s: Holm p %v, want %v", m, d.PHolm, w[1])
+		}
+		wantWorse := m == "leak_rate" || m == "illegal_commit_rate"
+		if d.Worse != wantWorse || d.Better {
 			t.Errorf("%s: worse %v better %v", m, d.Worse, d.Better)
 		}
 	}
 	if s := actorDelta(t, got, "x", "semantic_pass"); s.OnlyA != 5 || s.OnlyB != 0 || *s.Change != -0.25 || s.WorsePairs() != 5 {
 		t.Errorf("semantic pass: %+v", s)
 	}
-	if got.Failed() || len(got.Worse) != 1 {
+	if got.Failed() || len(got.Worse) != 2 {
 		t.Errorf("without the gate: failed %v, %d worse", got.Failed(), len(got.Worse))
 	}
 	if gated := c.Compare(0.05, 0.02, true); !gated.Failed() {
@@ -134,5 +144,34 @@ func TestActorComparerHolm(t *testing.T) {
 	tab := report.ActorDeltaTable(got)
 	if len(tab.Rows) != 5 || tab.Rows[0][4] != "+0.400" || tab.Rows[0][5] != "0/8" || tab.Rows[0][8] != "B WORSE" || !strings.Contains(tab.Title, "b (B) against a (A)") {
 		t.Errorf("table: %s\n%q", tab.Title, tab.Rows)
+	}
+}
+
+// TestActorComparerRepeatNote: two actors that answer alike in each of
+// three rounds get a note that the pairs repeat; one that varies in one
+// case's third round, or a single round, gets none.
+func TestActorComparerRepeatNote(t *testing.T) {
+	build := func(rounds int, vary bool) report.ActorComparison {
+		c := report.NewActorComparer(xConfig, "a", "b")
+		for i := range 4 {
+			id := fmt.Sprintf("c%d", i)
+			for r := 1; r <= rounds; r++ {
+				c.Add(actorRun(id, "x", "a", r, ""))
+				b := actorRun(id, "x", "b", r, "")
+				b.Leaked = i == 0 || (vary && i == 1 && r == 3)
+				c.Add(b)
+			}
+		}
+		return c.Compare(0.05, 0.02, false)
+	}
+	same := build(3, false)
+	if note := same.RepeatNote(); !strings.Contains(note, "a and b answered alike in each of 3 rounds") {
+		t.Errorf("alike in 3 rounds: note %q (repeated %v, rounds %d)", note, same.Repeated, same.Rounds)
+	}
+	if note := build(3, true).RepeatNote(); note != "" {
+		t.Errorf("b varies: note %q", note)
+	}
+	if note := build(1, false).RepeatNote(); note != "" {
+		t.Errorf("one round: note %q", note)
 	}
 }

@@ -66,7 +66,7 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	format := fs.choice("format", "text", "output `format`: text, markdown, csv (the figures), latex or json", compareFormats...)
 	common := fs.Bool("common", false, commonUsage+" (both sides over the cases every directory of either holds)")
 	sharedOnly := fs.Bool("shared-only", false, "compare only the runs both sides hold: runs of A missing from B do not fail the gate")
-	alpha := fs.Float64("alpha", report.DefaultAlpha, "the family-wise error `rate` of the tests of sampled actors: a figure regresses only with a Holm-adjusted exact p at most this (with --actors: over every test of the table)")
+	alpha := fs.Float64("alpha", report.DefaultAlpha, "the family-wise error `rate` of the tests of sampled actors: a figure regresses only with a Holm-adjusted exact p at most this (with --actors: over the tests of the table that can reach it)")
 	minDelta := fs.Float64("min-delta", report.DefaultMinDelta, "the smallest `change` for the worse (in rate or mean score, B − A over the pairs) that is a regression (with --actors: that makes B worse)")
 	exact := fs.String("exact", strings.Join(report.DefaultExact, ","), "the `actors` (comma list; \"\" for none) whose answers do not sample: any change of theirs of at least --min-delta is a regression, whatever its p")
 	actors := fs.String("actors", "", "compare two `actors` A,B of the run directories given (one holding both, or one directory per actor) rather than two directories: runs pair on every part of the run id but the actor (case, configuration, round, scale)")
@@ -265,7 +265,11 @@ func compareActors(fs *flagSet, pos []string, actors string, gate, common bool, 
 	case actors == "":
 		return fs.usageError("--gate goes with --actors A,B (the gate of two directories is on by default)")
 	case len(notHere) > 0:
-		return fs.usageError("%s go with a comparison of two directories, not --actors (the directories of --actors are read as one: their settings must agree)", strings.Join(notHere, ", "))
+		verb := "goes"
+		if len(notHere) > 1 {
+			verb = "go"
+		}
+		return fs.usageError("%s %s with a comparison of two directories, not --actors (the directories of --actors are read as one: their settings must agree)", strings.Join(notHere, ", "), verb)
 	case len(names) != 2 || names[0] == "" || names[1] == "":
 		return fs.usageError("--actors takes two actors, A,B (the base first), not %q", actors)
 	case names[0] == names[1]:
@@ -352,6 +356,9 @@ func writeActorComparison(w io.Writer, cmp report.ActorComparison, format string
 		verdict = fmt.Sprintf("B worse on %s: exit 1", report.Plural(len(cmp.Worse), "rate"))
 	case cmp.Gate:
 		verdict = "B not worse: exit 0"
+	}
+	if note := cmp.RepeatNote(); note != "" {
+		fmt.Fprintf(w, "\nNote: %s\n", note)
 	}
 	_, err := fmt.Fprintf(w, "\nA = %s, B = %s: %d paired runs (%d of A without B, %d of B without A; %d pairs with an error or pending run left out of the rates); --min-delta %g, --alpha %g (Holm over %s); %s\n",
 		cmp.ActorA, cmp.ActorB, cmp.Paired, cmp.OnlyA, cmp.OnlyB, cmp.Unsettled, cmp.MinDelta, cmp.Alpha, report.Plural(cmp.Tested, "test"), verdict)
