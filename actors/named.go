@@ -19,6 +19,13 @@ const NameMark = "#name="
 func SplitName(spec string) (bare, name string, err error) {
 	i := strings.LastIndex(spec, NameMark)
 	if i < 0 {
+		// A mistyped mark ("#nam=x", "#Name=x") would otherwise read as
+		// a role map (role=spec) and fail far from the typo.
+		if j := strings.LastIndex(spec, "#"); j >= 0 {
+			if k := strings.Index(spec[j:], "="); k > 1 && !strings.ContainsAny(spec[j:j+k], " ,/") {
+				return "", "", fmt.Errorf("actor %q: %q is no mark of a spec; a display name is given as SPEC%sNAME", spec, spec[j:j+k+1], NameMark)
+			}
+		}
 		return spec, "", nil
 	}
 	bare, name = spec[:i], spec[i+len(NameMark):]

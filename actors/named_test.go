@@ -21,6 +21,9 @@ func TestSplitName(t *testing.T) {
 		{"reference#name=a@b", "", "", "may hold only"},
 		{"#name=a", "", "", "names no actor"},
 		{"reference#name=" + strings.Repeat("a", 65), "", "", "longer than 64"},
+		{"reference#nam=r", "", "", `"#nam=" is no mark of a spec; a display name is given as SPEC#name=NAME`},
+		{"exec:/tmp/a.sh#Name=r", "", "", `"#Name=" is no mark`},
+		{"exec:sh -c 'echo # a=b'", "exec:sh -c 'echo # a=b'", "", ""},
 	} {
 		bare, name, err := SplitName(c.spec)
 		if c.err != "" {

@@ -102,6 +102,11 @@ func tableNames(rep Report) []string {
 	for _, t := range rep.Tables {
 		out = append(out, t.Name)
 	}
+	// The paper's table is built only when asked for (--paper, or
+	// --table paper): name it too.
+	if !slices.Contains(out, "paper") {
+		out = append(out, "paper")
+	}
 	return out
 }
 

@@ -291,7 +291,11 @@ func compareActors(fs *flagSet, pos []string, actors string, gate, common bool, 
 	}
 	for _, n := range names {
 		if !slices.Contains(set.Actors, n) {
-			return failf(stderr, "compare", "%s hold no run of actor %q (actors: %s)", strings.Join(dirs, ", "), n, strings.Join(set.Actors, ", "))
+			verb := "hold"
+			if len(dirs) == 1 {
+				verb = "holds"
+			}
+			return failf(stderr, "compare", "%s %s no run of actor %q (actors: %s)", strings.Join(dirs, ", "), verb, n, strings.Join(set.Actors, ", "))
 		}
 	}
 	c := report.NewActorComparer(set.Configs, names[0], names[1])

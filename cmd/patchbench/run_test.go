@@ -83,7 +83,8 @@ func TestReportCommand(t *testing.T) {
 		cliCase{name: "csv of the paired tests", args: []string{"report", out, "--format", "csv", "--table", "mcnemar"}, golden: "report-csv-mcnemar"},
 		cliCase{name: "csv of the paper's figures, asked by name", args: []string{"report", out, "--format", "csv", "--table", "paper"}, golden: "report-csv-paper"},
 		cliCase{name: "csv takes one table", args: []string{"report", out, "--format", "csv", "--table", "main,attacks"}, exit: 2, stderr: []string{"--format csv writes one table"}},
-		cliCase{name: "an unknown table", args: []string{"report", out, "--table", "nope"}, exit: 2, stderr: []string{`no table "nope" (tables: main, attacks, leak-kinds, leak-mechanisms, leak-routes, illegal, rejections, domains, mcnemar, reliability)`}},
+		cliCase{name: "a configuration's label", args: []string{"run", "--config", "View Only", "--out", filepath.Join(t.TempDir(), "label")}, exit: 2, stderr: []string{`"View Only" is the label of view-only: give --config view-only`}},
+		cliCase{name: "an unknown table", args: []string{"report", out, "--table", "nope"}, exit: 2, stderr: []string{`no table "nope" (tables: main, attacks, leak-kinds, leak-mechanisms, leak-routes, illegal, rejections, domains, mcnemar, reliability, paper)`}},
 		cliCase{name: "an unknown plot format", args: []string{"report", out, "--plots", t.TempDir(), "--plot-format", "jpeg"}, exit: 2, stderr: []string{"--plot-format must be png, svg or pdf"}},
 	)
 	checkCLI(t, cases)

@@ -277,7 +277,15 @@ func (f *runFlags) selectConfigs() ([]*bench.Config, error) {
 	}
 	for _, n := range f.spec.OnlyConfigs {
 		if !slices.Contains(names, n) {
-			return nil, flagCausef("config", "no configuration %q (names: %s)", n, strings.Join(names, ", "))
+			// The tables print labels (PatchOptic, View Only); a label
+			// given here is named with its configuration's name.
+			hint := ""
+			for _, c := range configs {
+				if strings.EqualFold(c.Label, n) || strings.EqualFold(c.Name, n) {
+					hint = fmt.Sprintf("; %q is the label of %s: give --config %s", n, c.Name, c.Name)
+				}
+			}
+			return nil, flagCausef("config", "no configuration %q (names: %s)%s", n, strings.Join(names, ", "), hint)
 		}
 	}
 	var keep []*bench.Config
@@ -321,6 +329,14 @@ func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.
 	chosen, err = f.subset(chosen)
 	if err != nil {
 		return nil, err
+	}
+	if f.spec.Sample != 0 {
+		// The draw is in the manifest too; say it where the user looks.
+		ids := make([]string, len(chosen))
+		for i, c := range chosen {
+			ids[i] = c.ID
+		}
+		fmt.Fprintf(stderr, "patchbench run: --sample %d (--sample-seed %d) drew %s\n", f.spec.Sample, f.spec.SampleSeed, strings.Join(ids, ", "))
 	}
 	var roles []string
 	for _, c := range chosen {

@@ -61,7 +61,7 @@ func TestRunSample(t *testing.T) {
 	base := []string{"run", "--actor", "reference", "--config", "patchoptic"}
 	a, b, c := t.TempDir(), t.TempDir(), t.TempDir()
 	checkCLI(t, []cliCase{
-		{name: "six of seed 3", args: append(slices.Clone(base), "--sample", "6", "--sample-seed", "3", "--out", a), stderr: []string{"(6 runs)"}},
+		{name: "six of seed 3", args: append(slices.Clone(base), "--sample", "6", "--sample-seed", "3", "--out", a), stderr: []string{"(6 runs)", "--sample 6 (--sample-seed 3) drew "}},
 		{name: "six of seed 3 again", args: append(slices.Clone(base), "--sample", "6", "--sample-seed", "3", "--out", b), stderr: []string{"(6 runs)"}},
 		{name: "six of seed 4", args: append(slices.Clone(base), "--sample", "6", "--sample-seed", "4", "--out", c), stderr: []string{"(6 runs)"}},
 		{name: "resume with another seed", args: append(slices.Clone(base), "--sample", "6", "--sample-seed", "5", "--out", a), exit: 2, stderr: []string{"holds a run with other settings"}},
