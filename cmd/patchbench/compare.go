@@ -172,24 +172,34 @@ func sideDirs(arg string) []string {
 	return out
 }
 
+// writeComparisonData writes a comparison in the formats made for
+// programs and papers: JSON the comparison v as it is, CSV and LaTeX its
+// table t. done is false for text and Markdown, which the caller writes.
+func writeComparisonData(w io.Writer, v any, t report.Table, format string) (done bool, err error) {
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return true, err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return true, err
+	case "csv":
+		return true, report.WriteCSV(w, t)
+	case "latex":
+		report.RenderLaTeX(w, t)
+		return true, nil
+	}
+	return false, nil
+}
+
 // writeComparison writes a comparison: JSON as it is; CSV and LaTeX the
 // figures' table; text and Markdown the changes allowed, the regressions
 // with the runs that moved, the runs B lacks, the table and the verdict.
 func writeComparison(w io.Writer, cmp report.Comparison, format string) error {
 	t := report.DeltaTable(cmp)
-	switch format {
-	case "json":
-		b, err := json.MarshalIndent(cmp, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
+	if done, err := writeComparisonData(w, cmp, t, format); done {
 		return err
-	case "csv":
-		return report.WriteCSV(w, t)
-	case "latex":
-		report.RenderLaTeX(w, t)
-		return nil
 	}
 	md := format == "markdown"
 	item := func(s string) {
@@ -320,19 +330,8 @@ func compareActors(fs *flagSet, pos []string, actors string, gate, common bool, 
 // table and a last line with the pairs and the verdict.
 func writeActorComparison(w io.Writer, cmp report.ActorComparison, format string) error {
 	t := report.ActorDeltaTable(cmp)
-	switch format {
-	case "json":
-		b, err := json.MarshalIndent(cmp, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
+	if done, err := writeComparisonData(w, cmp, t, format); done {
 		return err
-	case "csv":
-		return report.WriteCSV(w, t)
-	case "latex":
-		report.RenderLaTeX(w, t)
-		return nil
 	}
 	md := format == "markdown"
 	for _, d := range cmp.Worse {
