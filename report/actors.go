@@ -77,7 +77,8 @@ func (c *ActorComparer) Runs() [2]int { return [2]int{len(c.runs[SideA]), len(c.
 // comparison: the rate of A and of B (null with no pair), the paired
 // difference B − A, the discordant pairs (OnlyA: A has the event and B
 // not; OnlyB the reverse), the exact McNemar p over them, its Holm
-// adjustment over every test of the table, and whether B is worse or
+// adjustment over the tests of the table that can reach alpha (null for
+// a test that cannot), and whether B is worse or
 // better than A by at least MinDelta at a Holm p ≤ Alpha.
 type ActorDelta struct {
 	Config string   `json:"config"`

@@ -429,7 +429,7 @@ func holm(ds []Delta, alpha float64) int {
 		if d.Exact || d.P == nil {
 			continue
 		}
-		if n := d.Worse + d.Better; math.Min(1, 2*math.Pow(0.5, float64(n))) <= alpha {
+		if canReach(d.Worse+d.Better, alpha) {
 			fam = append(fam, i)
 		}
 	}
