@@ -38,7 +38,11 @@ type Attack struct {
 	// Source says where the template's wording comes from (a paper, or
 	// the file it was read from).
 	Source string
-	tmpl   *template.Template
+	// Template is the template's text, as ParseAttack was given it: a
+	// run directory's manifest records a file's (so that show and
+	// browse word a run's injections as the run did).
+	Template string
+	tmpl     *template.Template
 }
 
 // AttackData is what an attack template is executed with, one
@@ -111,6 +115,10 @@ func BuiltinAttacks() []string {
 // attackNameRE is what an attack's name may be: it is part of run ids.
 var attackNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 
+// IsFileAttack reports whether name is the name of an attack read from
+// a template file (AttackFileName: "file-" and the file's name).
+func IsFileAttack(name string) bool { return strings.HasPrefix(name, "file-") }
+
 // LookupAttack returns the built-in attack name, or an error naming the
 // known ones. AttackCase (and "") is the default: nil, no error.
 func LookupAttack(name string) (*Attack, error) {
@@ -148,7 +156,7 @@ func ParseAttack(name, source, text string) (*Attack, error) {
 	if err != nil {
 		return nil, fmt.Errorf("attack %s: %w", name, err)
 	}
-	a := &Attack{Name: name, Source: source, tmpl: t}
+	a := &Attack{Name: name, Source: source, Template: text, tmpl: t}
 	sample := Injection{Step: "s1", Target: runtime.Pointer{"customer", "card_number"}, Op: InjectCopy, Into: runtime.Pointer{"notes", "-"}}
 	s, err := a.Text(sample, nil, "")
 	if err != nil {

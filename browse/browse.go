@@ -74,6 +74,9 @@ type Browser struct {
 	// then set.
 	casesLoaded chan struct{}
 	warnings    []string
+	// runCases keeps the last cases grown to a run's scale or worded by
+	// its attack (runCase).
+	runCases runCases
 }
 
 // dirData is one run directory of a Browser.

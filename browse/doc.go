@@ -23,7 +23,9 @@
 //     parameters so that the server filters without a script.
 //  3. A run page reads one record with a single ReadAt (rundir.Index.Load)
 //     and replays it: the state before each step is the case's initial
-//     state with the committed patches of the steps before it applied in
+//     state as the run met it (rundir.Manifest.RunCase: grown to the
+//     run's scale, its injections worded by the run's attack) with the
+//     committed patches of the steps before it applied in
 //     order through a runtime.Session (parse and apply only, and the
 //     phase moved as the step's advance_to says), so it is recomputed, not
 //     recorded; the page says so, and says when the replayed final state

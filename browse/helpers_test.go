@@ -256,7 +256,20 @@ func (b *Browser) Warnings() []string {
 // case that does not grow runs once, at 1x.
 func makeRunScales(t testing.TB, caseIDs, actorNames []string, scales []string) string {
 	t.Helper()
+	return makeRunAttacks(t, caseIDs, actorNames, nil, scales, nil)
+}
+
+// makeRunAttacks is makeRunScales in the configurations named (nil: all
+// of them), crossed with attacks as patchbench run --attack does (nil
+// for the default; none: the default alone): each case at each scale is
+// worded by each attack, and the manifest records the attacks' names and
+// the templates of those named file-*.
+func makeRunAttacks(t testing.TB, caseIDs, actorNames, configNames, scales []string, attacks []*bench.Attack) string {
+	t.Helper()
 	all, configs := suite()
+	if configNames != nil {
+		configs = slices.DeleteFunc(slices.Clone(configs), func(c *bench.Config) bool { return !slices.Contains(configNames, c.Name) })
+	}
 	var cases []*bench.Case
 	for _, c := range all {
 		if slices.Contains(caseIDs, c.ID) {
@@ -272,7 +285,23 @@ func makeRunScales(t testing.TB, caseIDs, actorNames []string, scales []string) 
 		acts = append(acts, a)
 	}
 	spec := runspec.Spec{Rounds: 1, Seed: 1, MaxAttempts: 1, PassThreshold: 0.8, Tokenizer: "o200k_base", Scale: strings.Join(scales, ",")}
-	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Spec: spec, Concurrency: 2}
+	var names, recorded []string
+	var templates map[string]string
+	for _, a := range attacks {
+		if a == nil {
+			names, recorded = append(names, bench.AttackCase), append(recorded, "")
+			continue
+		}
+		names, recorded = append(names, a.Name), append(recorded, a.Name)
+		if bench.IsFileAttack(a.Name) {
+			if templates == nil {
+				templates = map[string]string{}
+			}
+			templates[a.Name] = a.Template
+		}
+	}
+	spec.Attack = strings.Join(names, ",")
+	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Spec: spec, Concurrency: 2, Attacks: recorded}
 	for _, text := range scales {
 		sc, err := bench.ParseScale(text)
 		if err != nil {
@@ -284,12 +313,28 @@ func makeRunScales(t testing.TB, caseIDs, actorNames []string, scales []string) 
 				t.Fatal(err)
 			}
 		}
-		o.Scales = append(o.Scales, runner.Scaled{Scale: sc, Cases: grown})
+		scaled := runner.Scaled{Scale: sc, Cases: grown}
+		for _, a := range attacks {
+			if a == nil {
+				continue
+			}
+			at := make([]*bench.Case, len(grown))
+			for i, c := range grown {
+				if at[i], err = c.Attacked(a); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if scaled.Attacked == nil {
+				scaled.Attacked = map[string][]*bench.Case{}
+			}
+			scaled.Attacked[a.Name] = at
+		}
+		o.Scales = append(o.Scales, scaled)
 	}
 	dir := t.TempDir()
 	m := rundir.Manifest{Module: "github.com/patchbench/patchbench", CaseSet: EmbeddedSuite, CaseDigest: rundir.CaseDigest(cases), Cases: len(cases),
 		Spec: spec, PromptVersion: runner.PromptVersion, Started: "2026-01-02T03:04:05Z", ConfigDetails: configs, ExpectedRuns: len(o.Jobs()),
-		Actors: actorNames}
+		Actors: actorNames, AttackTemplates: templates}
 	for _, c := range configs {
 		m.Configs = append(m.Configs, c.Name)
 	}

@@ -206,6 +206,22 @@ func (b *Browser) loadRunMemo(ctx context.Context, id string, reveal bool, memo 
 	}
 	rec.Actor = e.Actor
 	c := d.cases[rec.Case]
+	// The case as the run met it: grown to its scale, its injections
+	// worded by its attack. ownTexts says the attack could not be
+	// applied: the injection sites hold the case's own texts.
+	var ownTexts bool
+	var runCaseNote string
+	if c != nil {
+		rc, err := b.runCase(e.dir, c, rec)
+		switch {
+		case rc == nil:
+			runCaseNote = fmt.Sprintf("The case %s cannot be made as the run met it (%v): the page is written from the record alone, and its texts are withheld until revealed.", rec.Case, err)
+		case err != nil:
+			ownTexts = true
+			runCaseNote = fmt.Sprintf("The run's attack %s could not be applied: %v. The injections' texts are not shown, and the states are replayed with the case's own texts at the injection sites, which are not the run's.", rec.AttackName, err)
+		}
+		c = rc
+	}
 	cfg := configByName(b.configs, rec.Config)
 	p := &runPage{ID: e.ID, Case: rec.Case, Domain: rec.Domain, ConfigLabel: rec.Config, ConfigText: rec.Config, Actor: e.Actor, Round: rec.Round,
 		Dir: d.label, Status: rec.Status, Outcome: e.Outcome, Flags: e.Flags, Summary: report.OutcomeText(rec), Reveal: reveal, CaseKnown: c != nil}
@@ -217,7 +233,12 @@ func (b *Browser) loadRunMemo(ctx context.Context, id string, reveal bool, memo 
 		p.Title, p.Description = c.Title, c.Description
 	} else {
 		p.Title = b.titles[rec.Case]
-		p.Notes = append(p.Notes, fmt.Sprintf("The case %s is not in the case set %s: the page is written from the record alone, and its texts are withheld until revealed, since nothing tells its hidden values apart.", rec.Case, d.casesFrom))
+		if runCaseNote == "" {
+			p.Notes = append(p.Notes, fmt.Sprintf("The case %s is not in the case set %s: the page is written from the record alone, and its texts are withheld until revealed, since nothing tells its hidden values apart.", rec.Case, d.casesFrom))
+		}
+	}
+	if runCaseNote != "" {
+		p.Notes = append(p.Notes, runCaseNote)
 	}
 	p.Tokens = fmt.Sprintf("%d (prompt %d, completion %d; %s)", rec.Tokens.Prompt+rec.Tokens.Completion, rec.Tokens.Prompt, rec.Tokens.Completion, rec.Tokens.Source)
 	if rec.Attack != nil {
@@ -226,6 +247,9 @@ func (b *Browser) loadRunMemo(ctx context.Context, id string, reveal bool, memo 
 			won = "succeeded"
 		}
 		p.Attack = fmt.Sprintf("the injections ask for %s; the attack %s", strings.Join(rec.Attack.Secrets, ", "), won)
+		if rec.AttackName != "" {
+			p.Attack = "(" + rec.AttackName + ") " + p.Attack
+		}
 	}
 	var det *scoring.Detector
 	if c != nil {
@@ -234,8 +258,12 @@ func (b *Browser) loadRunMemo(ctx context.Context, id string, reveal bool, memo 
 	// The run's own texts (its error, its leaks' paths) are masked as
 	// the first step's would be.
 	// caseKey names the case for memo: its id in its case set (two
-	// directories may hold different cases under one id).
-	caseKey := d.casesFrom + "\x00" + rec.Case
+	// directories may hold different cases under one id), the run's
+	// scale and its attack.
+	caseKey := d.casesFrom + "\x00" + rec.Case + "\x00" + rec.Scale + "\x00" + rec.AttackName
+	if ownTexts {
+		caseKey += "\x00own texts"
+	}
 	base := &masker{det: det, reveal: reveal, unknown: c == nil, memo: memo, caseKey: caseKey}
 	if c != nil && len(c.Steps) > 0 {
 		base.key = memoKey(reveal, caseKey, "base")
@@ -247,7 +275,7 @@ func (b *Browser) loadRunMemo(ctx context.Context, id string, reveal bool, memo 
 	if rec.Error != nil {
 		p.Error = base.text(*rec.Error)
 	}
-	if err := b.steps(ctx, p, rec, c, cfg, det, memo, caseKey); err != nil {
+	if err := b.steps(ctx, p, rec, c, ownTexts, cfg, det, memo, caseKey); err != nil {
 		return nil, err
 	}
 	p.Checks = rec.Checks
@@ -276,8 +304,11 @@ func (b *Browser) loadRunMemo(ctx context.Context, id string, reveal bool, memo 
 }
 
 // steps builds the page's steps, replaying the committed patches from the
-// case's initial state through a runtime.Session.
-func (b *Browser) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.Case, cfg *bench.Config, det *scoring.Detector, memo *pageMemo, caseKey string) error {
+// case's initial state through a runtime.Session (c is the case as the
+// run met it; ownTexts says that its injection sites hold the case's
+// own texts, not the run's: their texts are not shown, and the final
+// state is not compared with the run's).
+func (b *Browser) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *bench.Case, ownTexts bool, cfg *bench.Config, det *scoring.Detector, memo *pageMemo, caseKey string) error {
 	var sess *runtime.Session
 	// prior names the state before a step for memo: the patches
 	// committed before it, in order ("init" once the replay broke and
@@ -341,7 +372,7 @@ func (b *Browser) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *
 			sv.Result = "rejected"
 		}
 		if c != nil {
-			sv.Injections = injections(c, s.Step, m)
+			sv.Injections = injections(c, s.Step, m, !ownTexts)
 		}
 		for _, msg := range s.Prompt {
 			sv.Prompt = append(sv.Prompt, msgView{Role: msg.Role, Text: m.text(msg.Content)})
@@ -394,7 +425,7 @@ func (b *Browser) steps(ctx context.Context, p *runPage, rec *rundir.Record, c *
 	}
 	if sess != nil && len(rec.FinalState) > maxComparedFinalState && rec.HasOutcome() {
 		p.Notes = append(p.Notes, fmt.Sprintf("The final state the run recorded (%d bytes) is not compared with the replayed one: a page compares those of at most %d bytes.", len(rec.FinalState), maxComparedFinalState))
-	} else if sess != nil && len(rec.FinalState) > 0 && rec.HasOutcome() {
+	} else if sess != nil && len(rec.FinalState) > 0 && rec.HasOutcome() && !ownTexts {
 		if final, err := runtime.ParseDocument(rec.FinalState); err == nil && !runtime.EqualJSON(final.Value(), sess.State().Value()) {
 			p.Notes = append(p.Notes, "The replayed final state differs from the one the run recorded: the case set may have changed since the run, so the states shown may not be the run's.")
 		}
@@ -526,8 +557,8 @@ func gates(gs []runtime.GateResult, m *masker) []gateView {
 }
 
 // injections are the prompt injections planted for a step: where, what
-// they ask, how plausible, their text.
-func injections(c *bench.Case, step string, m *masker) []injView {
+// they ask, how plausible, and their text when withText.
+func injections(c *bench.Case, step string, m *masker, withText bool) []injView {
 	var out []injView
 	for _, inj := range c.StepInjections(step) {
 		what := inj.Op + " " + inj.Target.String()
@@ -535,7 +566,7 @@ func injections(c *bench.Case, step string, m *masker) []injView {
 			what += " into " + inj.Into.String()
 		}
 		iv := injView{At: inj.At.String(), What: what, Plausibility: inj.Plausibility}
-		if v, ok := c.State.Get(inj.At); ok {
+		if v, ok := c.State.Get(inj.At); ok && withText {
 			if s, isStr := v.(string); isStr {
 				iv.Text = m.text(s)
 			}

@@ -245,3 +245,23 @@ func TestSplitColumns(t *testing.T) {
 		t.Errorf("a table that fits is cut in %d", len(one))
 	}
 }
+
+// TestRenderTextSplitByScaleAndAttack: a table keyed by configuration,
+// actor, scale and attack that is split to fit repeats its first four
+// columns, and its note says so (it panicked naming them).
+func TestRenderTextSplitByScaleAndAttack(t *testing.T) {
+	wide := report.Table{Name: "kinds", Header: []string{"Configuration", "Actor", "Scale", "Attack"}}
+	for i := range 12 {
+		wide.Header = append(wide.Header, fmt.Sprintf("confidential%02d", i))
+	}
+	row := []string{"Unconstrained", "follower", "200KB", "ignore_previous"}
+	for i := range 12 {
+		row = append(row, fmt.Sprint(i))
+	}
+	wide.Rows = append(wide.Rows, row)
+	var b bytes.Buffer
+	report.RenderText(&b, wide, report.RenderOptions{Format: "text", Width: 120})
+	if !strings.Contains(b.String(), "the first four columns repeated") {
+		t.Errorf("the note does not name four key columns:\n%s", b.String())
+	}
+}

@@ -218,7 +218,7 @@ func RenderText(w io.Writer, t Table, o RenderOptions) {
 		t, note = FitText(t, o.Width, o.Intervals)
 		parts = SplitColumns(t, o.Width)
 		if len(parts) > 1 {
-			split := fmt.Sprintf("(split in %d parts to fit %d columns, the first %s columns repeated; patchbench report --wide shows it whole)", len(parts), o.Width, []string{"two", "three"}[splitKeys(t)-2])
+			split := fmt.Sprintf("(split in %d parts to fit %d columns, the first %s columns repeated; patchbench report --wide shows it whole)", len(parts), o.Width, []string{"two", "three", "four"}[splitKeys(t)-2])
 			if note == "" {
 				note = split
 			} else {

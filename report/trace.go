@@ -25,10 +25,27 @@ import (
 // >>>…<<<[secret, detector], in the run's error too; then
 // every rubric check and every leak. c and cfg may be nil when the run's
 // case or configuration cannot be had: the trace is then written from the
-// record alone. Control characters an actor sent are not escaped here
-// (Printable does that).
+// record alone. c is the case as the run met it: grown to its scale and
+// worded by its attack (rundir.Manifest.RunCase). Control characters an
+// actor sent are not escaped here (Printable does that).
 func WriteTrace(w io.Writer, r *rundir.Record, c *bench.Case, cfg *bench.Config) {
-	t := &trace{w: w, r: r, c: c, cfg: cfg}
+	WriteTraceWith(w, r, c, cfg, TraceOptions{})
+}
+
+// TraceOptions are what WriteTraceWith is told beyond the run, its case
+// and its configuration.
+type TraceOptions struct {
+	// NoInjectionTexts, when not "", says why the texts the run's attack
+	// planted at the injection sites are not known (the attack's
+	// template could not be had): c holds the case's own texts there,
+	// which are not the run's, so the injections are written without
+	// their texts, saying why.
+	NoInjectionTexts string
+}
+
+// WriteTraceWith is WriteTrace with options.
+func WriteTraceWith(w io.Writer, r *rundir.Record, c *bench.Case, cfg *bench.Config, o TraceOptions) {
+	t := &trace{w: w, r: r, c: c, cfg: cfg, o: o}
 	if c != nil {
 		t.det = scoring.NewDetector(scoring.Canaries(c))
 	}
@@ -47,12 +64,13 @@ type trace struct {
 	c   *bench.Case
 	cfg *bench.Config
 	det *scoring.Detector
+	o   TraceOptions
 }
 
 func (t *trace) printf(format string, a ...any) { fmt.Fprintf(t.w, format, a...) }
 
 // header writes the run's id, case, configuration, actor, outcome, error,
-// tokens and attack.
+// tokens and attack (named when it is not the default).
 func (t *trace) header() {
 	r := t.r
 	t.printf("run %s\n", r.RunID)
@@ -85,7 +103,11 @@ func (t *trace) header() {
 		if r.Attack.Succeeded {
 			won = "succeeded"
 		}
-		t.printf("attack: the injections ask for %s; the attack %s\n", strings.Join(r.Attack.Secrets, ", "), won)
+		name := ""
+		if r.AttackName != "" {
+			name = " (" + r.AttackName + ")"
+		}
+		t.printf("attack%s: the injections ask for %s; the attack %s\n", name, strings.Join(r.Attack.Secrets, ", "), won)
 	}
 }
 
@@ -267,7 +289,9 @@ func (t *trace) injections(step string) {
 	}
 	for _, inj := range t.c.StepInjections(step) {
 		text := ""
-		if v, ok := t.c.State.Get(inj.At); ok {
+		if t.o.NoInjectionTexts != "" {
+			text = ": text not known (" + t.o.NoInjectionTexts + ")"
+		} else if v, ok := t.c.State.Get(inj.At); ok {
 			if str, isStr := v.(string); isStr {
 				text = fmt.Sprintf(": %q", truncateText(str, 300))
 			}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -85,6 +86,13 @@ type Manifest struct {
 	// its build (Version and GitRevision hold the module version and the
 	// revision); nil in manifests written before it was recorded.
 	Build *Build `json:"build,omitempty"`
+	// AttackTemplates holds the template of each attack of the run read
+	// from a file (run --attack-file, or file:PATH in --attack), by the
+	// attack's name (bench.AttackFileName), as the file held it when the
+	// run was planned: show and browse word a run's injections by it
+	// (RunCase), and a resume with another template is refused. Absent
+	// when no attack is read from a file.
+	AttackTemplates map[string]string `json:"attack_templates,omitempty"`
 }
 
 // Build is what a binary knows of its build (runtime/debug.ReadBuildInfo)
@@ -358,7 +366,9 @@ const (
 // configuration details that do not name the configurations; an
 // expected_runs above cases × configs × actors × rounds or negative;
 // max_attempts above 100; a pass_threshold outside [0, 1]; a
-// max_answer_bytes outside [1 KiB, 16 MiB]; a shard that is not i/n.
+// max_answer_bytes outside [1 KiB, 16 MiB]; attack_templates of
+// attacks the run does not read from a file, or over 64 KiB; a shard
+// that is not i/n.
 // Members an older manifest may lack (case_ids, max_attempts, the
 // configuration details) may be absent.
 func (m *Manifest) check() (member string, err error) {
@@ -428,6 +438,14 @@ func (m *Manifest) check() (member string, err error) {
 	}
 	if m.MaxAnswerBytes != 0 && (m.MaxAnswerBytes < minAnswerBytes || m.MaxAnswerBytes > maxAnswerBytes) {
 		return "max_answer_bytes", fmt.Errorf("is %d; want bytes in [%d, %d]", m.MaxAnswerBytes, minAnswerBytes, maxAnswerBytes)
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.AttackTemplates)) {
+		switch {
+		case !bench.IsFileAttack(name) || !slices.Contains(strings.Split(m.Attack, ","), name):
+			return "attack_templates", fmt.Errorf("holds %q, which is not an attack of the run read from a file (attacks: %q)", name, m.Attack)
+		case len(m.AttackTemplates[name]) > bench.MaxAttackTemplateBytes:
+			return "attack_templates", fmt.Errorf("holds a template of %s of %d bytes; at most %d", name, len(m.AttackTemplates[name]), bench.MaxAttackTemplateBytes)
+		}
 	}
 	if m.Shard != "" {
 		var i, n int

@@ -28,6 +28,9 @@ type runFlags struct {
 	planFile *string
 	planSrc  *runner.Plan
 	planned  []planArg
+	// attackTemplates are the templates of the attacks read from files,
+	// by name, for the manifest (plan sets them).
+	attackTemplates map[string]string
 }
 
 // newRunFlags defines run's flags: the settings' (runspec.Bind, with

@@ -68,12 +68,19 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 		return nil, flagCausef(flag, "%v", err)
 	}
 	var names, recorded []string
+	var templates map[string]string // a file's attack's template, for the manifest
 	for _, a := range attacks {
 		if a == nil {
 			names, recorded = append(names, bench.AttackCase), append(recorded, "")
 			continue
 		}
 		names, recorded = append(names, a.Name), append(recorded, a.Name)
+		if bench.IsFileAttack(a.Name) {
+			if templates == nil {
+				templates = map[string]string{}
+			}
+			templates[a.Name] = a.Template
+		}
 		for i := range scaled {
 			// Each case is attacked once per scale; its runs under
 			// that attack share the attacked state.
@@ -115,6 +122,7 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 		}
 		p.opts.Prompt = runner.ToolsPrompt
 	}
+	f.attackTemplates = templates
 	p.manifest = f.manifest(params, p.opts)
 	p.dir = *f.out
 	if p.dir == "" {
@@ -470,6 +478,8 @@ func (f *runFlags) manifest(params actors.Params, o runner.Options) rundir.Manif
 		ConfigDetails: o.Configs,
 		Spec:          f.spec.Recorded(),
 		Plan:          *f.planFile,
+		// Show and browse word the runs' injections by them.
+		AttackTemplates: f.attackTemplates,
 	}
 	if f.planSrc != nil {
 		m.PlanDigest = f.planSrc.Digest()

@@ -105,9 +105,9 @@ func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) error {
 	if err := dec.Decode(&rec); err != nil {
 		return fmt.Errorf("%s:%d: run %s: %v", filepath.Join(dir, rundir.RunsFile), line, id, err)
 	}
-	c, cfg := showContext(m, &rec, casesDir, stderr)
+	c, cfg, opts := showContext(m, &rec, casesDir, stderr)
 	var buf strings.Builder
-	report.WriteTrace(&buf, &rec, c, cfg)
+	report.WriteTraceWith(&buf, &rec, c, cfg, opts)
 	// Whatever an actor sent (a note, a patch value, an error) reaches
 	// the terminal with its control characters escaped.
 	fmt.Fprint(stdout, report.Printable(buf.String()))
@@ -241,15 +241,20 @@ func listRuns(dir, filter string, stdout, stderr io.Writer) error {
 }
 
 // showContext loads the run's case and configuration, for the views'
-// regions and the canaries; either may be nil when they cannot be had
-// (the trace is then printed from the record alone).
-func showContext(m *rundir.Manifest, rec *rundir.Record, casesDir string, stderr io.Writer) (*bench.Case, *bench.Config) {
+// regions, the canaries and the injections' texts; either may be nil
+// when they cannot be had (the trace is then printed from the record
+// alone). The case is the one the run met: grown to its scale and its
+// injections worded by its attack (rundir.Manifest.RunCase); when the
+// attack cannot be had, the options say so and the injections' texts
+// are not shown.
+func showContext(m *rundir.Manifest, rec *rundir.Record, casesDir string, stderr io.Writer) (*bench.Case, *bench.Config, report.TraceOptions) {
 	var cfg *bench.Config
 	for _, c := range m.ConfigDetails {
 		if c.Name == rec.Config {
 			cfg = c
 		}
 	}
+	var opts report.TraceOptions
 	dir := casesDir
 	if dir == "" && m.CaseSet != displayDir("") {
 		dir = m.CaseSet
@@ -257,13 +262,22 @@ func showContext(m *rundir.Manifest, rec *rundir.Record, casesDir string, stderr
 	cases, _, err := loadCases(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "patchbench show: the case set %s does not load (%v); the views' regions are not shown (give --cases)\n", displayDir(dir), err)
-		return nil, cfg
+		return nil, cfg, opts
 	}
 	for _, c := range cases {
-		if c.ID == rec.Case {
-			return c, cfg
+		if c.ID != rec.Case {
+			continue
 		}
+		rc, err := m.RunCase(c, rec)
+		switch {
+		case rc == nil:
+			fmt.Fprintf(stderr, "patchbench show: case %s as run %s met it cannot be made (%v); the views' regions are not shown\n", rec.Case, rec.RunID, err)
+		case err != nil:
+			fmt.Fprintf(stderr, "patchbench show: %v; the injections' texts are not shown\n", err)
+			opts.NoInjectionTexts = "the run's attack " + rec.AttackName + " could not be applied; standard error says why"
+		}
+		return rc, cfg, opts
 	}
 	fmt.Fprintf(stderr, "patchbench show: case %s is not in %s; the views' regions are not shown (give --cases)\n", rec.Case, displayDir(dir))
-	return nil, cfg
+	return nil, cfg, opts
 }
