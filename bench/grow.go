@@ -145,7 +145,8 @@ const DefaultScaleSeed = 1
 // size, never below the case's own state), deterministically from the
 // case's id, s and seed. The collections grown are the case's Grow list;
 // a case without one, and every case at 1x, is returned as it is. The
-// grown case shares everything but its State and Secrets with c.
+// grown case shares everything but its State, Secrets, Injections and
+// the bounds of its steps' contracts (grownSteps) with c.
 func (c *Case) Grown(s Scale, seed uint64) (*Case, error) {
 	if s.IsBase() || len(c.Grow) == 0 {
 		return c, nil
@@ -167,7 +168,51 @@ func (c *Case) Grown(s Scale, seed uint64) (*Case, error) {
 	out.State = doc
 	out.Secrets = append(slices.Clip(c.Secrets), g.secrets...)
 	out.Injections = append(slices.Clip(c.Injections), g.injections...)
+	if out.Steps, err = grownSteps(c.Steps, int64(len(b))); err != nil {
+		return nil, fmt.Errorf("case %s at scale %s: %w", c.ID, s, err)
+	}
 	return &out, nil
+}
+
+// OpsPerKiB is how many operations a patch may hold per KiB of a grown
+// state, at least: the work of a growing case grows with its state (an
+// export of every matching record), so a bound fixed for the written
+// state would reject the reference itself at 30 MB. With 1 per KiB a
+// 10 MB state takes patches of up to 10,240 operations, a 100 MB state
+// 102,400; a state under 1 MB keeps its contract's bound (1,000 by
+// default).
+const OpsPerKiB = 1
+
+// grownSteps returns the steps of a case whose state grew to size bytes,
+// each with a contract whose bounds grow with it: at least OpsPerKiB
+// operations per KiB of the state, and a state after the patch of at
+// least twice size plus 1 MiB (the default bound, 64 MiB, is below a
+// 100 MB state). A bound the contract sets higher stays; a step needing
+// no change is shared with the case as written.
+func grownSteps(steps []*Step, size int64) ([]*Step, error) {
+	out := make([]*Step, len(steps))
+	for i, st := range steps {
+		l := st.Contract.Limits()
+		changed := false
+		if ops := int(size / 1024 * OpsPerKiB); ops > l.MaxOps {
+			l.MaxOps, changed = ops, true
+		}
+		if doc := 2*size + 1<<20; doc > l.MaxDocumentBytes {
+			l.MaxDocumentBytes, changed = doc, true
+		}
+		if !changed {
+			out[i] = st
+			continue
+		}
+		c, err := st.Contract.WithLimits(l)
+		if err != nil {
+			return nil, fmt.Errorf("step %s: %w", st.ID, err)
+		}
+		cp := *st
+		cp.Contract = c
+		out[i] = &cp
+	}
+	return out, nil
 }
 
 // MaxGrowWeight is the largest weight of a grown collection.

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
@@ -499,5 +500,54 @@ func TestGrownVariantsAndInjections(t *testing.T) {
 		Variants: []GrowVariant{{Share: 0.1, Fixed: map[string]any{"card": map[string]any{"pan": "x", "product": "Visa"}}}}})
 	if _, err := bad.Grown(Scale{Bytes: 20000}, DefaultScaleSeed); err == nil || !strings.Contains(err.Error(), "of variant 0") {
 		t.Errorf("a secret inside a variant's fixed member: %v", err)
+	}
+}
+
+// TestGrownBounds: the steps of a grown case take bounds that grow with
+// its state (an operation per KiB, a state after the patch of twice its
+// size plus 1 MiB), the case as written keeps its own, and at 3 MB the
+// reference's patch of the export, some 140 operations a MB, still fits.
+func TestGrownBounds(t *testing.T) {
+	c := embeddedCase(t, "mkt-crm-segment-export")
+	s, _ := ParseScale("3MB")
+	g, err := c.Grown(s, DefaultScaleSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(g.State.Bytes()))
+	for i, st := range g.Steps {
+		base, grown := c.Steps[i].Contract.Limits(), st.Contract.Limits()
+		if base.MaxOps != runtime.DefaultLimits.MaxOps || base.MaxDocumentBytes != runtime.DefaultLimits.MaxDocumentBytes {
+			t.Errorf("step %s as written: %+v, want the default bounds", st.ID, base)
+		}
+		if want := int(size / 1024 * OpsPerKiB); grown.MaxOps != want {
+			t.Errorf("step %s grown to %d bytes: max_ops %d, want %d", st.ID, size, grown.MaxOps, want)
+		}
+		if grown.MaxDocumentBytes != max(base.MaxDocumentBytes, 2*size+1<<20) {
+			t.Errorf("step %s: max_document_bytes %d", st.ID, grown.MaxDocumentBytes)
+		}
+		if st.Rubric == nil || st.ID != c.Steps[i].ID || st.Contract.Footprint().Write.String() != c.Steps[i].Contract.Footprint().Write.String() {
+			t.Errorf("step %s: the grown step is not the step as written", st.ID)
+		}
+	}
+	// A patch over the default bound of 1,000 operations commits on the
+	// grown state and is refused on the state as written.
+	id, ok := runtime.Lookup(c.State.Value(), runtime.Pointer{"contacts", "0", "customer_id"})
+	if !ok {
+		t.Fatal("no /contacts/0/customer_id")
+	}
+	ops := make([]string, 1500)
+	for i := range ops {
+		ops[i] = fmt.Sprintf(`{"op":"test","path":"/contacts/0/customer_id","value":%q}`, id)
+	}
+	patch := []byte(`{"patch":[` + strings.Join(ops, ",") + `],"note":"n"}`)
+	opts := runtime.VerifyOptions{Gates: runtime.DefaultGates, Phase: "build"}
+	d, err := c.Steps[0].Contract.Verify(context.Background(), c.State, patch, opts)
+	if err != nil || d.Committed || !strings.Contains(fmt.Sprint(d.Gates), "limit") {
+		t.Errorf("as written: %+v, %v; want refused over the limit", d.Gates, err)
+	}
+	d, err = g.Steps[0].Contract.Verify(context.Background(), g.State, patch, opts)
+	if err != nil || !d.Committed {
+		t.Errorf("grown: %+v, %v", d.Gates, err)
 	}
 }

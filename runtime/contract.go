@@ -457,6 +457,21 @@ func (c *Contract) IncrementalSchema() bool { return c.incremental != nil }
 // Limits returns the effective limits, defaults filled in.
 func (c *Contract) Limits() Limits { return c.limits }
 
+// WithLimits returns a copy of the contract bounded by l instead (a zero
+// field takes DefaultLimits), sharing its compiled regions, schema and
+// invariants; c is unchanged. It fails as Compile does on a negative or
+// too large limit. A state grown to a larger scale takes larger bounds
+// on the operations of a patch and the size of the state this way.
+func (c *Contract) WithLimits(l Limits) (*Contract, error) {
+	l, err := l.withDefaults()
+	if err != nil {
+		return nil, &ContractError{Field: "limits", Err: err}
+	}
+	out := *c
+	out.limits = l
+	return &out, nil
+}
+
 // Footprint returns the step's static footprint (R_s, W_s, P_s) of paper
 // §3.4, R_s being the view region.
 func (c *Contract) Footprint() Footprint {
