@@ -551,3 +551,67 @@ func TestGrownBounds(t *testing.T) {
 		t.Errorf("grown: %+v, %v", d.Gates, err)
 	}
 }
+
+// TestExportRowsMayLeaveOutSuppressed: the export's rule takes a build
+// that leaves out the qualifying contacts on a suppression list (the
+// policy applies every list to every export) as it takes one that keeps
+// them for the privacy officer, and still fails a build that leaves out
+// a contact on no list.
+func TestExportRowsMayLeaveOutSuppressed(t *testing.T) {
+	c := embeddedCase(t, "mkt-crm-segment-export")
+	s := c.Steps[0]
+	ref, err := s.ReferenceAt(c.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Contract.Verify(context.Background(), c.State, ref, runtime.VerifyOptions{Gates: runtime.DefaultGates, Phase: "build"})
+	if err != nil || !d.Committed {
+		t.Fatalf("the reference: %+v, %v", d.Gates, err)
+	}
+	var check *Check
+	for i := range s.Rubric {
+		if s.Rubric[i].ID == "every-lapsed-runner-has-a-row" {
+			check = &s.Rubric[i]
+		}
+	}
+	if check == nil {
+		t.Fatal("no check every-lapsed-runner-has-a-row")
+	}
+	without := func(ids ...string) any {
+		post := d.State.Value().(map[string]any)
+		out := map[string]any{}
+		for k, v := range post {
+			out[k] = v
+		}
+		export := map[string]any{}
+		for k, v := range post["export"].(map[string]any) {
+			export[k] = v
+		}
+		rows := map[string]any{}
+		for k, v := range export["rows"].(map[string]any) {
+			rows[k] = v
+		}
+		for _, id := range ids {
+			if _, ok := rows[id]; !ok {
+				t.Fatalf("the reference has no row %s", id)
+			}
+			delete(rows, id)
+		}
+		export["rows"], out["export"] = rows, export
+		return out
+	}
+	pre := c.State.Value()
+	for _, tc := range []struct {
+		name string
+		drop []string
+		want bool
+	}{
+		{"every qualifying contact", nil, true},
+		{"the complainant and the erasure request left out", []string{"C-10433", "C-10451"}, true},
+		{"a contact on no list left out", []string{"C-10421"}, false},
+	} {
+		if got, err := check.Eval(pre, without(tc.drop...)); err != nil || got != tc.want {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+}
