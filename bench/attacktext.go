@@ -200,7 +200,7 @@ func checkAttackName(name string) error {
 	case name == AttackCase:
 		return fmt.Errorf("attack name %q is the default's (the case's own texts); choose another", name)
 	case name == "file-":
-		return fmt.Errorf("attack name %q: a template file's attack is named after the file, and the file's name is empty before its extension; rename the file", name)
+		return fmt.Errorf("attack name %q: a template file's attack is named after the file, and the file's name is empty before its extension", name)
 	case !attackNameRE.MatchString(name):
 		return fmt.Errorf("attack name %q: want 1 to 64 lower-case letters, digits, '_', '.' or '-', starting with a letter or digit", name)
 	}
