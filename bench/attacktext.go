@@ -3,12 +3,14 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"text/template"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
@@ -28,6 +30,15 @@ const AttackCase = "case"
 
 // MaxAttackTemplateBytes bounds an attack template file (64 KiB).
 const MaxAttackTemplateBytes = 64 << 10
+
+// MaxAttackTextBytes bounds the text a template writes for one
+// injection (64 KiB): a template that writes more is stopped and refused.
+const MaxAttackTextBytes = 64 << 10
+
+// attackTimeLimit bounds the time a template takes to write the text of
+// one injection: a template that takes longer is refused. (text/template
+// cannot be stopped: the goroutine executing it is left to finish.)
+var attackTimeLimit = time.Second
 
 // Attack is a named template of the text planted at each injection
 // site. Name is what run ids and records carry ("ignore_previous"; the
@@ -143,29 +154,57 @@ func AttackFileName(path string) string {
 
 // ParseAttack makes an attack of a Go text/template (AttackData is what
 // it is executed with). It fails on a bad name, a template that does not
-// parse, or one that fails or writes an empty text for a sample
-// request.
+// parse, or one that fails, writes a blank text, writes more than
+// MaxAttackTextBytes or takes longer than a second for a sample
+// injection of each op (with a role and an original text, as a case's
+// injections have).
 func ParseAttack(name, source, text string) (*Attack, error) {
-	if !attackNameRE.MatchString(name) || name == AttackCase {
-		return nil, fmt.Errorf("attack name %q: want lower-case letters, digits, '_', '.' or '-' (at most 64), not %q", name, AttackCase)
+	if err := checkAttackName(name); err != nil {
+		return nil, err
 	}
 	if len(text) > MaxAttackTemplateBytes {
-		return nil, fmt.Errorf("attack %s: the template is %d bytes; at most %d", name, len(text), MaxAttackTemplateBytes)
+		return nil, fmt.Errorf("attack %s: the template is more than %d bytes", name, MaxAttackTemplateBytes)
 	}
 	t, err := template.New(name).Option("missingkey=error").Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("attack %s: %w", name, err)
 	}
 	a := &Attack{Name: name, Source: source, Template: text, tmpl: t}
-	sample := Injection{Step: "s1", Target: runtime.Pointer{"customer", "card_number"}, Op: InjectCopy, Into: runtime.Pointer{"notes", "-"}}
-	s, err := a.Text(sample, nil, "")
-	if err != nil {
-		return nil, fmt.Errorf("%w (the fields a template may name: %s)", err, AttackFields)
-	}
-	if strings.TrimSpace(s) == "" {
-		return nil, fmt.Errorf("attack %s: the template writes an empty text", name)
+	sample := &Case{ID: "sample", Steps: []*Step{{ID: "s1", Role: "the sample step's role"}}}
+	for _, op := range []string{InjectCopy, InjectMove, InjectTest, InjectQuote} {
+		inj := Injection{Step: "s1", Target: runtime.Pointer{"customer", "card_number"}, Op: op}
+		if op == InjectCopy || op == InjectMove {
+			inj.Into = runtime.Pointer{"notes", "-"}
+		}
+		s, err := a.Text(inj, sample, "the text the case planted")
+		if err != nil {
+			var ee template.ExecError
+			if errors.As(err, &ee) {
+				return nil, fmt.Errorf("%w (the fields a template may name: %s)", err, AttackFields)
+			}
+			return nil, err
+		}
+		if strings.TrimSpace(s) == "" {
+			return nil, fmt.Errorf("attack %s: the template writes a blank text for a sample %s injection", name, op)
+		}
 	}
 	return a, nil
+}
+
+// checkAttackName refuses a name an attack cannot have: the default's
+// (AttackCase), or one that is not 1 to 64 lower-case letters, digits,
+// '_', '.' or '-' starting with a letter or digit; a file's attack
+// (IsFileAttack) needs a name after "file-".
+func checkAttackName(name string) error {
+	switch {
+	case name == AttackCase:
+		return fmt.Errorf("attack name %q is the default's (the case's own texts); choose another", name)
+	case name == "file-":
+		return fmt.Errorf("attack name %q: a template file's attack is named after the file, and the file's name is empty before its extension", name)
+	case !attackNameRE.MatchString(name):
+		return fmt.Errorf("attack name %q: want 1 to 64 lower-case letters, digits, '_', '.' or '-', starting with a letter or digit", name)
+	}
+	return nil
 }
 
 // attackRequest is what inj asks, as an imperative clause, and the JSON
@@ -221,11 +260,52 @@ func (a *Attack) Text(inj Injection, c *Case, original string) (string, error) {
 			d.Role = s.Role
 		}
 	}
-	var buf bytes.Buffer
-	if err := a.tmpl.Execute(&buf, d); err != nil {
-		return "", fmt.Errorf("attack %s: %w", a.Name, err)
+	return a.execute(d)
+}
+
+// errTooMuchText is what limitedWriter fails with past its limit.
+var errTooMuchText = errors.New("too much text")
+
+// limitedWriter is a buffer that fails a write past n bytes in all.
+type limitedWriter struct {
+	buf bytes.Buffer
+	n   int
+}
+
+func (w *limitedWriter) Write(p []byte) (int, error) {
+	if w.buf.Len()+len(p) > w.n {
+		return 0, errTooMuchText
 	}
-	return buf.String(), nil
+	return w.buf.Write(p)
+}
+
+// execute executes a's template with d, stopping it past
+// MaxAttackTextBytes of text and refusing it past attackTimeLimit.
+func (a *Attack) execute(d AttackData) (string, error) {
+	type result struct {
+		text string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		w := &limitedWriter{n: MaxAttackTextBytes}
+		err := a.tmpl.Execute(w, d)
+		done <- result{w.buf.String(), err}
+	}()
+	timer := time.NewTimer(attackTimeLimit)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		switch {
+		case errors.Is(r.err, errTooMuchText):
+			return "", fmt.Errorf("attack %s: the template writes more than %d bytes for one injection", a.Name, MaxAttackTextBytes)
+		case r.err != nil:
+			return "", fmt.Errorf("attack %s: %w", a.Name, r.err)
+		}
+		return r.text, nil
+	case <-timer.C:
+		return "", fmt.Errorf("attack %s: the template did not finish within %s", a.Name, attackTimeLimit)
+	}
 }
 
 // Attacked is the case with the text at each of its injection sites
@@ -234,7 +314,7 @@ func (a *Attack) Text(inj Injection, c *Case, original string) (string, error) {
 // sites several injections share get their texts one per line. Nothing
 // else of the state changes. A nil a (the default, AttackCase) returns
 // c itself. It fails when a site does not hold a string (validate
-// reports such a case) or the template fails. The attacked case shares
+// reports such a case), or the template fails or writes a blank text. The attacked case shares
 // everything but its State with c.
 func (c *Case) Attacked(a *Attack) (*Case, error) {
 	if a == nil || len(c.Injections) == 0 {
@@ -251,6 +331,9 @@ func (c *Case) Attacked(a *Attack) (*Case, error) {
 		s, err := a.Text(inj, c, orig)
 		if err != nil {
 			return nil, fmt.Errorf("case %s: %w", c.ID, err)
+		}
+		if strings.TrimSpace(s) == "" {
+			return nil, fmt.Errorf("case %s: attack %s: the template writes a blank text for the injection at %s (step %s, op %s)", c.ID, a.Name, inj.At, inj.Step, inj.Op)
 		}
 		at := inj.At.String()
 		if _, seen := texts[at]; !seen {

@@ -3,8 +3,10 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/patchbench/patchbench/runtime"
 )
@@ -142,4 +144,80 @@ func TestParseAttack(t *testing.T) {
 	if _, err := LookupAttack("nope"); err == nil || !strings.Contains(err.Error(), "ignore_previous") {
 		t.Errorf("an unknown attack: %v", err)
 	}
+}
+
+// TestAttackBounds: a template that runs too long or writes too much is
+// stopped and refused, as is a name no attack can have and a template
+// file too large, each with an error that says which.
+func TestAttackBounds(t *testing.T) {
+	defer func(d time.Duration) { attackTimeLimit = d }(attackTimeLimit)
+	attackTimeLimit = 20 * time.Millisecond
+	// About a quarter of a second: the goroutine left to finish it does
+	// not spin for long.
+	if _, err := ParseAttack("file-spin", "spin.tmpl", "{{range 10000000}}{{end}}{{.Request}}"); err == nil || !strings.Contains(err.Error(), "the template did not finish within 20ms") {
+		t.Errorf("a template that spins: %v", err)
+	}
+	attackTimeLimit = time.Second
+	var double strings.Builder
+	double.WriteString(`{{define "t0"}}{{.Request}}{{end}}`)
+	for i := 1; i <= 24; i++ {
+		fmt.Fprintf(&double, `{{define "t%d"}}{{template "t%d" .}}{{template "t%d" .}}{{end}}`, i, i-1, i-1)
+	}
+	double.WriteString(`{{template "t24" .}}`)
+	if _, err := ParseAttack("file-double", "double.tmpl", double.String()); err == nil || !strings.Contains(err.Error(), "the template writes more than 65536 bytes for one injection") {
+		t.Errorf("a template that writes 1 GB: %v", err)
+	}
+	big := strings.Repeat("x", 10<<20)
+	if _, err := ParseAttack("file-big", "big.tmpl", big); err == nil || !strings.Contains(err.Error(), "the template is more than 65536 bytes") {
+		t.Errorf("a 10 MB template: %v", err)
+	}
+	for name, want := range map[string]string{
+		"file-my weird name!": `want 1 to 64 lower-case letters, digits, '_', '.' or '-', starting with a letter or digit`,
+		"file-":               "the file's name is empty before its extension",
+		"case":                "is the default's",
+	} {
+		_, err := ParseAttack(name, "", "{{.Request}}")
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), `not "case"`) && name != "case" {
+			t.Errorf("ParseAttack(%q): %v, want %q", name, err, want)
+		}
+	}
+}
+
+// TestAttackSample: the check executes a template for each op, with a
+// role and an original text, so that a template blank for one op is
+// refused and one that writes the original alone is taken; a text that
+// is blank for a case's injection all the same is refused at run time,
+// naming the attack, the case and the injection site.
+func TestAttackSample(t *testing.T) {
+	if _, err := ParseAttack("file-moveblank", "", `{{if eq .Op "move"}} {{else}}{{.Request}}{{end}}`); err == nil || !strings.Contains(err.Error(), "blank text for a sample move injection") {
+		t.Errorf("a template blank for a move: %v", err)
+	}
+	if _, err := ParseAttack("file-orig", "", `{{.Original}}`); err != nil {
+		t.Errorf("a template of the original text: %v", err)
+	}
+	if _, err := ParseAttack("file-role", "", `{{.Role}}`); err != nil {
+		t.Errorf("a template of the role: %v", err)
+	}
+	a, err := ParseAttack("file-s1", "", `{{if eq .Step "s1"}}{{.Request}}{{end}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, _, err := LoadEmbeddedCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		for _, inj := range c.Injections {
+			if inj.Step == "s1" {
+				continue
+			}
+			_, err := c.Attacked(a)
+			want := "case " + c.ID + ": attack file-s1: the template writes a blank text for the injection at "
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("case %s: %v, want %q", c.ID, err, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no embedded case plants an injection for a step other than s1")
 }

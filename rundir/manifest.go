@@ -115,14 +115,24 @@ type Build struct {
 // Key is what makes two manifests the same run, as JSON: every setting,
 // without the times, the builds, the outcome flags, the expected runs
 // (which follow from the rest and differ between shards) and the prompt
-// template's file name (its content is in PromptVersion).
+// template's file name (its content is in PromptVersion). The attacks
+// are compared as a set: a run's id names its attack, so the order they
+// were given in makes the same runs.
 func (m Manifest) Key() string {
+	m.Attack = sortedList(m.Attack)
 	m.Started, m.Finished, m.Interrupted, m.Version, m.GitRevision, m.Revisions, m.Build = "", "", false, "", "", nil, nil
 	m.TokenBudgetSpent, m.Plan, m.PlanDigest = false, "", ""
 	m.Spec = m.Spec.Keyed()
 	m.ExpectedRuns, m.ExpectedRunsUnknown, m.MissingShards = 0, false, "" // follow from the rest (and differ between shards)
 	b, _ := json.Marshal(m)
 	return string(b)
+}
+
+// sortedList is a comma list with its items sorted.
+func sortedList(s string) string {
+	items := strings.Split(s, ",")
+	slices.Sort(items)
+	return strings.Join(items, ",")
 }
 
 // unkeyed are the manifest's members that Key leaves out.
@@ -237,6 +247,7 @@ func reorderMembers(b []byte, order []string) ([]byte, error) {
 // Differences names the settings (JSON member names) in which two
 // manifests differ, sorted; the members Key leaves out are not compared.
 func (m Manifest) Differences(o Manifest) []string {
+	m.Attack, o.Attack = sortedList(m.Attack), sortedList(o.Attack)
 	var a, b map[string]any
 	ja, _ := json.Marshal(m)
 	jb, _ := json.Marshal(o)

@@ -369,6 +369,10 @@ func (p *Plan) readValue(name string, n *yaml.Node, f runspec.Field) error {
 			if item.Kind != yaml.ScalarNode || item.ShortTag() != "!!str" {
 				return &bench.FileError{File: name, Line: item.Line, Err: fmt.Errorf("%s: want a list of strings, got %s as item %d", f.Key, yamlValue(item), i+1)}
 			}
+			if joined && strings.TrimSpace(item.Value) == "" {
+				// Kept as one comma list, an empty item would vanish.
+				return &bench.FileError{File: name, Line: item.Line, Err: fmt.Errorf("%s: item %d is an empty string", f.Key, i+1)}
+			}
 			p.lines[fmt.Sprintf("%s.%d", f.Key, i)] = item.Line
 			items = append(items, item.Value)
 		}

@@ -35,6 +35,9 @@
 //     (each flag adds one item), list:"repeat,comma" (each flag adds a
 //     comma list); omitted:"..." what the list left out stands for
 //     ("every case"), which a plan's refusal of an empty list names.
+//   - once:"" (a string): the flag is refused given twice or empty.
+//   - path:"file:" (a list kept as one string): an item's path after
+//     "file:" is taken from the plan file's directory, as path:"plan".
 package runspec
 
 import (
@@ -96,8 +99,8 @@ type Spec struct {
 	// file), each run at each; AttackFile adds a template file's attack
 	// after them. The manifest records the attacks' names as one string
 	// (a file's attack as bench.AttackFileName).
-	Attack     string `flag:"attack" plan:"attack" list:"repeat,comma" json:"attacks,omitempty" record:"nondefault" default:"case" usage:"the <attacks> that word the cases' planted prompt injections: case (as the case writes them), ignore_previous, important_instructions, tool_knowledge, system_message or file:PATH (a template of your own; docs/cases.md); a comma list or the flag repeated crosses the runs with each"`
-	AttackFile string `flag:"attack-file" plan:"attack_file" path:"plan" json:"-" usage:"an attack template <file> (Go text/template; docs/cases.md, attacks) added to --attack as file:FILE"`
+	Attack     string `flag:"attack" plan:"attack" list:"repeat,comma" path:"file:" json:"attacks,omitempty" record:"nondefault" default:"case" usage:"the <attacks> that word the cases' planted prompt injections: case (as the case writes them), ignore_previous, important_instructions, tool_knowledge, system_message or file:PATH (a template of your own; docs/cases.md); a comma list or the flag repeated crosses the runs with each"`
+	AttackFile string `flag:"attack-file" plan:"attack_file" path:"plan" once:"" json:"-" usage:"an attack template <file> (Go text/template; docs/cases.md, attacks) added to --attack as file:FILE"`
 	Disclosure string `flag:"disclosure" plan:"disclosure" json:"disclosure,omitempty" record:"tools" default:"whole" choice:"whole,progressive" usage:"with --protocol tools, what the first message shows: whole (the view) or progressive (an outline; the actor reads the rest)"`
 
 	Temperature     *float64      `flag:"temperature" plan:"settings.temperature" json:"temperature" min:"0" max:"2" usage:"sampling <temperature> for live actors, in [0, 2] (default: the server's; reasoning models get none)"`
@@ -195,6 +198,10 @@ func Bind(fs *flag.FlagSet, s *Spec) {
 				fs.Var(&joinedValue{p: p}, f.Flag, usage)
 				continue
 			}
+			if _, ok := f.Tag.Lookup("once"); ok {
+				fs.Var(&onceValue{p: p}, f.Flag, usage)
+				continue
+			}
 			fs.StringVar(p, f.Flag, *p, usage)
 		case *int:
 			fs.IntVar(p, f.Flag, *p, usage)
@@ -275,7 +282,7 @@ func (l *listValue) Set(v string) error {
 
 // joinedValue is the flag of a list kept as one comma-separated string
 // (Spec.Scale): the first use replaces the default, each later use adds
-// its items after a comma, blank items dropped.
+// its items after a comma; a blank item is refused.
 type joinedValue struct {
 	p   *string
 	set bool
@@ -294,11 +301,37 @@ func (j *joinedValue) Set(v string) error {
 		items = append(items, *j.p)
 	}
 	for _, x := range strings.Split(v, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			items = append(items, x)
+		if x = strings.TrimSpace(x); x == "" {
+			return fmt.Errorf("%q holds an empty item; give a comma list of values", v)
 		}
+		items = append(items, x)
 	}
 	*j.p, j.set = strings.Join(items, ","), true
+	return nil
+}
+
+// onceValue is the flag of a string that may be given once, and not
+// empty.
+type onceValue struct {
+	p   *string
+	set bool
+}
+
+func (o *onceValue) String() string {
+	if o == nil || o.p == nil {
+		return ""
+	}
+	return *o.p
+}
+
+func (o *onceValue) Set(v string) error {
+	switch {
+	case o.set:
+		return fmt.Errorf("given twice (%q, then %q); give it once", *o.p, v)
+	case strings.TrimSpace(v) == "":
+		return errors.New("an empty value")
+	}
+	*o.p, o.set = v, true
 	return nil
 }
 

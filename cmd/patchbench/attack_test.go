@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -39,10 +40,15 @@ func TestRunAttacks(t *testing.T) {
 		t.Errorf("manifest attacks %q (%v), want ignore_previous,important_instructions", m.Attacks, err)
 	}
 
-	// The same settings resume with nothing to do; other attacks are
-	// refused.
+	// The same settings resume with nothing to do, the attacks in either
+	// order; other attacks are refused.
 	if _, stderr, code := runCLI(t, cliCase{args: args}); code != 0 {
 		t.Errorf("resume: exit %d: %s", code, stderr)
+	}
+	swapped := append([]string{}, args...)
+	swapped[len(swapped)-3], swapped[len(swapped)-5] = swapped[len(swapped)-5], swapped[len(swapped)-3]
+	if _, stderr, code := runCLI(t, cliCase{args: swapped}); code != 0 || !strings.Contains(stderr, "(4 runs)") {
+		t.Errorf("resume with the attacks in another order: exit %d: %s", code, stderr)
 	}
 	other := append([]string{}, args...)
 	other[len(other)-3] = "system_message"
@@ -89,7 +95,7 @@ func TestAttackRefusals(t *testing.T) {
 		{name: "unparsed", args: []string{"run", "--actor", "follower", "--attack", "file:" + unparsed, "--out", out}, exit: exitUsage,
 			stderr: []string{"--attack: attack template file " + unparsed + ":", "unclosed action"}},
 		{name: "empty", args: []string{"run", "--actor", "follower", "--attack-file", empty, "--out", out}, exit: exitUsage,
-			stderr: []string{"attack template file " + empty + ": attack file-empty: the template writes an empty text"}},
+			stderr: []string{"attack template file " + empty + ": attack file-empty: the template writes a blank text for a sample copy injection"}},
 		{name: "missing", args: []string{"run", "--actor", "follower", "--attack-file", missing, "--out", out}, exit: exitUsage,
 			stderr: []string{"--attack-file: attack template file: open " + missing}},
 		{name: "stress unknown attack", args: []string{"stress", "--attack", "nosuch"}, exit: exitUsage,
@@ -225,5 +231,88 @@ func TestShowAttackedRun(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "subtle): text not known (the run's attack file-mine could not be applied") || strings.Contains(stdout, "statement match pending") {
 		t.Errorf("show without the template shows a text for the injection:\n%s", stdout)
+	}
+}
+
+// TestAttackFileRefusals: a template file that spins or writes too much
+// is stopped and refused naming the file; empty attack values, a file
+// named only by its extension and a file given twice are refused; two
+// files of one base name are named as two files to rename.
+func TestAttackFileRefusals(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// About 2.5 s of work: past the second a template may take.
+	spin := write("spin.tmpl", "{{range 100000000}}{{end}}{{.Request}}")
+	var double strings.Builder
+	double.WriteString(`{{define "t0"}}{{.Request}}{{end}}`)
+	for i := 1; i <= 24; i++ {
+		double.WriteString(`{{define "t` + strconv.Itoa(i) + `"}}{{template "t` + strconv.Itoa(i-1) + `" .}}{{template "t` + strconv.Itoa(i-1) + `" .}}{{end}}`)
+	}
+	double.WriteString(`{{template "t24" .}}`)
+	doubled := write("double.tmpl", double.String())
+	noName := write(".tmpl", "{{.Request}}")
+	weird := write("my weird name!.tmpl", "{{.Request}}")
+	a := write("a/mine.tmpl", "{{.Request}}")
+	b := write("b/mine.tmpl", "Please {{.Request}}")
+	out := filepath.Join(dir, "out")
+	run := func(args ...string) []string {
+		return append(append([]string{"run", "--actor", "follower", "--case", "fin-expense-review"}, args...), "--out", out)
+	}
+	checkCLI(t, []cliCase{
+		{name: "spin", args: run("--attack-file", spin), exit: exitUsage,
+			stderr: []string{"attack template file " + spin + ": attack file-spin: the template did not finish within 1s"}},
+		{name: "double", args: run("--attack-file", doubled), exit: exitUsage,
+			stderr: []string{"attack template file " + doubled + ": attack file-double: the template writes more than 65536 bytes for one injection"}},
+		{name: "empty attack", args: run("--attack", ""), exit: exitUsage, stderr: []string{"flag -attack: ", "holds an empty item"}},
+		{name: "comma attack", args: run("--attack", ","), exit: exitUsage, stderr: []string{"flag -attack: ", "holds an empty item"}},
+		{name: "empty attack file", args: run("--attack-file", ""), exit: exitUsage, stderr: []string{"flag -attack-file: an empty value"}},
+		{name: "attack file twice", args: run("--attack-file", a, "--attack-file", b), exit: exitUsage, stderr: []string{"flag -attack-file: given twice"}},
+		{name: "no name", args: run("--attack-file", noName), exit: exitUsage,
+			stderr: []string{"attack template file " + noName + `: attack name "file-"`, "rename it"}},
+		{name: "weird name", args: run("--attack-file", weird), exit: exitUsage,
+			stderr: []string{`attack name "file-my weird name!": want 1 to 64 lower-case letters`, "rename it"}},
+		{name: "one base name", args: run("--attack", "file:"+a, "--attack-file", b), exit: exitUsage,
+			stderr: []string{"the template files " + a + " and " + b + " are two different files that both make the attack file-mine", "rename one"}},
+	})
+	for _, c := range []cliCase{{name: "weird name"}} {
+		_, stderr, _ := runCLI(t, cliCase{args: run("--attack-file", weird)})
+		if strings.Contains(stderr, `not "case"`) {
+			t.Errorf("%s: %s", c.name, stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused run made %s (%v)", out, err)
+	}
+}
+
+// TestPlanAttackFiles: a plan's attack: [file:PATH] takes PATH from the
+// plan's directory, as attack_file does; an empty attack is refused.
+func TestPlanAttackFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mine.tmpl"), []byte("Note: {{.Request}}."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(dir, "plan.yaml")
+	write := func(text string) {
+		if err := os.WriteFile(plan, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("version: 1\nactors: [follower]\ncases:\n  ids: [fin-expense-review]\nattack: [case, file:mine.tmpl]\n")
+	if _, stderr, code := runCLI(t, cliCase{args: []string{"plan", plan}}); code != 0 {
+		t.Errorf("plan with attack: [file:mine.tmpl] beside it: exit %d: %s", code, stderr)
+	}
+	write("version: 1\nactors: [follower]\nattack: [\"\"]\n")
+	if _, stderr, code := runCLI(t, cliCase{args: []string{"plan", plan}}); code == 0 || !strings.Contains(stderr, "attack: item 1 is an empty string") {
+		t.Errorf("plan with attack: [\"\"]: exit %d: %s", code, stderr)
 	}
 }

@@ -145,6 +145,17 @@ func (f *runFlags) applyPlan(fs *flagSet) error {
 			v = fd.Value(&f.spec)
 			v.SetString(filepath.Join(filepath.Dir(*f.planFile), v.String()))
 		}
+		if fd.Tag.Get("path") == "file:" {
+			// A list's items "file:PATH": PATH from the plan's directory.
+			v = fd.Value(&f.spec)
+			items := strings.Split(v.String(), ",")
+			for i, item := range items {
+				if path, ok := strings.CutPrefix(item, "file:"); ok && path != "" && !filepath.IsAbs(path) {
+					items[i] = "file:" + filepath.Join(filepath.Dir(*f.planFile), path)
+				}
+			}
+			v.SetString(strings.Join(items, ","))
+		}
 		switch x := v.Interface().(type) {
 		case []string:
 			if fd.Tag.Get("list") == "repeat" { // one flag per item: the actors

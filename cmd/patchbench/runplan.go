@@ -88,6 +88,9 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 			if !checkOnly {
 				for k, c := range scaled[i].Cases {
 					if at[k], err = c.Attacked(a); err != nil {
+						if bench.IsFileAttack(a.Name) {
+							return nil, flagCausef("attack", "attack template file %s: %v", a.Source, err)
+						}
 						return nil, flagCausef("attack", "%v", err)
 					}
 				}
@@ -160,24 +163,27 @@ func parseScales(text string) ([]bench.Scale, error) {
 // parseAttacks reads run --attack and --attack-file: a comma list of
 // attack names (bench.LookupAttack; "file:PATH" a template file, as
 // --attack-file PATH is), each at most once, in the order given, the
-// default (nil) for an empty list. On an error it also returns the flag
-// the error is of ("attack" or "attack-file"); the error of a template
-// file names the file.
+// default (nil) for an empty list; an empty item is refused. On an error
+// it also returns the flag the error is of ("attack" or "attack-file");
+// the error of a template file names the file.
 func parseAttacks(text, file string) (_ []*bench.Attack, flag string, _ error) {
 	type item struct{ text, flag string }
 	var items []item
-	for _, s := range strings.Split(text, ",") {
-		items = append(items, item{strings.TrimSpace(s), "attack"})
+	if strings.TrimSpace(text) != "" {
+		for _, s := range strings.Split(text, ",") {
+			s = strings.TrimSpace(s)
+			if s == "" {
+				return nil, "attack", fmt.Errorf("%q holds an empty attack name; give a comma list of attacks", text)
+			}
+			items = append(items, item{s, "attack"})
+		}
 	}
 	if file != "" {
 		items = append(items, item{"file:" + file, "attack-file"})
 	}
 	var out []*bench.Attack
-	seen := map[string]bool{}
+	from := map[string]string{} // the attacks given, by name: what gave them
 	for _, it := range items {
-		if it.text == "" {
-			continue
-		}
 		var a *bench.Attack
 		var err error
 		if path, ok := strings.CutPrefix(it.text, "file:"); ok {
@@ -192,10 +198,16 @@ func parseAttacks(text, file string) (_ []*bench.Attack, flag string, _ error) {
 		if a != nil {
 			name = a.Name
 		}
-		if seen[name] {
+		if prev, seen := from[name]; seen {
+			if bench.IsFileAttack(name) && filepath.Clean(prev) != filepath.Clean(a.Source) {
+				return nil, it.flag, fmt.Errorf("the template files %s and %s are two different files that both make the attack %s (an attack is named after its file); rename one", prev, a.Source, name)
+			}
 			return nil, it.flag, fmt.Errorf("attack %s is given twice", name)
 		}
-		seen[name] = true
+		from[name] = it.text
+		if a != nil {
+			from[name] = a.Source
+		}
 		out = append(out, a)
 	}
 	if len(out) == 0 {
@@ -217,6 +229,9 @@ func loadAttackFile(path string) (*bench.Attack, error) {
 	}
 	a, err := bench.ParseAttack(bench.AttackFileName(path), path, string(b))
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "attack name ") {
+			return nil, fmt.Errorf("attack template file %s: %w (a file's attack is named after the file: rename it)", path, err)
+		}
 		return nil, fmt.Errorf("attack template file %s: %w", path, err)
 	}
 	return a, nil
