@@ -147,8 +147,13 @@ func ReadSetCommon(paths []string) (*Set, []LeftOut, error) {
 // (NarrowToCommon over them together), so that the sets, the two sides
 // of a comparison, hold the same cases. It returns the sets, in the
 // order of groups, and what was left out of each directory (once for a
-// directory in several groups).
+// directory in several groups). A group of no directory is refused.
 func ReadSetsCommon(groups [][]string) ([]*Set, []LeftOut, error) {
+	for _, g := range groups {
+		if len(g) == 0 {
+			return nil, nil, fmt.Errorf("no run directory given")
+		}
+	}
 	var paths []string
 	var ms []*Manifest
 	var ixs []*Index
