@@ -151,3 +151,21 @@ func cmpString(a, b string) int {
 	}
 	return 0
 }
+
+// TestSubsetRefusalNames: a refusal of --sample with --limit names both
+// flags on the command line and both plan keys in a plan; the note of
+// the cases drawn names the command that drew them and, for a plan, its
+// keys.
+func TestSubsetRefusalNames(t *testing.T) {
+	both := writePlan(t, "version: 1\nactors: [reference]\nconfigs:\n  names: [patchoptic]\ncases:\n  sample: 3\n  limit: 2\n")
+	sample := writePlan(t, "version: 1\nactors: [reference]\nconfigs:\n  names: [patchoptic]\ncases:\n  sample: 3\n")
+	checkCLI(t, []cliCase{
+		{name: "flags", args: []string{"run", "--limit", "2", "--sample", "2"}, exit: 2, stderr: []string{"--sample and --limit both choose"}},
+		{name: "plan keys", args: []string{"run", "--plan", both, "--out", t.TempDir()}, exit: 2,
+			stderr: []string{"cases.sample: and cases.limit both choose"}},
+		{name: "plan keys, plan", args: []string{"plan", both}, exit: 2, stderr: []string{"cases.sample: and cases.limit both choose"}},
+		{name: "plan's sample and --limit", args: []string{"run", "--plan", sample, "--limit", "2", "--out", t.TempDir()}, exit: 2,
+			stderr: []string{"cases.sample: and --limit both choose"}},
+		{name: "plan draws", args: []string{"plan", sample}, stderr: []string{"patchbench plan: cases.sample 3 (cases.sample_seed 1) draws "}},
+	})
+}
