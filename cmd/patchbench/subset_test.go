@@ -152,6 +152,22 @@ func cmpString(a, b string) int {
 	return 0
 }
 
+// TestSampleSeedWithoutSample: --sample-seed without --sample, or a plan
+// with cases.sample_seed and no cases.sample, is refused naming the flag
+// or the plan key, as the seed would be recorded though it draws nothing.
+func TestSampleSeedWithoutSample(t *testing.T) {
+	seedOnly := writePlan(t, "version: 1\nactors: [reference]\nconfigs:\n  names: [patchoptic]\ncases:\n  sample_seed: 4\n")
+	checkCLI(t, []cliCase{
+		{name: "flag", args: []string{"run", "--actor", "reference", "--sample-seed", "4", "--out", t.TempDir()}, exit: 2,
+			stderr: []string{"--sample-seed goes with --sample"}},
+		{name: "plan run", args: []string{"run", "--plan", seedOnly, "--out", t.TempDir()}, exit: 2,
+			stderr: []string{seedOnly + ":6: cases.sample_seed: goes with cases.sample"}},
+		{name: "plan check", args: []string{"plan", seedOnly}, exit: 2,
+			stderr: []string{"cases.sample_seed: goes with cases.sample"}},
+		{name: "plan and the flag", args: []string{"run", "--plan", seedOnly, "--sample", "2", "--out", t.TempDir()}, stderr: []string{"(2 runs)"}},
+	})
+}
+
 // TestSubsetRefusalNames: a refusal of --sample with --limit names both
 // flags on the command line and both plan keys in a plan; the note of
 // the cases drawn names the command that drew them and, for a plan, its
