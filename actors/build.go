@@ -119,7 +119,34 @@ func Build(specs []string, o BuildOptions) ([]Actor, error) {
 		}
 		out = append(out, a)
 	}
+	if err := checkNames(specs, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// checkNames refuses a display name that reads as another actor: the
+// bare spec of another actor of the run (named or not), or the spec of a
+// kind that is a whole spec (a no-model actor: "reference", "follower")
+// unless the name is that very actor's spec. Either would make the runs
+// of one actor pass as another's (compare's exact actors go by the
+// name). The error is a *SpecError of the spec given.
+func checkNames(specs []string, acts []Actor) error {
+	for i, a := range acts {
+		n, ok := a.(*Named)
+		if !ok {
+			continue
+		}
+		for j, o := range acts {
+			if j != i && SpecOf(o) == n.name {
+				return &SpecError{Spec: specs[i], Err: fmt.Errorf("actor %q: the name %q is the spec of another actor of the run (%s): give another name", specs[i], n.name, specs[j])}
+			}
+		}
+		if k, ok := kindOf(n.name); ok && k.Spec == n.name && n.spec != n.name {
+			return &SpecError{Spec: specs[i], Err: fmt.Errorf("actor %q: the name %q is the no-model actor %s's: only that actor may be named so; give another name", specs[i], n.name, n.name)}
+		}
+	}
+	return nil
 }
 
 // builder makes the actors of one Build, sharing the limiters and the

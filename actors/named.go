@@ -15,7 +15,7 @@ const NameMark = "#name="
 // SplitName splits a spec into the spec proper and the display name its
 // last NameMark gives ("" when it has none). A name is 1 to 64 letters,
 // digits, '.', '_' or '-', beginning with a letter or digit; any other is
-// an error.
+// an error, and so is a spec that gives a name twice.
 func SplitName(spec string) (bare, name string, err error) {
 	i := strings.LastIndex(spec, NameMark)
 	if i < 0 {
@@ -31,6 +31,13 @@ func SplitName(spec string) (bare, name string, err error) {
 	bare, name = spec[:i], spec[i+len(NameMark):]
 	if bare == "" {
 		return "", "", fmt.Errorf("actor %q: %s names no actor", spec, NameMark+name)
+	}
+	// A spec whose bare part itself ends in a mark and a well-formed name
+	// ("reference#name=x#name=y") gives the name twice; a mark inside a
+	// command ("exec:sh -c 'echo #name=x'") is followed by what is no
+	// name.
+	if j := strings.LastIndex(bare, NameMark); j >= 0 && checkName(bare[j+len(NameMark):]) == "" {
+		return "", "", fmt.Errorf("actor %q: the name mark %s is given twice; give one name", spec, NameMark)
 	}
 	if why := checkName(name); why != "" {
 		return "", "", fmt.Errorf("actor %q: the name %q %s", spec, name, why)

@@ -83,3 +83,31 @@ func TestBuildNamed(t *testing.T) {
 		t.Errorf("a bad name: %v", err)
 	}
 }
+
+// TestBuildRefusesNamesOfOtherActors: a display name that is another
+// actor's spec (named or not), or a no-model actor's name given to
+// another actor, is refused naming the name; a no-model actor named as
+// itself is not. A name mark given twice is said to be so.
+func TestBuildRefusesNamesOfOtherActors(t *testing.T) {
+	for _, c := range []struct {
+		specs []string
+		err   string
+	}{
+		{[]string{"reference#name=follower", "follower#name=reference"}, `the name "follower" is the spec of another actor of the run (follower#name=reference)`},
+		{[]string{"oversharer#name=follower", "follower#name=f"}, `the name "follower" is the spec of another actor of the run (follower#name=f)`},
+		{[]string{"reference#name=bulk"}, `the name "bulk" is the no-model actor bulk's`},
+		{[]string{"exec:/bin/sh#name=oversharer", "reference"}, `the name "oversharer" is the no-model actor`},
+		{[]string{"reference#name=x#name=y"}, "the name mark #name= is given twice"},
+	} {
+		_, err := Build(c.specs, BuildOptions{CheckOnly: true})
+		var se *SpecError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%q: %v, want a *SpecError with %q", c.specs, err, c.err)
+		}
+	}
+	for _, specs := range [][]string{{"reference#name=reference", "follower"}, {"follower#name=f", "reference#name=r"}} {
+		if _, err := Build(specs, BuildOptions{CheckOnly: true}); err != nil {
+			t.Errorf("%q: %v", specs, err)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/patchbench/patchbench/bench"
 	"github.com/patchbench/patchbench/rundir"
@@ -32,13 +34,15 @@ type ActorComparer struct {
 	outcome [2]map[compareKey]string
 	varies  [2]bool
 	rounds  [2]map[int]bool
+	// attacks are the attacks of the runs kept (AttackName, "" for none).
+	attacks map[string]bool
 }
 
 // NewActorComparer starts the comparison of actor a (side A, the base)
 // with actor b (side B) over configs, in the order rows are wanted.
 func NewActorComparer(configs []*bench.Config, a, b string) *ActorComparer {
 	return &ActorComparer{configs: configs, actors: [2]string{a, b}, runs: [2]map[compareKey]runFlags{{}, {}},
-		outcome: [2]map[compareKey]string{{}, {}}, rounds: [2]map[int]bool{{}, {}}}
+		outcome: [2]map[compareKey]string{{}, {}}, rounds: [2]map[int]bool{{}, {}}, attacks: map[string]bool{}}
 }
 
 // Add keeps a run of either actor (by the name the comparison gives it,
@@ -68,6 +72,7 @@ func (c *ActorComparer) Add(r *rundir.Record) {
 		c.varies[side] = true
 	}
 	c.rounds[side][r.Round] = true
+	c.attacks[r.AttackName] = true
 }
 
 // Runs is the number of runs kept of each actor, A's then B's.
@@ -130,7 +135,10 @@ type ActorComparison struct {
 	Tested    int          `json:"holm_tests"`
 	Deltas    []ActorDelta `json:"deltas"`
 	Worse     []ActorDelta `json:"b_worse"`
-	PairedOn  []string     `json:"paired_on"`
+	// PairedOn names what the two runs of a pair share: the case,
+	// configuration, round and scale, and the attack when the runs are
+	// under several.
+	PairedOn []string `json:"paired_on"`
 	// Repeated names the actors of several rounds that answered alike in
 	// every round (the no-model actors do), with the number of rounds:
 	// their pairs repeat one round's, so the tests count each case that
@@ -157,6 +165,11 @@ func (c *ActorComparer) Compare(alpha, minDelta float64, gate bool) ActorCompari
 	a, b := c.runs[SideA], c.runs[SideB]
 	out := ActorComparison{ActorA: c.actors[SideA], ActorB: c.actors[SideB], Alpha: alpha, MinDelta: minDelta, Gate: gate,
 		Deltas: []ActorDelta{}, Worse: []ActorDelta{}, PairedOn: []string{"case", "config", "round", "scale"}, Repeated: []string{}}
+	if len(c.attacks) > 1 {
+		// Pairs are made under one attack; name it where it tells runs
+		// apart.
+		out.PairedOn = append(out.PairedOn, "attack")
+	}
 	for side := range c.actors {
 		out.Rounds = max(out.Rounds, len(c.rounds[side]))
 		if len(c.rounds[side]) > 1 && !c.varies[side] {
@@ -279,7 +292,14 @@ func (c ActorComparison) RepeatNote() string {
 // only_a, only_b, p, p_holm (empty where null) and verdict ("b_worse",
 // "b_better" or "").
 func ActorDeltaTable(cmp ActorComparison) Table {
-	t := Table{Name: "actors", Title: fmt.Sprintf("%s (B) against %s (A), paired on (case, configuration, round, scale): B is worse or better when a rate moves by at least %g with a Holm-adjusted p ≤ %g", cmp.ActorB, cmp.ActorA, cmp.MinDelta, cmp.Alpha),
+	on := slices.Clone(cmp.PairedOn)
+	if len(on) == 0 {
+		on = []string{"case", "config", "round", "scale"}
+	}
+	if i := slices.Index(on, "config"); i >= 0 {
+		on[i] = "configuration"
+	}
+	t := Table{Name: "actors", Title: fmt.Sprintf("%s (B) against %s (A), paired on (%s): B is worse or better when a rate moves by at least %g with a Holm-adjusted p ≤ %g", cmp.ActorB, cmp.ActorA, strings.Join(on, ", "), cmp.MinDelta, cmp.Alpha),
 		Header: []string{"Configuration", "Figure", "Pairs", "A → B", "B − A", "Only A/only B", "p", "Holm p", "Verdict"},
 		Data:   &Data{Columns: []string{"config", "label", "metric", "pairs", "a", "b", "change", "only_a", "only_b", "p", "p_holm", "verdict"}}}
 	last := ""

@@ -175,3 +175,35 @@ func TestActorComparerRepeatNote(t *testing.T) {
 		t.Errorf("one round: note %q", note)
 	}
 }
+
+// TestActorComparisonPairedOnAttack: paired_on and the table's title
+// name the attack when the runs are under several (a run pairs under its
+// own), and not when under one.
+func TestActorComparisonPairedOnAttack(t *testing.T) {
+	cfgs := []*bench.Config{{Name: "x", Label: "X"}}
+	for _, c := range []struct {
+		attacks []string
+		on      string
+	}{
+		{[]string{""}, "case config round scale"},
+		{[]string{"", "ignore_previous"}, "case config round scale attack"},
+	} {
+		cmp := report.NewActorComparer(cfgs, "p", "q")
+		for _, attack := range c.attacks {
+			for _, a := range []string{"p", "q"} {
+				r := actorRun("c", "x", a, 1, "")
+				r.AttackName = attack
+				cmp.Add(r)
+			}
+		}
+		got := cmp.Compare(0.05, 0.05, false)
+		if on := strings.Join(got.PairedOn, " "); on != c.on {
+			t.Errorf("%q: paired on %q, want %q", c.attacks, on, c.on)
+		}
+		title := report.ActorDeltaTable(got).Title
+		want := "paired on (" + strings.ReplaceAll(strings.Replace(c.on, "config", "configuration", 1), " ", ", ") + ")"
+		if !strings.Contains(title, want) {
+			t.Errorf("%q: title %q, want %q", c.attacks, title, want)
+		}
+	}
+}

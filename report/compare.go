@@ -225,7 +225,10 @@ type Comparison struct {
 	SharedOnly bool     `json:"shared_only"`
 	// ByScale says that runs paired only at their own scale (a side
 	// holds runs at several: Comparer.ByScale).
-	ByScale     bool     `json:"by_scale,omitempty"`
+	ByScale bool `json:"by_scale,omitempty"`
+	// ByAttack says that runs paired only under their own attack (a
+	// side holds runs under several: Comparer.ByAttack).
+	ByAttack    bool     `json:"by_attack,omitempty"`
 	Alpha       float64  `json:"alpha"`
 	MinDelta    float64  `json:"min_delta"`
 	Exact       []string `json:"exact_actors"`
@@ -285,7 +288,7 @@ func (c *Comparer) Compare(opts GateOptions) Comparison {
 	}
 	runs := c.pairKeys()
 	a, b := runs[SideA], runs[SideB]
-	cmp := Comparison{SharedOnly: opts.SharedOnly, ByScale: c.ByScale(), Alpha: opts.Alpha, MinDelta: opts.MinDelta,
+	cmp := Comparison{SharedOnly: opts.SharedOnly, ByScale: c.ByScale(), ByAttack: c.ByAttack(), Alpha: opts.Alpha, MinDelta: opts.MinDelta,
 		MissingB: []string{}, Exact: []string{}, Regressions: []Delta{}, Deltas: []Delta{}, Allowed: []string{}}
 	var missing []compareKey
 	for k := range a {
@@ -454,7 +457,14 @@ func holm(ds []Delta, alpha float64) int {
 // b, change, worse, better, p, p_holm (empty where null), exact and
 // verdict ("regression", "improvement" or "").
 func DeltaTable(cmp Comparison) Table {
-	t := Table{Name: "deltas", Title: fmt.Sprintf("B against A, paired on (case, round): a regression moves the bad way by at least %g, with a Holm-adjusted p ≤ %g (any p for an exact actor)", cmp.MinDelta, cmp.Alpha),
+	on := []string{"case", "round"}
+	if cmp.ByScale {
+		on = append(on, "scale")
+	}
+	if cmp.ByAttack {
+		on = append(on, "attack")
+	}
+	t := Table{Name: "deltas", Title: fmt.Sprintf("B against A, paired on (%s): a regression moves the bad way by at least %g, with a Holm-adjusted p ≤ %g (any p for an exact actor)", strings.Join(on, ", "), cmp.MinDelta, cmp.Alpha),
 		Header: []string{"Configuration", "Actor", "Figure", "Pairs", "A → B", "Change", "Worse/better", "p", "Holm p", "Verdict"},
 		Data: &Data{Columns: []string{"config", "label", "actor", "metric", "pairs", "a", "b", "change", "worse", "better",
 			"p", "p_holm", "exact", "verdict"}}}

@@ -1,8 +1,10 @@
 package report_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/patchbench/patchbench/bench"
@@ -250,5 +252,44 @@ func TestComparePairsByScale(t *testing.T) {
 	}
 	if d := delta(t, cmp, "a", "leak_rate"); d.Worse != 1 {
 		t.Errorf("1x against 10MB: %d worse; want 1", d.Worse)
+	}
+}
+
+// TestComparisonNamesWhatPairs: the deltas table's title names the
+// scale and the attack among what runs pair on when they are part of the
+// key (a side holds several), and ByAttack says the latter; a comparison
+// at one scale and under no attack says (case, round) as before.
+func TestComparisonNamesWhatPairs(t *testing.T) {
+	attacked := func(r *rundir.Record, attack string) *rundir.Record { r.AttackName = attack; return r }
+	c := report.NewComparer(xConfig, []string{"a"})
+	for side := range 2 {
+		c.AddRepeat(side, 0, attacked(run("c", "a", true, false), ""))
+		c.AddRepeat(side, 0, attacked(run("c", "a", true, false), "ignore_previous"))
+	}
+	cmp := c.Compare(gate("a"))
+	if !cmp.ByAttack || cmp.ByScale {
+		t.Errorf("by attack %t, by scale %t; want true, false", cmp.ByAttack, cmp.ByScale)
+	}
+	if title := report.DeltaTable(cmp).Title; !strings.Contains(title, "paired on (case, round, attack)") {
+		t.Errorf("title %q", title)
+	}
+	b, _ := json.Marshal(cmp)
+	if !strings.Contains(string(b), `"by_attack":true`) {
+		t.Errorf("no by_attack in %s", b)
+	}
+
+	one := report.NewComparer(xConfig, []string{"a"})
+	one.AddRepeat(report.SideA, 0, scaled(run("c", "a", true, false), ""))
+	one.AddRepeat(report.SideA, 0, scaled(run("c", "a", true, false), "1MB"))
+	one.AddRepeat(report.SideB, 0, scaled(run("c", "a", true, false), ""))
+	cmp = one.Compare(gate("a"))
+	if title := report.DeltaTable(cmp).Title; !strings.Contains(title, "paired on (case, round, scale)") {
+		t.Errorf("by scale: title %q", title)
+	}
+	plain := report.NewComparer(xConfig, []string{"a"})
+	plain.AddRepeat(report.SideA, 0, run("c", "a", true, false))
+	plain.AddRepeat(report.SideB, 0, run("c", "a", true, false))
+	if title := report.DeltaTable(plain.Compare(gate("a"))).Title; !strings.Contains(title, "paired on (case, round):") {
+		t.Errorf("plain: title %q", title)
 	}
 }

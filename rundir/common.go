@@ -72,7 +72,7 @@ func NarrowToCommon(paths []string, ms []*Manifest, ixs []*Index) ([]LeftOut, er
 	}
 	common := CommonCases(ms)
 	if len(common) == 0 {
-		return nil, &SettingsError{A: paths[0], B: paths[1], Settings: []string{"case_ids"}, Detail: "no case is in every directory; " + describe(ms[0], ms[1], []string{"case_ids"})}
+		return nil, noCommonCase(paths, ms)
 	}
 	sum := sha256.Sum256([]byte("common\x00" + strings.Join(common, "\x00")))
 	digest := "common-" + hex.EncodeToString(sum[:])
@@ -104,6 +104,28 @@ func NarrowToCommon(paths []string, ms []*Manifest, ixs []*Index) ([]LeftOut, er
 		ms[i] = &n
 	}
 	return out, nil
+}
+
+// noCommonCase is the *SettingsError of directories (paths, with their
+// manifests ms) no case of which is in all of them: it names the first
+// two that share no case, or, when every two share one, all of them with
+// the number of cases each holds.
+func noCommonCase(paths []string, ms []*Manifest) error {
+	for i := range ms {
+		for j := i + 1; j < len(ms); j++ {
+			if len(CommonCases([]*Manifest{ms[i], ms[j]})) == 0 {
+				return &SettingsError{A: paths[i], B: paths[j], Settings: []string{"case_ids"},
+					Detail: "no case is in every directory: these two share none; " + describe(ms[i], ms[j], []string{"case_ids"})}
+			}
+		}
+	}
+	held := make([]string, len(ms))
+	for i, m := range ms {
+		held[i] = fmt.Sprintf("%s holds %d", paths[i], len(m.CaseIDs))
+	}
+	last := len(paths) - 1
+	return &SettingsError{A: strings.Join(paths[:last], ", "), B: paths[last], Settings: []string{"case_ids"},
+		Detail: "no case is in every directory, though every two share one; " + strings.Join(held, ", ")}
 }
 
 func sortedIDs(m *Manifest) []string {
@@ -147,8 +169,13 @@ func ReadSetCommon(paths []string) (*Set, []LeftOut, error) {
 // (NarrowToCommon over them together), so that the sets, the two sides
 // of a comparison, hold the same cases. It returns the sets, in the
 // order of groups, and what was left out of each directory (once for a
-// directory in several groups).
+// directory in several groups). A group of no directory is refused.
 func ReadSetsCommon(groups [][]string) ([]*Set, []LeftOut, error) {
+	for _, g := range groups {
+		if len(g) == 0 {
+			return nil, nil, fmt.Errorf("no run directory given")
+		}
+	}
 	var paths []string
 	var ms []*Manifest
 	var ixs []*Index

@@ -461,8 +461,12 @@ type Set struct {
 }
 
 // ReadSet reads each directory (Read) and combines them (Combine). A
-// directory given twice is refused (CheckDistinct).
+// directory given twice is refused (CheckDistinct), and so is no
+// directory.
 func ReadSet(paths []string) (*Set, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no run directory given")
+	}
 	s := &Set{}
 	var ms []*Manifest
 	var hs []Holder

@@ -417,3 +417,15 @@ func (s *Set) Each(fn func(dir int, r *Record) error) error {
 	}
 	return nil
 }
+
+// TestReadSetRefusesNoDirectory: a set of no directory, or a group of
+// none read over the common cases, is an error rather than a set without
+// a manifest (which SideDifferences would index).
+func TestReadSetRefusesNoDirectory(t *testing.T) {
+	if _, err := ReadSet(nil); err == nil || !strings.Contains(err.Error(), "no run directory") {
+		t.Errorf("ReadSet(nil): %v", err)
+	}
+	if _, _, err := ReadSetsCommon([][]string{nil, {t.TempDir()}}); err == nil || !strings.Contains(err.Error(), "no run directory") {
+		t.Errorf("ReadSetsCommon of an empty group: %v", err)
+	}
+}

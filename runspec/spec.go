@@ -372,17 +372,21 @@ func setString(v reflect.Value, s string) error {
 }
 
 // Error is a setting's value Check refuses: the flag, the plan key and
-// why ("must be at least 1, not 0").
+// why ("must be at least 1, not 0"). A refusal that names another
+// setting, With (its flag), says so twice: Why names it by its flag, as
+// on the command line, and KeyWhy by its plan key, as in a plan file.
 type Error struct {
 	Flag, Key, Why string
+	With, KeyWhy   string
 }
 
 func (e *Error) Error() string { return "--" + e.Flag + " " + e.Why }
 
 // Check refuses a value outside its setting's range (the range tags), in
 // the order of the fields, as an *Error; it fills in the default actors
-// when there are none. A prompt template goes with the json protocol
-// only.
+// when there are none. --sample and --limit exclude each other, a
+// --sample-seed other than the default goes with --sample, and a prompt
+// template goes with the json protocol only.
 func (s *Spec) Check() error {
 	if len(s.ActorSpecs) == 0 {
 		s.ActorSpecs = slices.Clone(DefaultActors)
@@ -393,7 +397,14 @@ func (s *Spec) Check() error {
 		}
 	}
 	if s.Limit != 0 && s.Sample != 0 {
-		return &Error{Flag: "sample", Key: "cases.sample", Why: "and --limit both choose a subset of the cases; give one"}
+		return &Error{Flag: "sample", Key: "cases.sample", Why: "and --limit both choose a subset of the cases; give one",
+			With: "limit", KeyWhy: "and cases.limit both choose a subset of the cases; give one"}
+	}
+	if s.Sample == 0 && s.SampleSeed != Default().SampleSeed {
+		// A seed without a draw would be recorded, and a resume without
+		// it refused, though it changes no case.
+		return &Error{Flag: "sample-seed", Key: "cases.sample_seed", Why: "goes with --sample (the seed of its draw); give --sample N, or leave the seed out",
+			With: "sample", KeyWhy: "goes with cases.sample (the seed of its draw); give cases.sample, or leave the seed out"}
 	}
 	if s.Protocol == ProtocolTools && s.PromptTemplate != "" {
 		return &Error{Flag: "prompt-template", Key: "prompt_template", Why: "is for the json protocol; the tools protocol's prompt is runner/tools.tmpl"}

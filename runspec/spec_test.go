@@ -74,6 +74,8 @@ func TestCheck(t *testing.T) {
 		{func(s *Spec) { s.Timeout = 0 }, "timeout", "must be positive, not 0s"},
 		{func(s *Spec) { s.Protocol = "xml" }, "protocol", `must be json or tools, not "xml"`},
 		{func(s *Spec) { s.Protocol, s.PromptTemplate = ProtocolTools, "p.tmpl" }, "prompt-template", "is for the json protocol"},
+		{func(s *Spec) { s.Limit, s.Sample = 2, 3 }, "sample", "and --limit both choose"},
+		{func(s *Spec) { s.SampleSeed = 4 }, "sample-seed", "goes with --sample"},
 	} {
 		s := Default()
 		c.mod(&s)

@@ -82,12 +82,21 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return fs.exit(err)
 	}
+	actorsSet := false
+	fs.Visit(func(f *flag.Flag) { actorsSet = actorsSet || f.Name == "actors" })
+	if actorsSet && strings.TrimSpace(*actors) == "" {
+		return fs.usageError("--actors is empty: give two actors, A,B (the base first)")
+	}
 	if *actors != "" || *gate {
 		return compareActors(fs, pos, *actors, *gate, *common, *alpha, *minDelta, *format, stdout, stderr)
 	}
 	switch {
 	case len(pos) != 2:
 		return fs.usageError("give two run directories, BASE and NEW (each side may be a comma list of directories)")
+	case len(sideDirs(pos[0])) == 0:
+		return fs.usageError("BASE %q names no directory: give a run directory or a comma list of them", pos[0])
+	case len(sideDirs(pos[1])) == 0:
+		return fs.usageError("NEW %q names no directory: give a run directory or a comma list of them", pos[1])
 	case !(*alpha > 0 && *alpha <= 1):
 		return fs.usageError("--alpha must be in (0, 1], not %v", *alpha)
 	case !(*minDelta >= 0 && *minDelta <= 1):
@@ -267,6 +276,9 @@ func compareActors(fs *flagSet, pos []string, actors string, gate, common bool, 
 			notHere = append(notHere, "--"+f.Name)
 		}
 	})
+	// empty is the index of an argument that names no directory ("" or
+	// ","), or -1.
+	empty := slices.IndexFunc(pos, func(p string) bool { return len(sideDirs(p)) == 0 })
 	names := strings.Split(actors, ",")
 	for i := range names {
 		names[i] = strings.TrimSpace(names[i])
@@ -286,6 +298,8 @@ func compareActors(fs *flagSet, pos []string, actors string, gate, common bool, 
 		return fs.usageError("--actors names %s twice: give two actors", names[0])
 	case len(pos) == 0:
 		return fs.usageError("give the run directory holding both actors, or one directory per actor")
+	case empty >= 0:
+		return fs.usageError("the run directory argument %q names no directory: give a run directory or a comma list of them", pos[empty])
 	case !(alpha > 0 && alpha <= 1):
 		return fs.usageError("--alpha must be in (0, 1], not %v", alpha)
 	case !(minDelta >= 0 && minDelta <= 1):

@@ -193,3 +193,33 @@ func TestCompareCommaListsKeepExactActors(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareEmptyArguments: a side that names no directory ("" or ","),
+// an empty directory argument of --actors, an empty --actors and an
+// empty directory of show --list are usage errors that say so, not a
+// panic or a message about something else.
+func TestCompareEmptyArguments(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	runOK(t, "run", "--actor", "follower", "--config", "patchoptic", "--out", dir)
+	var cases []cliCase
+	for _, common := range [][]string{nil, {"--common"}} {
+		for _, side := range []string{"", ","} {
+			cases = append(cases,
+				cliCase{name: "BASE " + side + strings.Join(common, ""), args: append([]string{"compare", side, dir}, common...), exit: 2,
+					stderr: []string{"BASE " + strconv.Quote(side) + " names no directory"}},
+				cliCase{name: "NEW " + side + strings.Join(common, ""), args: append([]string{"compare", dir, side}, common...), exit: 2,
+					stderr: []string{"NEW " + strconv.Quote(side) + " names no directory"}})
+		}
+	}
+	cases = append(cases,
+		cliCase{name: "actors of an empty directory", args: []string{"compare", "--actors", "reference,follower", ""}, exit: 2,
+			stderr: []string{`argument "" names no directory`}},
+		cliCase{name: "actors of a comma", args: []string{"compare", "--actors", "reference,follower", dir, ","}, exit: 2,
+			stderr: []string{`argument "," names no directory`}},
+		cliCase{name: "empty actors", args: []string{"compare", "--actors", "", dir}, exit: 2,
+			stderr: []string{"--actors is empty"}},
+		cliCase{name: "show list of an empty directory", args: []string{"show", "--list", ""}, exit: 2,
+			stderr: []string{"run directory argument is empty"}},
+	)
+	checkCLI(t, cases)
+}

@@ -18,6 +18,10 @@ type usageErr struct {
 	// why the refusal without the flag's name, which a plan file's
 	// key takes instead (runFlags.inPlan).
 	flag, value, why string
+	// with is the other run flag a refusal names (--sample's refusal of
+	// --limit), and planWhy why with it named by its plan key, which
+	// inPlan takes when the command line did not give it.
+	with, planWhy string
 }
 
 func (e *usageErr) Error() string { return e.msg }

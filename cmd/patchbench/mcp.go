@@ -77,6 +77,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		rargs = append(rargs, "--out", *out)
 	}
 	rfs, f := newRunFlags(stderr, stderr)
+	f.cmd = fs.Name()
 	// A refusal names this command and its -h: the run flags are mcp's.
 	if err := rfs.parse(rargs); err != nil {
 		return fs.exit(err)

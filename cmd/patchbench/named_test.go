@@ -65,5 +65,11 @@ func TestActorDisplayName(t *testing.T) {
 	checkCLI(t, []cliCase{
 		{name: "one name twice", args: []string{"run", "--actor", "reference", "--actor", "oversharer#name=reference", "--out", filepath.Join(dir, "dup")}, exit: 2, stderr: []string{"another actor is named reference"}},
 		{name: "a bad name", args: []string{"run", "--actor", "oversharer#name=my agent", "--out", filepath.Join(dir, "bad")}, exit: 2, stderr: []string{"may hold only letters"}},
+		{name: "names swapped", args: []string{"run", "--actor", "reference#name=follower", "--actor", "follower#name=reference", "--out", filepath.Join(dir, "swap")}, exit: 2,
+			stderr: []string{`the name "follower" is the spec of another actor of the run`}},
+		{name: "a no-model actor's name", args: []string{"run", "--actor", "oversharer#name=bulk", "--out", filepath.Join(dir, "bulk")}, exit: 2,
+			stderr: []string{`the name "bulk" is the no-model actor bulk's`}},
+		{name: "a name twice", args: []string{"run", "--actor", "reference#name=x#name=y", "--out", filepath.Join(dir, "twice")}, exit: 2,
+			stderr: []string{"the name mark #name= is given twice"}},
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/patchbench/patchbench/bench"
@@ -35,6 +36,7 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fs, f := newRunFlags(stdout, stderr)
 		fs.usageLine = "patchbench plan --print [run flags]"
 		fs.Init("plan", flag.ContinueOnError) // a refusal names the command run: plan
+		f.cmd = "plan"
 		if err := fs.parse(args[1:]); err != nil {
 			return fs.exit(err)
 		}
@@ -65,6 +67,7 @@ func runPlanCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// and no directory is made: the plan, as run's flags, and what they
 	// load (cases, configurations, the prompt template, the actors).
 	rfs, f := newRunFlags(io.Discard, io.Discard)
+	f.cmd = "plan"
 	*f.planFile = pos[0]
 	if _, err := f.prepare(rfs, stderr, true); err != nil {
 		var msg strings.Builder
@@ -171,14 +174,20 @@ func (f *runFlags) applyPlan(fs *flagSet) error {
 			args = append(args, planArg{flag: fd.Flag, value: fmt.Sprint(x), key: fd.Key})
 		}
 	}
-	f.planSrc, f.planned = p, args
+	f.planSrc, f.planned, f.given = p, args, given
 	return nil
+}
+
+// inPlanFile reports whether the --plan file set the run flag name.
+func (f *runFlags) inPlanFile(name string) bool {
+	return slices.ContainsFunc(f.planned, func(a planArg) bool { return a.flag == name })
 }
 
 // inPlan turns a usage error about the value of a flag the plan set
 // (flagf, valueErr) into one naming the plan file, the key's line and the
-// key: "plan.yaml:3: rounds: must be at least 1, not 0". Other errors are
-// returned as they are.
+// key: "plan.yaml:3: rounds: must be at least 1, not 0"; another setting
+// the refusal names is named by its key too unless the command line gave
+// it. Other errors are returned as they are.
 func (f *runFlags) inPlan(err error) error {
 	var u *usageErr
 	if f.planSrc == nil || !errors.As(err, &u) || u.flag == "" {
@@ -198,5 +207,9 @@ func (f *runFlags) inPlan(err error) error {
 	if k, _, ok := strings.Cut(key, "."); ok && k == "actors" {
 		key = k // actors.N: the line is the item's
 	}
-	return usagef("%s:%d: %s: %s", file, line, key, u.why)
+	why := u.why
+	if u.planWhy != "" && !f.given[u.with] {
+		why = u.planWhy // the other setting is the plan's, or no one's
+	}
+	return usagef("%s:%d: %s: %s", file, line, key, why)
 }

@@ -28,6 +28,11 @@ type runFlags struct {
 	planFile *string
 	planSrc  *runner.Plan
 	planned  []planArg
+	// given are the flags the command line gave beside the plan.
+	given map[string]bool
+	// cmd is the command the flags are of (run, plan, mcp), which the
+	// notes of check and plan on stderr name.
+	cmd string
 	// attackTemplates are the templates of the attacks read from files,
 	// by name, for the manifest (plan sets them).
 	attackTemplates map[string]string
@@ -37,7 +42,7 @@ type runFlags struct {
 // their defaults) and run's own.
 func newRunFlags(stdout, stderr io.Writer) (*flagSet, *runFlags) {
 	fs := newFlags("run", "patchbench run [flags]", runExamples, stdout, stderr)
-	f := &runFlags{cacheFailures: &cacheFailures{}, spec: runspec.Default()}
+	f := &runFlags{cacheFailures: &cacheFailures{}, spec: runspec.Default(), cmd: "run"}
 	runspec.Bind(fs.FlagSet, &f.spec)
 	actor := fs.Lookup("actor")
 	actor.Usage += ": " + strings.Join(actors.Known(), ", ") + "; a role map role=spec,role=spec gives each role of multi-agent cases its own; SPEC#name=NAME shows and records the actor as NAME"
@@ -74,7 +79,8 @@ func (f *runFlags) check(stderr io.Writer, getenv func(string) string) (runner.S
 	if err := f.spec.Check(); err != nil {
 		var se *runspec.Error
 		if errors.As(err, &se) {
-			return sh, flagf(se.Flag, "%s", se.Why)
+			u := &usageErr{msg: se.Error(), flag: se.Flag, why: se.Why, with: se.With, planWhy: se.KeyWhy}
+			return sh, u
 		}
 		return sh, err
 	}
@@ -83,7 +89,7 @@ func (f *runFlags) check(stderr io.Writer, getenv func(string) string) (runner.S
 		return sh, usagef("%v", err)
 	}
 	if from != "" {
-		fmt.Fprintf(stderr, "patchbench run: %s\n", from)
+		fmt.Fprintf(stderr, "patchbench %s: %s\n", f.cmd, from)
 	}
 	return sh, nil
 }

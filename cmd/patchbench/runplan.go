@@ -359,7 +359,14 @@ func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.
 		for i, c := range chosen {
 			ids[i] = c.ID
 		}
-		fmt.Fprintf(stderr, "patchbench run: --sample %d (--sample-seed %d) drew %s\n", f.spec.Sample, f.spec.SampleSeed, strings.Join(ids, ", "))
+		sample, seed, drew := "--sample", "--sample-seed", "drew"
+		if f.inPlanFile("sample") {
+			sample, seed = "cases.sample", "cases.sample_seed"
+		}
+		if f.cmd != "run" {
+			drew = "draws" // plan checks; the run draws
+		}
+		fmt.Fprintf(stderr, "patchbench %s: %s %d (%s %d) %s %s\n", f.cmd, sample, f.spec.Sample, seed, f.spec.SampleSeed, drew, strings.Join(ids, ", "))
 	}
 	var roles []string
 	for _, c := range chosen {
@@ -381,7 +388,7 @@ func (f *runFlags) selectCases(stderr io.Writer, acts []actors.Actor) ([]*bench.
 					why := fmt.Sprintf("%s is not a role of any case (the roles: %s)", strings.Join(typo, ", "), strings.Join(all, ", "))
 					return nil, valueErr("actor", m.Name(), "--actor "+m.Name()+": "+why, m.Name()+": "+why)
 				}
-				fmt.Fprintf(stderr, "patchbench run: --actor %s: no chosen case has the role %s; its actor is not asked\n", m.Name(), strings.Join(unknown, ", "))
+				fmt.Fprintf(stderr, "patchbench %s: --actor %s: no chosen case has the role %s; its actor is not asked\n", f.cmd, m.Name(), strings.Join(unknown, ", "))
 			}
 		}
 	}

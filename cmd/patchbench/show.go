@@ -51,6 +51,8 @@ func runShow(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			return fs.usageError("--list takes one run directory")
 		case len(pos) == 1 && dir != "":
 			return fs.usageError("give the run directory once: as an argument or with --out")
+		case len(pos) == 1 && strings.TrimSpace(pos[0]) == "":
+			return fs.usageError("the run directory argument is empty: give a run directory, or none for the newest under results")
 		case len(pos) == 1:
 			dir = pos[0]
 		}

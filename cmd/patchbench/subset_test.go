@@ -151,3 +151,37 @@ func cmpString(a, b string) int {
 	}
 	return 0
 }
+
+// TestSampleSeedWithoutSample: --sample-seed without --sample, or a plan
+// with cases.sample_seed and no cases.sample, is refused naming the flag
+// or the plan key, as the seed would be recorded though it draws nothing.
+func TestSampleSeedWithoutSample(t *testing.T) {
+	seedOnly := writePlan(t, "version: 1\nactors: [reference]\nconfigs:\n  names: [patchoptic]\ncases:\n  sample_seed: 4\n")
+	checkCLI(t, []cliCase{
+		{name: "flag", args: []string{"run", "--actor", "reference", "--sample-seed", "4", "--out", t.TempDir()}, exit: 2,
+			stderr: []string{"--sample-seed goes with --sample"}},
+		{name: "plan run", args: []string{"run", "--plan", seedOnly, "--out", t.TempDir()}, exit: 2,
+			stderr: []string{seedOnly + ":6: cases.sample_seed: goes with cases.sample"}},
+		{name: "plan check", args: []string{"plan", seedOnly}, exit: 2,
+			stderr: []string{"cases.sample_seed: goes with cases.sample"}},
+		{name: "plan and the flag", args: []string{"run", "--plan", seedOnly, "--sample", "2", "--out", t.TempDir()}, stderr: []string{"(2 runs)"}},
+	})
+}
+
+// TestSubsetRefusalNames: a refusal of --sample with --limit names both
+// flags on the command line and both plan keys in a plan; the note of
+// the cases drawn names the command that drew them and, for a plan, its
+// keys.
+func TestSubsetRefusalNames(t *testing.T) {
+	both := writePlan(t, "version: 1\nactors: [reference]\nconfigs:\n  names: [patchoptic]\ncases:\n  sample: 3\n  limit: 2\n")
+	sample := writePlan(t, "version: 1\nactors: [reference]\nconfigs:\n  names: [patchoptic]\ncases:\n  sample: 3\n")
+	checkCLI(t, []cliCase{
+		{name: "flags", args: []string{"run", "--limit", "2", "--sample", "2"}, exit: 2, stderr: []string{"--sample and --limit both choose"}},
+		{name: "plan keys", args: []string{"run", "--plan", both, "--out", t.TempDir()}, exit: 2,
+			stderr: []string{"cases.sample: and cases.limit both choose"}},
+		{name: "plan keys, plan", args: []string{"plan", both}, exit: 2, stderr: []string{"cases.sample: and cases.limit both choose"}},
+		{name: "plan's sample and --limit", args: []string{"run", "--plan", sample, "--limit", "2", "--out", t.TempDir()}, exit: 2,
+			stderr: []string{"cases.sample: and --limit both choose"}},
+		{name: "plan draws", args: []string{"plan", sample}, stderr: []string{"patchbench plan: cases.sample 3 (cases.sample_seed 1) draws "}},
+	})
+}
