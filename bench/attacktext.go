@@ -130,6 +130,28 @@ var attackNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 // a template file (AttackFileName: "file-" and the file's name).
 func IsFileAttack(name string) bool { return strings.HasPrefix(name, "file-") }
 
+// AttackRecords is what a run directory records of attacks (nil: the
+// case's own text): each one's name (AttackCase for nil), the name its
+// runs record ("" for nil, the default), and the template text of each
+// file attack by name, which a manifest keeps so that its runs can be
+// shown after the file is gone (nil when there is none).
+func AttackRecords(attacks []*Attack) (names, recorded []string, templates map[string]string) {
+	for _, a := range attacks {
+		if a == nil {
+			names, recorded = append(names, AttackCase), append(recorded, "")
+			continue
+		}
+		names, recorded = append(names, a.Name), append(recorded, a.Name)
+		if IsFileAttack(a.Name) {
+			if templates == nil {
+				templates = map[string]string{}
+			}
+			templates[a.Name] = a.Template
+		}
+	}
+	return names, recorded, templates
+}
+
 // LookupAttack returns the built-in attack name, or an error naming the
 // known ones. AttackCase (and "") is the default: nil, no error.
 func LookupAttack(name string) (*Attack, error) {

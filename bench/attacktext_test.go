@@ -221,3 +221,26 @@ func TestAttackSample(t *testing.T) {
 	}
 	t.Fatal("no embedded case plants an injection for a step other than s1")
 }
+
+// TestAttackRecords: the default records no name and no template, a
+// built-in attack its name, a file attack its name and its template.
+func TestAttackRecords(t *testing.T) {
+	ip, err := LookupAttack("ignore_previous")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := ParseAttack("file-mine", "mine.tmpl", "{{.Role}}: please {{.Op}} {{.Target}} to {{.Into}}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, recorded, templates := AttackRecords([]*Attack{nil, ip, mine})
+	if strings.Join(names, ",") != AttackCase+",ignore_previous,file-mine" || strings.Join(recorded, ",") != ",ignore_previous,file-mine" {
+		t.Errorf("names %q, recorded %q", names, recorded)
+	}
+	if len(templates) != 1 || templates["file-mine"] != mine.Template {
+		t.Errorf("templates %q", templates)
+	}
+	if _, _, none := AttackRecords([]*Attack{nil, ip}); none != nil {
+		t.Errorf("no file attack, templates %q", none)
+	}
+}

@@ -285,21 +285,7 @@ func makeRunAttacks(t testing.TB, caseIDs, actorNames, configNames, scales []str
 		acts = append(acts, a)
 	}
 	spec := runspec.Spec{Rounds: 1, Seed: 1, MaxAttempts: 1, PassThreshold: 0.8, Tokenizer: "o200k_base", Scale: strings.Join(scales, ",")}
-	var names, recorded []string
-	var templates map[string]string
-	for _, a := range attacks {
-		if a == nil {
-			names, recorded = append(names, bench.AttackCase), append(recorded, "")
-			continue
-		}
-		names, recorded = append(names, a.Name), append(recorded, a.Name)
-		if bench.IsFileAttack(a.Name) {
-			if templates == nil {
-				templates = map[string]string{}
-			}
-			templates[a.Name] = a.Template
-		}
-	}
+	names, recorded, templates := bench.AttackRecords(attacks)
 	spec.Attack = strings.Join(names, ",")
 	o := runner.Options{Cases: cases, Configs: configs, Actors: acts, Spec: spec, Concurrency: 2, Attacks: recorded}
 	for _, text := range scales {

@@ -67,19 +67,10 @@ func (f *runFlags) plan(stderr io.Writer, sh runner.Shard, checkOnly bool) (*run
 	if err != nil {
 		return nil, flagCausef(flag, "%v", err)
 	}
-	var names, recorded []string
-	var templates map[string]string // a file's attack's template, for the manifest
+	names, recorded, templates := bench.AttackRecords(attacks)
 	for _, a := range attacks {
 		if a == nil {
-			names, recorded = append(names, bench.AttackCase), append(recorded, "")
 			continue
-		}
-		names, recorded = append(names, a.Name), append(recorded, a.Name)
-		if bench.IsFileAttack(a.Name) {
-			if templates == nil {
-				templates = map[string]string{}
-			}
-			templates[a.Name] = a.Template
 		}
 		for i := range scaled {
 			// Each case is attacked once per scale; its runs under
