@@ -101,14 +101,10 @@ func newCanvas(format string, w, h vg.Length) (vg.CanvasWriterTo, error) {
 	return nil, fmt.Errorf("unknown plot format %q (png, svg or pdf)", format)
 }
 
-// WritePlots writes the charts of a summary into dir (gonum/plot), in
-// o's format and size: leak-rate, illegal-commits and semantic-pass per
-// configuration with their 95 % Wilson intervals on [0, 1], and tokens, tokens per run
-// from 0 with their t intervals; one series per actor (a colour of
-// Palette and a marker of Markers), the configurations in the order of
-// configs. The title and the legend sit above the axes, outside the data.
-// It returns the files written.
-func WritePlots(dir string, s Summary, configs []*bench.Config, actorNames []string, o PlotOptions) ([]string, error) {
+// withDefaults fills in o's format (png) and size (one-column) when
+// they are empty and returns the size's width and height; an unknown
+// size is an error.
+func (o *PlotOptions) withDefaults() ([2]vg.Length, error) {
 	if o.Format == "" {
 		o.Format = "png"
 	}
@@ -117,7 +113,22 @@ func WritePlots(dir string, s Summary, configs []*bench.Config, actorNames []str
 	}
 	size, ok := PlotSizes[o.Size]
 	if !ok {
-		return nil, fmt.Errorf("unknown plot size %q (one-column or two-column)", o.Size)
+		return size, fmt.Errorf("unknown plot size %q (one-column or two-column)", o.Size)
+	}
+	return size, nil
+}
+
+// WritePlots writes the charts of a summary into dir (gonum/plot), in
+// o's format and size: leak-rate, illegal-commits and semantic-pass per
+// configuration with their 95 % Wilson intervals on [0, 1], and tokens, tokens per run
+// from 0 with their t intervals; one series per actor (a colour of
+// Palette and a marker of Markers), the configurations in the order of
+// configs. The title and the legend sit above the axes, outside the data.
+// It returns the files written.
+func WritePlots(dir string, s Summary, configs []*bench.Config, actorNames []string, o PlotOptions) ([]string, error) {
+	size, err := o.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

@@ -32,15 +32,9 @@ var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // with any character other than letters, digits, ".", "_" and "-" made
 // "-"). It returns the files written; none when rel is empty.
 func WriteReliabilityPlots(dir string, rel []Reliability, configs []*bench.Config, actorNames []string, o PlotOptions) ([]string, error) {
-	if o.Format == "" {
-		o.Format = "png"
-	}
-	if o.Size == "" {
-		o.Size = "one-column"
-	}
-	size, ok := PlotSizes[o.Size]
-	if !ok {
-		return nil, fmt.Errorf("unknown plot size %q (one-column or two-column)", o.Size)
+	size, err := o.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	if len(rel) == 0 {
 		return nil, nil
