@@ -228,10 +228,7 @@ func drawScaleChart(w *bytes.Buffer, ch scaleChart, s Summary, configs []*bench.
 	p.Y.Label.TextStyle.Font.Size = labelSize
 	p.Y.Tick.Label.Font.Size = tickSize
 	p.X.Tick.Label.Font.Size = tickSize
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = nil
-	grid.Horizontal.Color = color.Gray{Y: 0xd8}
-	p.Add(grid)
+	addRowGrid(p)
 	var legend []series
 	top := 0.0
 	for k, cfg := range configs {
@@ -317,12 +314,7 @@ func drawChart(w *bytes.Buffer, ch chart, s Summary, configs []*bench.Config, ac
 		p.X.Tick.Label.XAlign = draw.XRight
 		p.X.Tick.Label.YAlign = draw.YCenter
 	}
-	// Horizontal grid lines only, under the data: a vertical line would
-	// run through the middle series of each configuration.
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = nil
-	grid.Horizontal.Color = color.Gray{Y: 0xd8}
-	p.Add(grid)
+	addRowGrid(p)
 	var legend []series
 	top := 0.0
 	for k, a := range actorNames {
@@ -451,4 +443,14 @@ func (wholeTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// addRowGrid adds horizontal grid lines only, under the data (added
+// first): a vertical line would run through the middle series of each
+// group of points.
+func addRowGrid(p *plot.Plot) {
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	grid.Horizontal.Color = color.Gray{Y: 0xd8}
+	p.Add(grid)
 }

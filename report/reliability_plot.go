@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"image/color"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -57,10 +56,7 @@ func WriteReliabilityPlots(dir string, rel []Reliability, configs []*bench.Confi
 			ax.Label.TextStyle.Font.Size = 8
 			ax.Tick.Label.Font.Size = 7
 		}
-		grid := plotter.NewGrid()
-		grid.Vertical.Color = nil
-		grid.Horizontal.Color = color.Gray{Y: 0xd8}
-		p.Add(grid)
+		addRowGrid(p)
 		var legend []series
 		maxK := 0
 		for i, c := range configs {
