@@ -113,35 +113,16 @@ func generatedOps(r *runtime.Rule, pre any) ([]any, error) {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("it gave %s, not a list of JSON Patch operations", jsonKind(v))
+		return nil, fmt.Errorf("it gave %s, not a list of JSON Patch operations", runtime.ATypeName(v))
 	}
 	for i, e := range list {
 		m, ok := e.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("element %d is %s, not a JSON Patch operation (an object with an op)", i, jsonKind(e))
+			return nil, fmt.Errorf("element %d is %s, not a JSON Patch operation (an object with an op)", i, runtime.ATypeName(e))
 		}
 		if _, ok := m["op"].(string); !ok {
 			return nil, fmt.Errorf("element %d has no op string; a JSON Patch operation names its op", i)
 		}
 	}
 	return list, nil
-}
-
-// jsonKind names a decoded JSON value's type, with an article.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case bool:
-		return "a bool"
-	case json.Number:
-		return "a number"
-	}
-	return fmt.Sprintf("a %T", v)
 }

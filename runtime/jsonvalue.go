@@ -276,8 +276,23 @@ func sizeUpTo(v any, limit int64) (n int64, ok bool) {
 	return n, ok
 }
 
-// typeName names the JSON type of v, for messages that must not show v.
-func typeName(v any) string {
+// ATypeName is TypeName with its indefinite article ("an object", "a
+// string"; "null" alone), for messages that say what a value is.
+func ATypeName(v any) string {
+	switch n := TypeName(v); n {
+	case "null":
+		return n
+	case "array", "object":
+		return "an " + n
+	default:
+		return "a " + n
+	}
+}
+
+// TypeName names the JSON type of a decoded value (null, boolean,
+// string, number, array, object; Go's name of its type for any other
+// value), for messages that must not show the value.
+func TypeName(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"

@@ -107,15 +107,15 @@ func DecodeProposal(b []byte, maxDepth int) (*Proposal, error) {
 			return nil, &MalformedError{Op: -1, Msg: `proposal object has no "patch" member`}
 		}
 		if ops, ok = pv.([]any); !ok {
-			return nil, &MalformedError{Op: -1, Msg: fmt.Sprintf(`"patch" is a %s, not an array`, typeName(pv))}
+			return nil, &MalformedError{Op: -1, Msg: fmt.Sprintf(`"patch" is a %s, not an array`, TypeName(pv))}
 		}
 		if nv, ok := x["note"]; ok {
 			if p.Note, ok = nv.(string); !ok {
-				return nil, &MalformedError{Op: -1, Msg: fmt.Sprintf(`"note" is a %s, not a string`, typeName(nv))}
+				return nil, &MalformedError{Op: -1, Msg: fmt.Sprintf(`"note" is a %s, not a string`, TypeName(nv))}
 			}
 		}
 	default:
-		return nil, &MalformedError{Op: -1, Msg: fmt.Sprintf("a proposal is a JSON Patch array or an object with \"patch\", not a %s", typeName(v))}
+		return nil, &MalformedError{Op: -1, Msg: fmt.Sprintf("a proposal is a JSON Patch array or an object with \"patch\", not a %s", TypeName(v))}
 	}
 	p.Patch = make([]Operation, 0, len(ops))
 	for i, ov := range ops {
@@ -131,7 +131,7 @@ func DecodeProposal(b []byte, maxDepth int) (*Proposal, error) {
 func decodeOperation(v any) (Operation, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return Operation{}, fmt.Errorf("an operation is an object, not a %s", typeName(v))
+		return Operation{}, fmt.Errorf("an operation is an object, not a %s", TypeName(v))
 	}
 	var op Operation
 	kind, ok := m["op"]
@@ -139,7 +139,7 @@ func decodeOperation(v any) (Operation, error) {
 		return op, fmt.Errorf(`missing "op"`)
 	}
 	if op.Op, ok = kind.(string); !ok {
-		return op, fmt.Errorf(`"op" is a %s, not a string`, typeName(kind))
+		return op, fmt.Errorf(`"op" is a %s, not a string`, TypeName(kind))
 	}
 	switch op.Op {
 	case OpAdd, OpRemove, OpReplace, OpMove, OpCopy, OpTest:
@@ -172,7 +172,7 @@ func pointerMember(m map[string]any, name string) (Pointer, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return nil, fmt.Errorf("%q is a %s, not a string", name, typeName(v))
+		return nil, fmt.Errorf("%q is a %s, not a string", name, TypeName(v))
 	}
 	p, err := ParsePointer(s)
 	if err != nil {

@@ -122,7 +122,7 @@ func queryState(ctx context.Context, s Step, args string) (res Result, err error
 		}
 		// Too large for any page: a note in its place, so that the
 		// matches after it are still shown.
-		return quote(fmt.Sprintf("(%s over the result limit: read it with read_state)", kind(m.value)))
+		return quote(fmt.Sprintf("(%s over the result limit: read it with read_state)", runtime.ATypeName(m.value)))
 	})
 	pg.Next = func(i int) string { return fmt.Sprintf("query_state with offset %d", i) }
 	return Result{Text: pg.build(limit)}, nil

@@ -86,13 +86,13 @@ func readState(_ context.Context, s Step, args string) (Result, error) {
 	pg, ok := readPage(*a.Pointer, p, v, depth, a.Offset, a.Limit)
 	if !ok {
 		if paging {
-			return Result{Text: fmt.Sprintf("offset and limit page an array or an object; the value here is %s", kind(v)), Code: CodeMalformed}, nil
+			return Result{Text: fmt.Sprintf("offset and limit page an array or an object; the value here is %s", runtime.ATypeName(v)), Code: CodeMalformed}, nil
 		}
 		n := 0
 		if b, err := encode(v); err == nil {
 			n = len(b)
 		}
-		return Result{Text: fmt.Sprintf("the value is %s of %d bytes, more than %d, the result limit; it cannot be shown whole", kind(v), n, limit),
+		return Result{Text: fmt.Sprintf("the value is %s of %d bytes, more than %d, the result limit; it cannot be shown whole", runtime.ATypeName(v), n, limit),
 			Code: CodeTooLarge}, nil
 	}
 	return Result{Text: pg.build(limit), Read: a.Pointer}, nil
@@ -204,23 +204,6 @@ func deref(p *int, def int) int {
 		return def
 	}
 	return *p
-}
-
-// kind names v's JSON type with an article ("a string").
-func kind(v any) string {
-	switch v.(type) {
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case json.Number, float64, int, int64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return "null"
 }
 
 // Outline is v with the containers depth levels below it shown as their
