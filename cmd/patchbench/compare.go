@@ -181,6 +181,17 @@ func sideDirs(arg string) []string {
 	return out
 }
 
+// writeTitledTable writes t under its title: a Markdown heading with
+// md, a line of text without.
+func writeTitledTable(w io.Writer, t report.Table, md bool) {
+	if md {
+		fmt.Fprintf(w, "### %s\n\n", t.Title)
+	} else {
+		fmt.Fprintln(w, t.Title)
+	}
+	report.RenderTable(w, t, md)
+}
+
 // writeComparisonData writes a comparison in the formats made for
 // programs and papers: JSON the comparison v as it is, CSV and LaTeX its
 // table t. done is false for text and Markdown, which the caller writes.
@@ -240,12 +251,7 @@ func writeComparison(w io.Writer, cmp report.Comparison, format string) error {
 	if len(cmp.Allowed)+len(cmp.Regressions) > 0 || cmp.OnlyA > 0 {
 		fmt.Fprintln(w)
 	}
-	if md {
-		fmt.Fprintf(w, "### %s\n\n", t.Title)
-	} else {
-		fmt.Fprintln(w, t.Title)
-	}
-	report.RenderTable(w, t, md)
+	writeTitledTable(w, t, md)
 	exact := "none"
 	if len(cmp.Exact) > 0 {
 		exact = strings.Join(cmp.Exact, ", ")
@@ -361,12 +367,7 @@ func writeActorComparison(w io.Writer, cmp report.ActorComparison, format string
 	if cmp.Gate && len(cmp.Worse) > 0 {
 		fmt.Fprintln(w)
 	}
-	if md {
-		fmt.Fprintf(w, "### %s\n\n", t.Title)
-	} else {
-		fmt.Fprintln(w, t.Title)
-	}
-	report.RenderTable(w, t, md)
+	writeTitledTable(w, t, md)
 	verdict := "a comparison: exit 0 (--gate to fail when B is worse)"
 	switch {
 	case cmp.Failed():
