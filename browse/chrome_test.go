@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"html"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,8 +30,9 @@ import (
 // they are skipped, unless PATCHBENCH_REQUIRE_BROWSER is set (as .ci/run
 // sets it). They wait for elements and events, never for a time; the
 // deadline of each test only stops a browser that hangs. Each has its own
-// browser, run directory and server, and they run in parallel: most of
-// their time is the browser's, waited for. Under -short they are skipped.
+// tab in one shared browser, its own run directory and server, and they
+// run in parallel: most of their time is the browser's, waited for.
+// Under -short they are skipped.
 
 var shots = flag.String("shots", "", "write screenshots of the overview and of a leaked run's page into this `dir`")
 
@@ -50,37 +53,69 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// newBrowser starts headless Chromium with a fresh profile and returns a
-// tab's context.
+// browser is the one headless Chromium the tests share: each test opens
+// a tab of its own in it (a tab per test, served by a server of its own
+// on its own port, so no two tests share an origin's storage). Starting
+// Chromium costs more CPU than most of the tests themselves; TestMain
+// stops it.
+var browser struct {
+	once   sync.Once
+	ctx    context.Context // the browser's first tab, which keeps it open
+	cancel context.CancelFunc
+	err    error
+}
+
+// newBrowser returns the context of a new tab in the shared Chromium,
+// starting it with a fresh profile on the first call. The tab closes
+// when the test ends; its deadline only stops a browser that hangs.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts Chromium: not under -short")
 	}
 	path := chromiumPath(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000),
-	)
-	t.Cleanup(acancel)
-	tab, tcancel := chromedp.NewContext(actx)
-	t.Cleanup(tcancel)
-	if err := chromedp.Do(tab); err != nil {
-		t.Fatalf("start %s: %v", path, err)
+	browser.once.Do(func() {
+		profile, err := os.MkdirTemp("", "patchbench-chromium-")
+		if err != nil {
+			browser.err = err
+			return
+		}
+		actx, acancel := chromedp.NewExecAllocator(context.Background(),
+			chromedp.ExecPath(path),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck,
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-dev-shm-usage", true),
+			chromedp.UserDataDir(profile),
+			chromedp.WindowSize(1400, 1000),
+		)
+		bctx, bcancel := chromedp.NewContext(actx)
+		browser.ctx = bctx
+		browser.cancel = func() {
+			bcancel()
+			acancel()
+			os.RemoveAll(profile)
+		}
+		if err := chromedp.Do(bctx); err != nil {
+			browser.err = fmt.Errorf("start %s: %w", path, err)
+		}
+	})
+	if browser.err != nil {
+		t.Fatal(browser.err)
 	}
-	return tab
+	tab, tcancel := chromedp.NewContext(browser.ctx)
+	t.Cleanup(tcancel)
+	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("open a tab in %s: %v", path, err)
+	}
+	return ctx
 }
 
 // load runs an action that navigates (a click, a form's change) and waits
@@ -129,7 +164,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // with their detector named and that no secret is in the page until the
 // reader reveals them.
 func TestBrowserServer(t *testing.T) {
-	t.Parallel() // a browser, a run directory and a server of its own
+	t.Parallel() // a tab, a run directory and a server of its own
 	ctx := newBrowser(t)
 	dir := makeRun(t, testCases, []string{"reference", "oversharer", "follower"}, 1)
 	b := openRun(t, dir)
@@ -247,7 +282,7 @@ func TestBrowserServer(t *testing.T) {
 // leaks marked, no secret in the page, and the text of the server's page
 // for the same run.
 func TestBrowserStaticFile(t *testing.T) {
-	t.Parallel() // a browser, a run directory and a server of its own
+	t.Parallel() // a tab, a run directory and a server of its own
 	ctx := newBrowser(t)
 	dir := makeRun(t, testCases, []string{"reference", "oversharer"}, 1)
 	b := openRun(t, dir)
@@ -353,7 +388,7 @@ func TestBrowserStaticFile(t *testing.T) {
 // TestBrowserStaticReveal opens a file written with --reveal: the leaked
 // canaries and the hidden values are in its run pages, marked.
 func TestBrowserStaticReveal(t *testing.T) {
-	t.Parallel() // a browser, a run directory and a server of its own
+	t.Parallel() // a tab, a run directory and a server of its own
 	ctx := newBrowser(t)
 	dir := makeRun(t, testCases, []string{"oversharer"}, 1)
 	b := openRun(t, dir)
@@ -386,7 +421,7 @@ func TestBrowserStaticReveal(t *testing.T) {
 // gives it the default run's), else one written here. The figures are
 // logged, never asserted: the machine's load decides them.
 func TestBrowserBundlePaint(t *testing.T) {
-	t.Parallel() // a browser, a run directory and a server of its own
+	t.Parallel() // a tab, a run directory and a server of its own
 	ctx := newBrowser(t)
 	path := os.Getenv("PATCHBENCH_BUNDLE_FILE")
 	if path == "" {
@@ -466,7 +501,7 @@ func (b *Browser) count(o Outcome) int {
 // (a select reloads the page with ?kind=…) and in the single file (its
 // script filters the runs and the grids' cells).
 func TestBrowserLeakFilters(t *testing.T) {
-	t.Parallel() // a browser, a run directory and a server of its own
+	t.Parallel() // a tab, a run directory and a server of its own
 	ctx := newBrowser(t)
 	dir := makeRun(t, testCases, []string{"reference", "oversharer", "follower"}, 1)
 	b := openRun(t, dir)
@@ -561,7 +596,7 @@ func (b *Browser) countLeaks(f Filter) int {
 // page the script builds marks both as leaks, holds the card in no form,
 // and reads as the server's page does.
 func TestBrowserActorStringsMasked(t *testing.T) {
-	t.Parallel() // a browser, a run directory and a server of its own
+	t.Parallel() // a tab, a run directory and a server of its own
 	ctx := newBrowser(t)
 	dir := makeRunActors(t, testCases[:1], []actors.Actor{leaky{}}, 1, 1, "")
 	b := openRun(t, dir)
@@ -601,7 +636,7 @@ func TestBrowserActorStringsMasked(t *testing.T) {
 // ?scale=…) and in the single file (its script hides the runs, the main
 // table's rows and the grids' cells at the other scale).
 func TestBrowserScaleFilter(t *testing.T) {
-	t.Parallel() // a browser, a run directory and a server of its own
+	t.Parallel() // a tab, a run directory and a server of its own
 	ctx := newBrowser(t)
 	dir := makeRunScales(t, []string{"mkt-crm-segment-export", "fin-expense-review"}, []string{"reference"}, []string{"1x", "200KB"})
 	b := openRun(t, dir)
