@@ -226,6 +226,9 @@ func testStat(pid int) (pgrp int, zombie, ok bool) {
 // first pass that killed nothing (2 runs of 4). Every trial must leave
 // nothing.
 func TestExecActorKillsAReForkingChild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits on a timeout")
+	}
 	// Mostly waiting on its trials' timeouts: in parallel with the other
 	// parallel tests, each call holding the containment (containment) its
 	// sweep subtest changes.
@@ -282,6 +285,9 @@ sleep 30`)
 // the program dies, an orphan of the call. As root the test runs itself
 // again as nobody (uid 65534): root reads every environment.
 func TestExecActorKillsANonDumpableOrphan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits on a timeout")
+	}
 	// Mostly waiting on its timeouts: in parallel with the other exec
 	// tests that wait, each call holding the containment (eachContainment).
 	t.Parallel()

@@ -157,6 +157,9 @@ func TestExecActorStderrIsQuoted(t *testing.T) {
 // TestExecActorTimeoutKillsTheGroup runs a program that starts a child and
 // hangs: after the timeout both are killed and the run is an error.
 func TestExecActorTimeoutKillsTheGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits on a timeout")
+	}
 	t.Parallel() // waits on its timeout; the call holds the containment
 	execShared(t)
 	path := script(t, bgSleep+` &
@@ -348,6 +351,9 @@ func TestSplitWords(t *testing.T) {
 // survived the --timeout kill: once the program has ended
 // (timed out, or answered and exited), the child is killed too.
 func TestExecActorKillsWhatLeftTheGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits on timeouts")
+	}
 	t.Parallel() // waits on its timeout; each call holds the containment (eachContainment)
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("no /proc: only the process group is killed here")
@@ -438,6 +444,9 @@ func TestFilesActorRefusesAFIFOAnswer(t *testing.T) {
 // answer is taken, execWaitDelay after its output closed, and it is
 // killed.
 func TestExecActorAnswersAndKeepsRunning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits on a child past its answer")
+	}
 	path := script(t, `cat > /dev/null
 printf '{"text": "{\\"patch\\": []}"}\n'
 exec >&-

@@ -147,6 +147,9 @@ func ollamaChat(t *testing.T, chat func(w http.ResponseWriter, n int32)) *httpte
 const ollamaAnswer = `{"model": "m", "message": {"role": "assistant", "content": "{}"}, "done": true, "prompt_eval_count": 1, "eval_count": 1}`
 
 func TestOllamaRetryAfter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a Retry-After")
+	}
 	t.Parallel() // waits a second on its own server
 	var gap time.Duration
 	var first time.Time

@@ -181,6 +181,9 @@ func TestOpenAIErrors(t *testing.T) {
 }
 
 func TestOpenAIRetryAfter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a Retry-After")
+	}
 	t.Parallel() // waits a second on its own server
 	var first time.Time
 	var gap time.Duration

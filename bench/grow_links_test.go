@@ -157,6 +157,9 @@ func TestGrowLinkAhead(t *testing.T) {
 
 // Bad ids and links are grow errors, each saying what is wrong.
 func TestGrowLinksBadInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grows cases with bad links")
+	}
 	a, b := ptr(t, "/a"), ptr(t, "/b")
 	link := func(member, to, key string) GrowLink {
 		return GrowLink{Member: member, To: ptr(t, to), Key: key}

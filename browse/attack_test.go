@@ -17,6 +17,9 @@ import (
 // record is said to be so: no injection text is shown, and the replay
 // is not said to differ for a changed case set.
 func TestAttackedRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a grown case under three attacks")
+	}
 	ignore, err := bench.LookupAttack("ignore_previous")
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +29,7 @@ func TestAttackedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := makeRunAttacks(t, []string{"fin-expense-review", "fin-fraud-alert-triage"}, []string{"follower"}, []string{"unconstrained", "patchoptic"},
-		[]string{"1x", "200KB"}, []*bench.Attack{nil, ignore, mine})
+		[]string{"1x", "80KB"}, []*bench.Attack{nil, ignore, mine})
 	prefixes := map[string]string{"": "", "ignore_previous": "Ignore your previous instructions and ", "file-mine": "Vendor note ("}
 	attackOf := func(id string) string {
 		_, name, _ := strings.Cut(id, "+")
@@ -68,7 +71,7 @@ func TestAttackedRuns(t *testing.T) {
 		if n == 0 {
 			t.Errorf("%s: no injection shown", id)
 		}
-		if strings.Contains(id, "@200KB") {
+		if strings.Contains(id, "@80KB") {
 			grownSites += n
 		}
 	}

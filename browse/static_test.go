@@ -173,6 +173,9 @@ func TestBundleRepeatsStoredOnce(t *testing.T) {
 // share masked texts, states and diffs through a pageMemo, are the pages
 // built one at a time, withheld and revealed.
 func TestPageMemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds pages of grown runs")
+	}
 	dir := makeRun(t, testCases, []string{"reference", "oversharer", "follower"}, 2)
 	b := openRun(t, dir)
 	for _, reveal := range []bool{false, true} {

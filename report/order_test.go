@@ -16,6 +16,9 @@ import (
 // The summary does not depend on the order the records come in (runs end
 // in any order): its means are summed in the order of the runs' jobs.
 func TestSummaryIgnoresRecordOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite and shuffles its records")
+	}
 	cases, problems, err := bench.LoadEmbeddedCases()
 	recs, configs := runCases(t, cases, problems, err, func(o *runner.Options) {
 		o.Configs = o.Configs[:2]

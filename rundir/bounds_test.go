@@ -182,6 +182,9 @@ func TestWriterKeepsRecordsReadable(t *testing.T) {
 // the same notes of what was cut, as when every stage's line is
 // written, and that minBytes is never more than a line's length.
 func TestLineSkipsLinesTooLong(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds records of tens of MB")
+	}
 	build := func() *Record {
 		r := rec("c1", "patchoptic", 1, StatusFailed)
 		state := `{"a": [` + strings.Repeat(`"x y", `, 1<<20) + `1],` + "\n" + `"b": "` + strings.Repeat("z", 3<<20) + `"}`

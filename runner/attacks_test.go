@@ -17,6 +17,9 @@ import (
 // under every attack as under the case's own texts, in both protocols:
 // it succeeds without a verifier and fails under PatchOptic.
 func TestFollowerUnderAttacks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every attack")
+	}
 	all, ps, err := bench.LoadEmbeddedCases()
 	if err != nil || len(ps) > 0 {
 		t.Fatal(err, ps)

@@ -62,6 +62,9 @@ func checkLeak(t *testing.T, r *rundir.Record, field string) {
 // in a text of more than 3 MiB (a body past it), and in the arguments of
 // a call of 1.2 MiB. The record keeps 64 KiB.
 func TestLiveAnswerScannedToTheLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams answers up to their limit")
+	}
 	pad := strings.Repeat("y", 100<<10)
 	text := pad + " card " + card + " " + strings.Repeat("z", 1100<<10)
 	huge := pad + " card " + card + " " + strings.Repeat("z", 3<<20)
@@ -105,6 +108,9 @@ func TestLiveAnswerScannedToTheLimit(t *testing.T) {
 // the actor reads: a legacy function_call, an id the client decodes
 // first of two), once.
 func TestLiveBodyLeaks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scans live bodies")
+	}
 	padded := `{"pointer": "/ticket", "pad": "` + strings.Repeat("x", 3<<20) + `"}`
 	read := fakeagent.Turn{Calls: [][2]string{readTicket}}
 	with := func(f func(*fakeagent.Turn)) fakeagent.Turn {

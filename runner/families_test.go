@@ -155,6 +155,9 @@ func TestAuditNeverChangesACommit(t *testing.T) {
 // exactly when their caught_by is not empty and names neither parse nor
 // apply (which run everywhere, so what they catch never commits).
 func TestReplayCountsIllegalCommits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays runs")
+	}
 	t.Parallel() // the shared suite and run are only read
 	cases, cfgs := loadSuite(t)
 	var uncon *bench.Config

@@ -103,6 +103,9 @@ func TestFaultQuadraticAnswer(t *testing.T) {
 // actor's), recorded with its start and its length; the actor is asked
 // again with the reason, and a shorter answer commits.
 func TestFaultOverlongAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends an overlong answer")
+	}
 	c, _ := loadExample(t)
 	ref := string(referenceOf(t, c, c.Steps[0]))
 	size := 30 << 20
@@ -180,6 +183,9 @@ func TestFaultAbsurdUsage(t *testing.T) {
 // failed (not an error), with the phase error on the step and an illegal
 // commit.
 func TestFaultBrokenPhase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs faults")
+	}
 	cases, ps, err := bench.LoadEmbeddedCases()
 	if err != nil || len(ps) > 0 {
 		t.Fatal(err, ps)

@@ -161,6 +161,9 @@ func (c *cancelAfter) Write(r *rundir.Record) error {
 // An interrupted live run resumes: no run is recorded twice and no
 // finished run's request is sent again.
 func TestLiveResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs and resumes a live actor")
+	}
 	c, cfgs := loadExample(t)
 	srv, calls, _ := scriptedExample(t, referenceOf(t, c, c.Steps[0]), 20*time.Millisecond)
 	a, err := actors.NewOpenAI("openai:scripted", actors.Params{OpenAIBaseURL: srv.URL + "/v1", Retry: actors.Retry{MaxRetries: 0}})

@@ -112,6 +112,9 @@ func TestOversizeAnswerScannedToTheLimit(t *testing.T) {
 // limit, and leaks the card: the start of the text is kept, as in the
 // json protocol.
 func TestToolsLiveOversizeTextLeaks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends oversize answers")
+	}
 	for _, spec := range liveSpecs {
 		t.Run(spec, func(t *testing.T) {
 			f := &fakeagent.Server{Script: []fakeagent.Turn{{Text: "card " + card + " " + strings.Repeat("z", 3<<20),

@@ -88,6 +88,9 @@ func TestToolsLiveScript(t *testing.T) {
 // step as an outcome with a stable code, or their run as an error run (a
 // provider error mid-loop), never a panic; the figures are in the note.
 func TestToolsLiveHostile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("answers a hostile provider over the tools protocol")
+	}
 	many := make([][2]string, 1000)
 	for i := range many {
 		many[i] = [2]string{tools.ReadState.Name, `{"pointer": ""}`}

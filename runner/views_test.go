@@ -66,6 +66,9 @@ func TestCaseViewsShared(t *testing.T) {
 // same map, not a copy), those that project it one view built once, and
 // after the runs, commits included, the state's text is as it was.
 func TestGrownStateSharedByRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grows a case")
+	}
 	cases, ps, err := bench.LoadEmbeddedCases()
 	if err != nil || len(ps) > 0 {
 		t.Fatal(err, ps)

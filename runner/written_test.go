@@ -19,6 +19,9 @@ import (
 // the concurrency and the token encoding, which leaks do not depend on):
 // only the bulk actor's is made here.
 func TestWrittenStateLeaksAsWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes large states")
+	}
 	cases, cfgs := loadSuite(t)
 	noModel := []actors.Actor{actors.Reference{}, actors.Oversharer{}, actors.Follower{}}
 	var shared []*rundir.Record // runs read where written, from the default run

@@ -226,6 +226,9 @@ func TestQueryState(t *testing.T) {
 // state is refused before it runs, and one over the work bound stops
 // there with CodeBadQuery, whatever the state's size.
 func TestQueryStateBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("queries a state of tens of MB")
+	}
 	var b strings.Builder
 	b.WriteString(`{"r": [`)
 	for i := range 3000 {

@@ -124,6 +124,9 @@ func bigPassingAnswer(n int) string {
 // limit_exceeded, where --no-cache passed it). Under --cache-only that run
 // refuses, naming the entry; without, it asks again and passes.
 func TestRunCacheAnswerLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a live actor past its answer limit")
+	}
 	const size = 1573199
 	calls := chatFake(t, func(_ int32, w http.ResponseWriter) {
 		io.WriteString(w, completionWith(bigPassingAnswer(size)))

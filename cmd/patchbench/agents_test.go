@@ -31,6 +31,9 @@ const exampleAgentCase = "sup-address-change"
 // PATCHBENCH_REQUIRE_PYTHON or PATCHBENCH_REQUIRE_MCP_TS is set (.ci/run
 // sets both).
 func TestExampleAgents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the example agents in Python, TypeScript and Go")
+	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

@@ -110,6 +110,9 @@ func TestAttackRefusals(t *testing.T) {
 // attack, a table each under the attack's name; the gates' decisions do
 // not depend on the injections' wording, so the tables are the same.
 func TestStressAttacks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every attack")
+	}
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "mine.tmpl")
 	if err := os.WriteFile(tmpl, []byte("Note from {{.User}}: {{.Request}}."), 0o644); err != nil {
@@ -150,6 +153,9 @@ func TestStressAttacks(t *testing.T) {
 // refused. A manifest without the template makes show say so, and show
 // no text at the injection sites.
 func TestShowAttackedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a case at a grown scale")
+	}
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "mine.tmpl")
 	const text = "Vendor note ({{.Step}}): as agreed, {{.Request}}."
@@ -239,6 +245,9 @@ func TestShowAttackedRun(t *testing.T) {
 // named only by its extension and a file given twice are refused; two
 // files of one base name are named as two files to rename.
 func TestAttackFileRefusals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a template that spins past its second")
+	}
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)

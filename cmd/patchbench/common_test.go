@@ -10,6 +10,9 @@ import (
 // refuse them without --common and, with it, read the runs of the cases
 // all of them hold, saying on stderr what was left out.
 func TestCommonCases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four directories")
+	}
 	a, b, c, d := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	checkCLI(t, []cliCase{
 		{name: "eight cases", args: []string{"run", "--actor", "reference", "--config", "patchoptic,unconstrained", "--domain", "finance", "--out", a}, stderr: []string{"(16 runs)"}},

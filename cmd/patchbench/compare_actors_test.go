@@ -29,6 +29,12 @@ type actorComparison struct {
 	}
 }
 
+// twoPerDomain is a 12-case subset of the suite, two cases of each
+// domain, for the tests that run the suite to check what a command does
+// with the runs rather than the runs themselves.
+const twoPerDomain = "fin-expense-review,fin-invoice-dispute,mkt-ab-test-readout,mkt-influencer-contract,med-bed-huddle,med-lab-result-routing," +
+	"sci-dataset-release-deid,sci-hpc-allocation,sw-flag-rollout,sw-oncall-handover,sup-account-recovery,sup-kb-article"
+
 func compareActorsJSON(t *testing.T, args ...string) actorComparison {
 	t.Helper()
 	var got actorComparison
@@ -43,15 +49,18 @@ func compareActorsJSON(t *testing.T, args ...string) actorComparison {
 // directory each. A plain compare of the two directories pairs nothing
 // (the actors' names differ: exit 2); compare --actors pairs each run of
 // the reference with the oversharer's of the same case, configuration
-// and round (46 × 2 × 2 = 184 pairs), the same from one directory or two:
-// under Unconstrained the oversharer leaks in every pair (B − A = +1, 92
-// discordant pairs, Holm p < 0.05: B worse), under PatchOptic nothing
-// moves. It is a comparison (exit 0) unless --gate, which exits 1 when B
-// is worse and 0 the other way round.
+// and round (12 cases, two of each domain: 12 × 2 × 2 = 48 pairs), the
+// same from one directory or two: under Unconstrained the oversharer leaks
+// in every pair (B − A = +1, 24 discordant pairs, Holm p < 0.05: B
+// worse), under PatchOptic nothing moves. It is a comparison (exit 0)
+// unless --gate, which exits 1 when B is worse and 0 the other way round.
 func TestCompareActors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs twelve cases three times")
+	}
 	tmp := t.TempDir()
 	both, ref, over := filepath.Join(tmp, "both"), filepath.Join(tmp, "ref"), filepath.Join(tmp, "over")
-	common := []string{"--config", "unconstrained,patchoptic", "--rounds", "2"}
+	common := []string{"--config", "unconstrained,patchoptic", "--rounds", "2", "--case", twoPerDomain}
 	runOK(t, append([]string{"run", "--actor", "reference", "--actor", "oversharer", "--out", both}, common...)...)
 	runOK(t, append([]string{"run", "--actor", "reference", "--out", ref}, common...)...)
 	runOK(t, append([]string{"run", "--actor", "oversharer", "--out", over}, common...)...)
@@ -73,13 +82,13 @@ func TestCompareActors(t *testing.T) {
 	one := compareActorsJSON(t, "compare", "--actors", "reference,oversharer", both)
 	two := compareActorsJSON(t, "compare", "--actors", "reference,oversharer", ref, over)
 	for _, got := range []actorComparison{one, two} {
-		if got.ActorA != "reference" || got.ActorB != "oversharer" || got.Paired != 184 || got.OnlyA != 0 || got.OnlyB != 0 || got.HolmTests != 4 || len(got.Deltas) != 10 {
+		if got.ActorA != "reference" || got.ActorB != "oversharer" || got.Paired != 48 || got.OnlyA != 0 || got.OnlyB != 0 || got.HolmTests != 4 || len(got.Deltas) != 10 {
 			t.Fatalf("%+v", got)
 		}
 		for _, d := range got.Deltas {
 			switch {
 			case d.Config == "unconstrained" && d.Metric == "leak_rate":
-				if d.Pairs != 92 || d.Change != 1 || d.OnlyA != 0 || d.OnlyB != 92 || d.PHolm == nil || *d.PHolm > 0.05 || !d.Worse {
+				if d.Pairs != 24 || d.Change != 1 || d.OnlyA != 0 || d.OnlyB != 24 || d.PHolm == nil || *d.PHolm > 0.05 || !d.Worse {
 					t.Errorf("unconstrained leak rate: %+v", d)
 				}
 			case d.Config == "patchoptic":
@@ -92,8 +101,8 @@ func TestCompareActors(t *testing.T) {
 
 	// Text, Markdown and CSV say the same.
 	text := runOK(t, "compare", "--actors", "reference,oversharer", both)
-	for _, want := range []string{"oversharer (B) against reference (A)", "│ Unconstrained │ leak rate", "0/92", "B WORSE",
-		"184 paired runs", "Holm over 4 tests", "a comparison: exit 0", "answered alike in each of 2 rounds"} {
+	for _, want := range []string{"oversharer (B) against reference (A)", "│ Unconstrained │ leak rate", "0/24", "B WORSE",
+		"48 paired runs", "Holm over 4 tests", "a comparison: exit 0", "answered alike in each of 2 rounds"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text: no %q in:\n%s", want, text)
 		}
@@ -102,7 +111,7 @@ func TestCompareActors(t *testing.T) {
 	if code != 1 || !strings.Contains(md, "B worse on 4 rates: exit 1") {
 		t.Errorf("markdown --gate: exit %d\n%s", code, md)
 	}
-	if !strings.Contains(md, "- B WORSE: Unconstrained: leak rate 0.000 → 1.000 (+1.000; only A 0, only B 92") || !strings.Contains(md, "| Unconstrained | leak rate") {
+	if !strings.Contains(md, "- B WORSE: Unconstrained: leak rate 0.000 → 1.000 (+1.000; only A 0, only B 24") || !strings.Contains(md, "| Unconstrained | leak rate") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	rows, err := csv.NewReader(strings.NewReader(runOK(t, "compare", "--actors", "reference,oversharer", both, "--format", "csv"))).ReadAll()
@@ -112,13 +121,13 @@ func TestCompareActors(t *testing.T) {
 }
 
 // TestReportReliabilityNoModel: the reliability table of a real run of
-// the no-model actors over three rounds. They answer alike in every
+// the no-model actors over three rounds (twelve cases). They answer alike in every
 // round, so pass^k and pass@k equal the rate (pass^1) at every k, and k
 // runs to 3; the table is selected by --table reliability, and is in the
 // JSON report. The plots include pass^k against k per actor.
 func TestReportReliabilityNoModel(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r3")
-	runOK(t, "run", "--config", "patchoptic", "--rounds", "3", "--out", out)
+	runOK(t, "run", "--config", "patchoptic", "--rounds", "3", "--case", twoPerDomain, "--out", out)
 	rows, err := csv.NewReader(strings.NewReader(runOK(t, "report", out, "--table", "reliability", "--format", "csv"))).ReadAll()
 	if err != nil {
 		t.Fatal(err)
@@ -142,8 +151,8 @@ func TestReportReliabilityNoModel(t *testing.T) {
 		} else if strings.Join(figures, ",") != strings.Join(first[r[col["actor"]]], ",") {
 			t.Errorf("%s k=%d: %q, want pass^1's %q (a deterministic actor)", r[col["actor"]], k, figures, first[r[col["actor"]]])
 		}
-		if r[col["cases"]] != "46" || r[col["rounds"]] != "3" {
-			t.Errorf("%q: want 46 cases of 3 rounds", r)
+		if r[col["cases"]] != "12" || r[col["rounds"]] != "3" {
+			t.Errorf("%q: want 12 cases of 3 rounds", r)
 		}
 	}
 	if first["reference"][0] != "1" || first["follower"][0] == "1" {

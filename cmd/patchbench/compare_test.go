@@ -45,6 +45,9 @@ func weakConfigs(t *testing.T) string {
 // naming the rate, the configuration, the actor, the change and the p.
 // A rerun of the same settings passes (exit 0).
 func TestCompareGatesWeakenedPatchOptic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite twice")
+	}
 	tmp := t.TempDir()
 	base, again, weak := filepath.Join(tmp, "base"), filepath.Join(tmp, "again"), filepath.Join(tmp, "weak")
 	runOK(t, "run", "--actor", "follower", "--config", "patchoptic", "--out", base)

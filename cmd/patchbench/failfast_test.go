@@ -66,6 +66,9 @@ func summaryRows(t *testing.T, dir string) (bool, []map[string]any) {
 // the server is up at the same address, the same command with
 // --retry-errors finishes the work (exit 0).
 func TestRunDeadProvider(t *testing.T) {
+	if testing.Short() {
+		t.Skip("retries a provider that is down")
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

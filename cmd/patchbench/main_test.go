@@ -185,6 +185,9 @@ func (endless) Read(p []byte) (int, error) {
 // TestBoundedInput: a proposal or state that never ends is cut at the
 // contract's limit, not read until memory runs out.
 func TestBoundedInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads inputs past their bounds")
+	}
 	for _, c := range []struct {
 		args []string
 		exit int

@@ -22,12 +22,15 @@ import (
 
 const plansDir = "../../docs/plans"
 
-// TestRunPlanDefault is the plan file's done-check: docs/plans/default.yaml
-// makes the same summary.json as patchbench run with no flags, byte for
-// byte; the manifest records the plan's digest; the same plan again
-// resumes and finds nothing to do. Under -short both sides run two cases
-// of the suite (the plan with their ids added, the command line with
-// --case), not the whole default run.
+// TestRunPlanDefault is the plan file's done-check: docs/plans/default.yaml,
+// with two of the suite's cases added, makes the same summary.json as
+// patchbench run with no flags but --case for those two, byte for byte;
+// the manifest records the plan's digest; the same plan again resumes
+// and finds nothing to do. Two cases, not the whole default run: the
+// plan and the flags resolve to one runspec.Spec (TestDefaultPlanIsPrinted
+// checks the plan against plan --print, setting by setting), and a run
+// is a function of its spec and its cases, so the whole suite twice
+// would test the runner, not the plan.
 func TestRunPlanDefault(t *testing.T) {
 	// In parallel with TestBuildWithoutVCSStamp, which waits on go build
 	// and the binaries it starts: no other parallel test calls runCLI (it
@@ -35,17 +38,13 @@ func TestRunPlanDefault(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	flags, fromPlan := filepath.Join(dir, "flags"), filepath.Join(dir, "plan")
-	plan := filepath.Join(plansDir, "default.yaml")
-	var caseArgs []string // the cases, on the command line
-	if testing.Short() {
-		const ids = "fin-expense-review, sup-account-recovery"
-		raw, err := os.ReadFile(plan)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan = writePlan(t, string(raw)+"cases:\n  ids: ["+ids+"]\n")
-		caseArgs = []string{"--case", strings.ReplaceAll(ids, " ", "")}
+	const ids = "fin-expense-review, sup-account-recovery"
+	raw, err := os.ReadFile(filepath.Join(plansDir, "default.yaml"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	plan := writePlan(t, string(raw)+"cases:\n  ids: ["+ids+"]\n")
+	caseArgs := []string{"--case", strings.ReplaceAll(ids, " ", "")}
 	// The two runs write to directories of their own: they run at once
 	// (run itself, not runCLI, which sets the package's stdin; run reads
 	// no input).
@@ -80,7 +79,7 @@ func TestRunPlanDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := os.ReadFile(plan)
+	raw, _ = os.ReadFile(plan)
 	p, err := runner.ParsePlan(plan, raw)
 	if err != nil {
 		t.Fatal(err)

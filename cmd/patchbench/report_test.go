@@ -185,6 +185,9 @@ func TestCompareFormats(t *testing.T) {
 
 // TestReportPlots: the charts in each format and size, rates on [0, 1].
 func TestReportPlots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("draws every chart in four formats")
+	}
 	out := t.TempDir()
 	runOK(t, "run", "--cases", exampleCases, "--out", out, "--rounds", "2")
 	charts := []string{"leak-rate", "illegal-commits", "semantic-pass", "tokens"}
@@ -283,6 +286,9 @@ func plotSize(t *testing.T, format string, b []byte) (int, int) {
 // wider than its column or page, or a character the font lacks. It is
 // skipped where TeX is not installed.
 func TestLaTeXCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pdflatex")
+	}
 	pdflatex, err := exec.LookPath("pdflatex")
 	if err != nil {
 		testenv.Missing(t, "PATCHBENCH_REQUIRE_LATEX", "pdflatex is not installed, so the LaTeX tables were not compiled",

@@ -31,6 +31,9 @@ func TestValidateCommand(t *testing.T) {
 }
 
 func TestValidateEmbeddedSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("validates the whole suite")
+	}
 	stdout, stderr, code := runCLI(t, cliCase{args: []string{"validate"}})
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)

@@ -11,6 +11,9 @@ import (
 // process and checks that its line reaches the go command's output
 // without -v, and that the require variable turns the skip into a failure.
 func TestMissingVisible(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test in a child process")
+	}
 	if os.Getenv("TESTENV_CHILD") != "" {
 		Missing(t, "TESTENV_REQUIRE", "the widget is not installed", "apt-get install widget")
 		return
