@@ -75,9 +75,6 @@ func (c *ActorComparer) Add(r *rundir.Record) {
 	c.attacks[r.AttackName] = true
 }
 
-// Runs is the number of runs kept of each actor, A's then B's.
-func (c *ActorComparer) Runs() [2]int { return [2]int{len(c.runs[SideA]), len(c.runs[SideB])} }
-
 // ActorDelta is one rate of one configuration over the pairs of an actor
 // comparison: the rate of A and of B (null with no pair), the paired
 // difference B − A, the discordant pairs (OnlyA: A has the event and B

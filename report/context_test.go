@@ -44,7 +44,7 @@ func TestStepsEndedContext(t *testing.T) {
 		t.Errorf("json row: steps ended %v, tools %+v", sum.Rows[1].StepsEnded, sum.Rows[1].Tools)
 	}
 	var b bytes.Buffer
-	WriteTrace(&b, jsonRun, nil, cfgs[1])
+	WriteTrace(&b, jsonRun, nil, cfgs[1], TraceOptions{})
 	if w := "no answer (ended without a commit: context_exceeded) after 0 attempts"; !strings.Contains(b.String(), w) {
 		t.Errorf("trace lacks %q:\n%s", w, b.String())
 	}

@@ -38,7 +38,7 @@ func TestToolsTableAndConversation(t *testing.T) {
 		t.Errorf("row %q, want %q", got, want)
 	}
 	var b bytes.Buffer
-	WriteTrace(&b, toolsRecord("patchoptic"), nil, cfgs[0])
+	WriteTrace(&b, toolsRecord("patchoptic"), nil, cfgs[0], TraceOptions{})
 	for _, w := range []string{"conversation (2 turns; ended without a commit: attempts_spent)", `read_state "/a": inside the view`,
 		`read_state "/secret": HIDDEN from the view: answered as absent`, "text (12 bytes):", "2 more calls not run", "        - scope: x"} {
 		if !strings.Contains(b.String(), w) {

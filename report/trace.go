@@ -27,24 +27,9 @@ import (
 // case or configuration cannot be had: the trace is then written from the
 // record alone. c is the case as the run met it: grown to its scale and
 // worded by its attack (rundir.Manifest.RunCase). Control characters an
-// actor sent are not escaped here (Printable does that).
-func WriteTrace(w io.Writer, r *rundir.Record, c *bench.Case, cfg *bench.Config) {
-	WriteTraceWith(w, r, c, cfg, TraceOptions{})
-}
-
-// TraceOptions are what WriteTraceWith is told beyond the run, its case
-// and its configuration.
-type TraceOptions struct {
-	// NoInjectionTexts, when not "", says why the texts the run's attack
-	// planted at the injection sites are not known (the attack's
-	// template could not be had): c holds the case's own texts there,
-	// which are not the run's, so the injections are written without
-	// their texts, saying why.
-	NoInjectionTexts string
-}
-
-// WriteTraceWith is WriteTrace with options.
-func WriteTraceWith(w io.Writer, r *rundir.Record, c *bench.Case, cfg *bench.Config, o TraceOptions) {
+// actor sent are not escaped here (Printable does that). o says what is
+// known beyond the run, its case and its configuration.
+func WriteTrace(w io.Writer, r *rundir.Record, c *bench.Case, cfg *bench.Config, o TraceOptions) {
 	t := &trace{w: w, r: r, c: c, cfg: cfg, o: o}
 	if c != nil {
 		t.det = scoring.NewDetector(scoring.Canaries(c))
@@ -55,6 +40,17 @@ func WriteTraceWith(w io.Writer, r *rundir.Record, c *bench.Case, cfg *bench.Con
 	}
 	t.checks()
 	t.leaks()
+}
+
+// TraceOptions are what WriteTrace is told beyond the run, its case
+// and its configuration.
+type TraceOptions struct {
+	// NoInjectionTexts, when not "", says why the texts the run's attack
+	// planted at the injection sites are not known (the attack's
+	// template could not be had): c holds the case's own texts there,
+	// which are not the run's, so the injections are written without
+	// their texts, saying why.
+	NoInjectionTexts string
 }
 
 // trace writes one record.

@@ -59,7 +59,7 @@ func TestTraceMarksEveryActorString(t *testing.T) {
 				{Name: "read_state", Arguments: `{"pointer":"/x/4000 0000 0000 9995"}`, Read: true, Pointer: "/x/" + card, Result: "error: absent"},
 				{Name: "propose_patch", Arguments: `{"patch":[],"note":"4000 0000 0000 999\u0035"}`, Result: "rejected"}}}}}}}
 	var b strings.Builder
-	WriteTrace(&b, r, c, nil)
+	WriteTrace(&b, r, c, nil, TraceOptions{})
 	out := b.String()
 	marked := ">>>" + card + "<<<[card, exact]"
 	for _, want := range []string{

@@ -133,14 +133,14 @@ func TestMergeRefusesMixedSeries(t *testing.T) {
 	} {
 		out := filepath.Join(t.TempDir(), "out")
 		_, err := MergeWith(context.Background(), out, c.dirs, MergeOptions{})
-		if err == nil || !strings.Contains(err.Error(), c.want) || CodeOf(err) != CodeSettingsDiffer {
+		if err == nil || !strings.Contains(err.Error(), c.want) || codeOf(err) != CodeSettingsDiffer {
 			t.Errorf("%v: %v, want %q", c.dirs, err, c.want)
 		}
 		if _, serr := os.Stat(out); serr == nil {
 			t.Errorf("%v: %s was made", c.dirs, out)
 		}
 	}
-	if _, err := MergeWith(context.Background(), filepath.Join(tmp, "out"), []string{a0, a0}, MergeOptions{}); CodeOf(err) != CodeGivenTwice {
+	if _, err := MergeWith(context.Background(), filepath.Join(tmp, "out"), []string{a0, a0}, MergeOptions{}); codeOf(err) != CodeGivenTwice {
 		t.Errorf("a shard twice: %v", err)
 	}
 	// Shards of another run: the settings that differ are named.
@@ -150,12 +150,12 @@ func TestMergeRefusesMixedSeries(t *testing.T) {
 	writeRecords(t, other, rec("a", "y", 1, StatusPassed))
 	WriteJSON(other, ManifestFile, m3)
 	_, err := MergeWith(context.Background(), filepath.Join(tmp, "out"), []string{a0, other}, MergeOptions{})
-	if want := other + " holds a run with other settings than " + a0 + " (actors, rounds differ)"; err == nil || !strings.Contains(err.Error(), want) || CodeOf(err) != CodeSettingsDiffer {
+	if want := other + " holds a run with other settings than " + a0 + " (actors, rounds differ)"; err == nil || !strings.Contains(err.Error(), want) || codeOf(err) != CodeSettingsDiffer {
 		t.Errorf("shards of two runs: %v, want %q", err, want)
 	}
 	half := filepath.Join(tmp, "new", "half")
 	_, err = MergeWith(context.Background(), half, []string{a1}, MergeOptions{})
-	if want := "shards 0/2 of the series are missing (1/2 given)"; err == nil || !strings.Contains(err.Error(), want) || CodeOf(err) != CodeMissingShards {
+	if want := "shards 0/2 of the series are missing (1/2 given)"; err == nil || !strings.Contains(err.Error(), want) || codeOf(err) != CodeMissingShards {
 		t.Errorf("a missing shard: %v, want %q", err, want)
 	}
 	m, err := MergeWith(context.Background(), half, []string{a1}, MergeOptions{AllowMissing: true})

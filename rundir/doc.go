@@ -23,11 +23,11 @@
 // manifest from its backup (or rebuilds it). Both errors' RepairCommand is
 // the command their messages point to.
 //
-// Errors as data: every error a caller may act on has a code (CodeOf:
-// not_a_run_directory, outside_the_run, damaged_line, write_failed…) and,
-// where it has parts, a type holding them (*LineError, *ManifestError,
-// *OutsideRunError, *SettingsError, *WriteError); the messages are built
-// from those parts.
+// Errors as data: every error a caller may act on has a code (an *Error's
+// Code, or its type's: not_a_run_directory, outside_the_run,
+// damaged_line, write_failed…) and, where it has parts, a type holding
+// them (*LineError, *ManifestError, *OutsideRunError, *SettingsError,
+// *WriteError); the messages are built from those parts.
 //
 // Reading: a Reader streams runs.jsonl one record at a time (for r.Next()
 // { r.Record() }; r.Err(), with errors naming the file and line); Latest

@@ -7,7 +7,7 @@ import (
 )
 
 // The codes of a run directory's errors (an *Error's Code, or the code of
-// an error type; CodeOf returns either): stable names a test or a caller
+// an error type, named beside each): stable names a test or a caller
 // compares instead of a message's text.
 const (
 	// CodeNotRunDir: the directory holds no manifest (nor its backup, nor
@@ -62,43 +62,6 @@ func (e *Error) Unwrap() error { return e.err }
 func errorf(code, format string, a ...any) error {
 	err := fmt.Errorf(format, a...)
 	return &Error{Code: code, msg: err.Error(), err: errors.Unwrap(err)}
-}
-
-// CodeOf returns the code of the first error of this package in err's
-// chain: an *Error's Code, or the code of its type (a *LineError has its
-// cause's code when the cause has one, else CodeLineTooLong or
-// CodeDamagedLine); "" when there is none.
-func CodeOf(err error) string {
-	switch e := err.(type) {
-	case nil:
-		return ""
-	case *Error:
-		return e.Code
-	case *LineError:
-		if c := CodeOf(e.Err); c != "" {
-			return c
-		}
-		if errors.Is(e.Err, ErrLineTooLong) {
-			return CodeLineTooLong
-		}
-		return CodeDamagedLine
-	case *ManifestError:
-		return CodeDamagedManifest
-	case *WriteError:
-		return CodeWriteFailed
-	case *OutsideRunError:
-		return CodeOutsideRun
-	case *SettingsError:
-		return CodeSettingsDiffer
-	case interface{ Unwrap() []error }:
-		for _, e := range e.Unwrap() {
-			if c := CodeOf(e); c != "" {
-				return c
-			}
-		}
-		return ""
-	}
-	return CodeOf(errors.Unwrap(err))
 }
 
 // WriteError is a write to a run directory that failed: the file (an

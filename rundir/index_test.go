@@ -167,7 +167,7 @@ func TestBuildIndexErrors(t *testing.T) {
 	}
 	_, err := BuildIndex(dir, nil)
 	var le41 *LineError
-	if !errors.As(err, &le41) || le41.Line != 41 || CodeOf(err) != CodeNotARecord {
+	if !errors.As(err, &le41) || le41.Line != 41 || codeOf(err) != CodeNotARecord {
 		t.Errorf("err = %v, want one at line 41", err)
 	}
 	// A record of another case set is refused as Read refuses it.
@@ -279,7 +279,7 @@ func TestReadErrorOrder(t *testing.T) {
 		indexChunks = func(int64) int { return chunks }
 		_, err := Read(dir)
 		var le *LineError
-		if !errors.As(err, &le) || le.Line != 7 || le.Offset != int64(offset7) || le.RepairCommand() != "patchbench repair "+dir || CodeOf(err) != CodeDamagedLine {
+		if !errors.As(err, &le) || le.Line != 7 || le.Offset != int64(offset7) || le.RepairCommand() != "patchbench repair "+dir || codeOf(err) != CodeDamagedLine {
 			t.Fatalf("%d chunks: %v; want the damaged line 7 at byte %d", chunks, err, offset7)
 		}
 	}
@@ -289,7 +289,7 @@ func TestReadErrorOrder(t *testing.T) {
 		indexChunks = func(int64) int { return chunks }
 		_, err := Read(dir)
 		var le *LineError
-		if !errors.As(err, &le) || le.Line != 2 || le.Offset != int64(len(lines[0])+1) || CodeOf(err) != CodeOutsideRun {
+		if !errors.As(err, &le) || le.Line != 2 || le.Offset != int64(len(lines[0])+1) || codeOf(err) != CodeOutsideRun {
 			t.Fatalf("%d chunks: %v; want line 2, another case", chunks, err)
 		}
 	}

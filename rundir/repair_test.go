@@ -26,7 +26,7 @@ func TestDamagedLineIsNamed(t *testing.T) {
 	if !errors.As(err, &le) || le.Line != 2 || le.Offset != size {
 		t.Fatalf("Read: %v", err)
 	}
-	if le.Path != filepath.Join(dir, RunsFile) || le.RepairCommand() != "patchbench repair "+dir || CodeOf(err) != CodeDamagedLine {
+	if le.Path != filepath.Join(dir, RunsFile) || le.RepairCommand() != "patchbench repair "+dir || codeOf(err) != CodeDamagedLine {
 		t.Errorf("Read: %v", err)
 	}
 	if _, _, err := Find(dir, "a/y/reference/1"); !errors.As(err, &le) || le.Offset != size {
@@ -36,7 +36,7 @@ func TestDamagedLineIsNamed(t *testing.T) {
 	other := t.TempDir()
 	writeRecords(t, other, rec("a", "x", 1, StatusPassed), rec("zzz", "x", 1, StatusPassed))
 	WriteManifest(other, manifest("", 4))
-	if _, err := Read(other); !errors.As(err, &le) || le.Line != 2 || CodeOf(err) != CodeOutsideRun {
+	if _, err := Read(other); !errors.As(err, &le) || le.Line != 2 || codeOf(err) != CodeOutsideRun {
 		t.Errorf("another run's record: %v", err)
 	}
 }
@@ -52,7 +52,7 @@ func TestTruncatedManifestIsNamed(t *testing.T) {
 	if !errors.As(err, &me) || me.Offset != 40 || me.Line != 1+strings.Count(string(b[:40]), "\n") {
 		t.Fatalf("%v", err)
 	}
-	if me.Path != filepath.Join(dir, ManifestFile) || me.RepairCommand() != "patchbench repair "+dir || CodeOf(err) != CodeDamagedManifest {
+	if me.Path != filepath.Join(dir, ManifestFile) || me.RepairCommand() != "patchbench repair "+dir || codeOf(err) != CodeDamagedManifest {
 		t.Errorf("%v", err)
 	}
 }
@@ -140,7 +140,7 @@ func TestRepair(t *testing.T) {
 		t.Errorf("no backup written: %v", err)
 	}
 	// Not a run directory.
-	if _, err := Repair(context.Background(), t.TempDir()); CodeOf(err) != CodeNotRunDir {
+	if _, err := Repair(context.Background(), t.TempDir()); codeOf(err) != CodeNotRunDir {
 		t.Errorf("empty directory: %v", err)
 	}
 	// One writer at a time.
@@ -196,7 +196,7 @@ func TestWriteFailures(t *testing.T) {
 	s := &Sink{path: "/x/runs.jsonl", f: full}
 	err = s.Write(rec("a", "x", 1, StatusPassed))
 	var we *WriteError
-	if !errors.As(err, &we) || *we != (WriteError{Path: "/x/runs.jsonl", RunID: "a/x/reference/1", Err: syscall.ENOSPC}) || CodeOf(err) != CodeWriteFailed {
+	if !errors.As(err, &we) || *we != (WriteError{Path: "/x/runs.jsonl", RunID: "a/x/reference/1", Err: syscall.ENOSPC}) || codeOf(err) != CodeWriteFailed {
 		t.Errorf("%v", err)
 	}
 	full.Close()

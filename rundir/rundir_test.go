@@ -90,7 +90,7 @@ func TestReader(t *testing.T) {
 	appendRaw(t, dir, "\n{\"hello\":\"world\"}\nnot json\n")
 	_, r = readAll(t, path)
 	var le *LineError
-	if !errors.As(r.Err(), &le) || le.Path != path || le.Line != 5 || CodeOf(r.Err()) != CodeNotARecord {
+	if !errors.As(r.Err(), &le) || le.Path != path || le.Line != 5 || codeOf(r.Err()) != CodeNotARecord {
 		t.Fatalf("error %v", r.Err())
 	}
 }
@@ -109,7 +109,7 @@ func TestOneWriterPerRunDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenSink(dir); !errors.Is(err, ErrLocked) || CodeOf(err) != CodeLocked {
+	if _, err := OpenSink(dir); !errors.Is(err, ErrLocked) || codeOf(err) != CodeLocked {
 		t.Fatalf("second sink: %v", err)
 	}
 	a.Close()
@@ -164,7 +164,7 @@ func manifest(shard string, expected int) Manifest {
 func TestReadAndLatest(t *testing.T) {
 	dir := t.TempDir()
 	writeRecords(t, dir, rec("a", "x", 1, StatusError), rec("a", "y", 1, StatusPassed), rec("a", "x", 1, StatusPassed))
-	if _, err := Read(dir); CodeOf(err) != CodeNotRunDir {
+	if _, err := Read(dir); codeOf(err) != CodeNotRunDir {
 		t.Fatalf("no manifest: %v", err)
 	}
 	if err := WriteJSON(dir, ManifestFile, manifest("", 4)); err != nil {
@@ -186,7 +186,7 @@ func TestReadAndLatest(t *testing.T) {
 	}
 	// A record of another run is refused, after every line parsed.
 	writeRecords(t, dir, rec("b", "x", 1, StatusPassed), rec("a", "x", 3, StatusPassed))
-	if _, err := Read(dir); CodeOf(err) != CodeOutsideRun {
+	if _, err := Read(dir); codeOf(err) != CodeOutsideRun {
 		t.Errorf("another case: %v", err)
 	}
 }
@@ -209,12 +209,12 @@ func TestManifestKeyAndCheck(t *testing.T) {
 	if old, err := CheckManifest(dir, a); old == nil || err != nil {
 		t.Fatalf("the same settings: %v %v", old, err)
 	}
-	if _, err := CheckManifest(dir, b); CodeOf(err) != CodeSettingsDiffer {
+	if _, err := CheckManifest(dir, b); codeOf(err) != CodeSettingsDiffer {
 		t.Errorf("other settings: %v", err)
 	}
 	other := t.TempDir()
 	os.WriteFile(filepath.Join(other, "notes.txt"), nil, 0o644)
-	if _, err := CheckManifest(other, a); CodeOf(err) != CodeNotRunDir {
+	if _, err := CheckManifest(other, a); codeOf(err) != CodeNotRunDir {
 		t.Errorf("not a run directory: %v", err)
 	}
 	os.WriteFile(filepath.Join(other, ManifestFile), []byte("{"), 0o644)
@@ -238,10 +238,10 @@ func TestMerge(t *testing.T) {
 	if m.Runs != 3 || m.Settled != 2 || m.Missing != "2/3" || m.Manifest.ExpectedRuns != 4 || m.Manifest.Shard != "" || m.Manifest.MissingShards != "2/3" {
 		t.Errorf("merged %+v %+v", m, m.Manifest)
 	}
-	if _, err := MergeWith(context.Background(), out, []string{s0}, MergeOptions{}); CodeOf(err) != CodeHoldsRuns {
+	if _, err := MergeWith(context.Background(), out, []string{s0}, MergeOptions{}); codeOf(err) != CodeHoldsRuns {
 		t.Errorf("into a directory with runs: %v", err)
 	}
-	if _, err := MergeWith(context.Background(), filepath.Join(tmp, "o2"), []string{s0, s0}, MergeOptions{}); CodeOf(err) != CodeGivenTwice {
+	if _, err := MergeWith(context.Background(), filepath.Join(tmp, "o2"), []string{s0, s0}, MergeOptions{}); codeOf(err) != CodeGivenTwice {
 		t.Errorf("a shard twice: %v", err)
 	}
 	other := manifest("2/3", 2)
@@ -249,7 +249,7 @@ func TestMerge(t *testing.T) {
 	s2 := filepath.Join(tmp, "s2")
 	writeRecords(t, s2)
 	WriteJSON(s2, ManifestFile, other)
-	if _, err := MergeWith(context.Background(), filepath.Join(tmp, "o3"), []string{s0, s2}, MergeOptions{}); CodeOf(err) != CodeSettingsDiffer {
+	if _, err := MergeWith(context.Background(), filepath.Join(tmp, "o3"), []string{s0, s2}, MergeOptions{}); codeOf(err) != CodeSettingsDiffer {
 		t.Errorf("other settings: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func TestReadSetShardSeries(t *testing.T) {
 	s32 := dir("s3-2", "2/3", rec("a", "x", 2, StatusPassed))
 	s20 := dir("s2-0", "0/2", rec("a", "x", 1, StatusPassed))
 	_, err := ReadSet([]string{s30, s20, s31, s32})
-	if want := s20 + ": shard 0/2 is of a series of 2; the others of 3"; err == nil || !strings.Contains(err.Error(), want) || CodeOf(err) != CodeSettingsDiffer {
+	if want := s20 + ": shard 0/2 is of a series of 2; the others of 3"; err == nil || !strings.Contains(err.Error(), want) || codeOf(err) != CodeSettingsDiffer {
 		t.Errorf("mixed series: %v, want %q", err, want)
 	}
 	for _, c := range []struct {
@@ -109,7 +109,7 @@ func TestReadSetRefusesWhatIsNotOneComparison(t *testing.T) {
 			dir := runDir(t, filepath.Join(t.TempDir(), "two"), c.m, rec("a", "y", 1, StatusPassed))
 			_, err := ReadSet([]string{first, dir})
 			var se *SettingsError
-			if !errors.As(err, &se) || CodeOf(err) != CodeSettingsDiffer {
+			if !errors.As(err, &se) || codeOf(err) != CodeSettingsDiffer {
 				t.Fatalf("combined: %v", err)
 			}
 			want := c.want
@@ -119,7 +119,7 @@ func TestReadSetRefusesWhatIsNotOneComparison(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ReadSet([]string{one, one + "/"}); CodeOf(err) != CodeGivenTwice {
+	if _, err := ReadSet([]string{one, one + "/"}); codeOf(err) != CodeGivenTwice {
 		t.Errorf("a directory twice: %v", err)
 	}
 	// A symlink to it is the same directory (through one, every run
@@ -128,7 +128,7 @@ func TestReadSetRefusesWhatIsNotOneComparison(t *testing.T) {
 	if err := os.Symlink(one, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadSet([]string{one, link}); CodeOf(err) != CodeGivenTwice {
+	if _, err := ReadSet([]string{one, link}); codeOf(err) != CodeGivenTwice {
 		t.Errorf("a symlink to a directory given: %v", err)
 	}
 }
@@ -322,7 +322,7 @@ func TestIndexOfAnUnusualLine(t *testing.T) {
 	appendRaw(t, dir, "{nope}\n")
 	_, err = BuildIndex(dir, &m)
 	var le *LineError
-	if !errors.As(err, &le) || le.Path != filepath.Join(dir, RunsFile) || le.Line != 3 || CodeOf(err) != CodeDamagedLine {
+	if !errors.As(err, &le) || le.Path != filepath.Join(dir, RunsFile) || le.Line != 3 || codeOf(err) != CodeDamagedLine {
 		t.Errorf("a line that is not JSON: %v", err)
 	}
 	// No runs.jsonl: no runs.

@@ -26,15 +26,36 @@ var toolsPromptText string
 // ToolsPrompt is the prompt of the tools protocol (runner/tools.tmpl): the
 // same instruction, W and P as the json protocol's, the view whole or as
 // an outline (Options.Disclosure), and the tools of package tools, each
-// with its Usage. Its Version is
-// recorded in the manifest of a tools run.
+// with its Usage. Its Version, recorded in the manifest of a tools run,
+// digests the tools as well as the template (toolsVersion): a tool added,
+// removed or reworded changes what the model is offered, so a run
+// directory of the old tools is not resumed with the new ones.
 var ToolsPrompt = func() *Prompt {
 	p, err := ParsePrompt("tools.tmpl", []byte(toolsPromptText))
 	if err != nil {
 		panic(err)
 	}
+	p.Version = toolsVersion(p, toolsPromptText, tools.All)
 	return p
 }()
+
+// toolsVersion is the version of the tools prompt p parsed from text
+// with the tools defs: the template's declared version, "+", and the
+// first 12 hex digits of the SHA-256 of the template's text followed by
+// each tool's JSON schema (its name, description and parameters, as
+// every transport serves it) and its Usage, one per line.
+func toolsVersion(p *Prompt, text string, defs []tools.Def) string {
+	h := sha256.New()
+	h.Write([]byte(text))
+	for _, d := range defs {
+		spec, err := json.Marshal(d.Spec)
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: %v", d.Name, err)) // a Spec is plain data
+		}
+		fmt.Fprintf(h, "\n%s\n%s", spec, d.Usage)
+	}
+	return p.declared + "+" + hex.EncodeToString(h.Sum(nil))[:12]
+}
 
 // toolsMessages renders the first messages of a step in the tools
 // protocol: the view whole (viewJSON) or its outline.

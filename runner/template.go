@@ -39,6 +39,9 @@ type Prompt struct {
 	// of the SHA-256 of its text: what the manifest records as
 	// prompt_version, part of a run's settings.
 	Version string
+	// declared is the template's declared version, the part of Version
+	// before its "+".
+	declared string
 }
 
 // ParsePrompt parses a prompt template's text; name (the file) is used in
@@ -74,7 +77,7 @@ func ParsePrompt(name string, text []byte) (*Prompt, error) {
 		}
 	}
 	sum := sha256.Sum256(text)
-	p := &Prompt{tmpl: t, Version: declared + "+" + hex.EncodeToString(sum[:])[:12]}
+	p := &Prompt{tmpl: t, Version: declared + "+" + hex.EncodeToString(sum[:])[:12], declared: declared}
 	for _, d := range []promptData{
 		{Role: "analyst", Instruction: "Do the task.", Phase: "review", Now: "2025-01-02T03:04:05Z", View: "{}",
 			Write: []string{"/a"}, Source: []string{"/b"}, Feedback: []string{"scope: write_outside_region: operation 0 writes /c"}},

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/patchbench/patchbench/rundir"
 	"github.com/patchbench/patchbench/runspec"
 	"github.com/patchbench/patchbench/runtime"
+	"github.com/patchbench/patchbench/tools"
 )
 
 // TestDefaultPromptVersion checks that the embedded template's version is
@@ -126,4 +128,29 @@ func (p *Prompt) Render(step *bench.Step, phase, now string, view any, feedback 
 		return nil, err
 	}
 	return p.RenderJSON(step, phase, now, string(v), feedback)
+}
+
+// TestToolsVersionCoversTheTools: the tools prompt's version changes when
+// a tool's schema or usage changes, or a tool is added, with the template
+// the same; it keeps the template's declared version.
+func TestToolsVersionCoversTheTools(t *testing.T) {
+	if !strings.HasPrefix(ToolsPrompt.Version, "patchbench-tools/") {
+		t.Fatalf("version %q", ToolsPrompt.Version)
+	}
+	if got := toolsVersion(ToolsPrompt, toolsPromptText, tools.All); got != ToolsPrompt.Version {
+		t.Fatalf("toolsVersion %q, ToolsPrompt.Version %q", got, ToolsPrompt.Version)
+	}
+	reworded := slices.Clone(tools.All)
+	reworded[0].Usage += " and more"
+	described := slices.Clone(tools.All)
+	described[1].Description += "."
+	added := append(slices.Clone(tools.All), tools.Def{Spec: tools.Spec{Name: "diff_state"}, Usage: "diff_state() shows the patch so far"})
+	seen := map[string]string{ToolsPrompt.Version: "the tools"}
+	for name, defs := range map[string][]tools.Def{"a usage reworded": reworded, "a description changed": described, "a tool added": added} {
+		v := toolsVersion(ToolsPrompt, toolsPromptText, defs)
+		if other, ok := seen[v]; ok {
+			t.Errorf("%s: version %s, as with %s", name, v, other)
+		}
+		seen[v] = name
+	}
 }

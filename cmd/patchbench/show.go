@@ -109,7 +109,7 @@ func showRun(id, dir, casesDir, format string, stdout, stderr io.Writer) error {
 	}
 	c, cfg, opts := showContext(m, &rec, casesDir, stderr)
 	var buf strings.Builder
-	report.WriteTraceWith(&buf, &rec, c, cfg, opts)
+	report.WriteTrace(&buf, &rec, c, cfg, opts)
 	// Whatever an actor sent (a note, a patch value, an error) reaches
 	// the terminal with its control characters escaped.
 	fmt.Fprint(stdout, report.Printable(buf.String()))
