@@ -85,7 +85,7 @@ func runLive(t *testing.T, srv *httptest.Server, maxAttempts int, configs ...str
 	return readRuns(t, filepath.Join(dir, rundir.RunsFile))
 }
 
-// Item 1: an answer built to make the extractor quadratic is a malformed
+// An answer built to make the extractor quadratic is a malformed
 // proposal, found out in one pass.
 func TestFaultQuadraticAnswer(t *testing.T) {
 	srv, _ := faultServer(t, func(int) (func(io.Writer), string) {
@@ -99,7 +99,7 @@ func TestFaultQuadraticAnswer(t *testing.T) {
 	}
 }
 
-// Item 2: an over-long answer is a rejection (limit_exceeded, the
+// An over-long answer is a rejection (limit_exceeded, the
 // actor's), recorded with its start and its length; the actor is asked
 // again with the reason, and a shorter answer commits.
 func TestFaultOverlongAnswer(t *testing.T) {
@@ -152,7 +152,7 @@ func TestFaultOverlongAnswer(t *testing.T) {
 	}
 }
 
-// Item 3: usage figures a provider sends that cannot be token counts are
+// Usage figures a provider sends that cannot be token counts are
 // recorded as such and counted with the tokenizer; the directory reads
 // back.
 func TestFaultAbsurdUsage(t *testing.T) {
@@ -176,7 +176,7 @@ func TestFaultAbsurdUsage(t *testing.T) {
 	}
 }
 
-// Item 6: a commit that removes or replaces the place of the workflow's
+// A commit that removes or replaces the place of the workflow's
 // phase fails the run on the actor's account, in every case of the
 // suite (broken at the first step that moves the phase), and when a step
 // that does not move the phase breaks it for the next one: the run is
@@ -184,7 +184,7 @@ func TestFaultAbsurdUsage(t *testing.T) {
 // commit.
 func TestFaultBrokenPhase(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs faults")
+		t.Skip("breaks the phase in every case of the suite")
 	}
 	cases, ps, err := bench.LoadEmbeddedCases()
 	if err != nil || len(ps) > 0 {
@@ -301,7 +301,7 @@ func (p phaseBreaker) Propose(_ context.Context, req actors.Request) (actors.Res
 	return actors.Response{Raw: string(b)}, nil
 }
 
-// Item 12: a verifier's message that carries an actor's control
+// A verifier's message that carries an actor's control
 // characters goes back into the retry prompt quoted, on one line.
 func TestFaultControlCharactersInFeedback(t *testing.T) {
 	c, cfgs := loadExample(t)
