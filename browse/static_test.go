@@ -174,7 +174,7 @@ func TestBundleRepeatsStoredOnce(t *testing.T) {
 // built one at a time, withheld and revealed.
 func TestPageMemo(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds pages of grown runs")
+		t.Skip("builds every page of a run twice, withheld and revealed")
 	}
 	dir := makeRun(t, testCases, []string{"reference", "oversharer", "follower"}, 2)
 	b := openRun(t, dir)

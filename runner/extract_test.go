@@ -132,7 +132,7 @@ func hostile(n int) string {
 
 func TestExtractProposalHostile(t *testing.T) {
 	if testing.Short() {
-		t.Skip("decodes hostile answers")
+		t.Skip("decodes answers of up to 256 KiB")
 	}
 	t.Parallel() // pure: decodes its own strings
 	p := `{"patch":[],"note":"ok"}`

@@ -156,7 +156,7 @@ func TestAuditNeverChangesACommit(t *testing.T) {
 // apply (which run everywhere, so what they catch never commits).
 func TestReplayCountsIllegalCommits(t *testing.T) {
 	if testing.Short() {
-		t.Skip("replays runs")
+		t.Skip("replays the suite's runs")
 	}
 	t.Parallel() // the shared suite and run are only read
 	cases, cfgs := loadSuite(t)

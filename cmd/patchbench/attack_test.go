@@ -154,7 +154,7 @@ func TestStressAttacks(t *testing.T) {
 // no text at the injection sites.
 func TestShowAttackedRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a case at a grown scale")
+		t.Skip("grows two cases to 200 KB and runs them under attacks")
 	}
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "mine.tmpl")

@@ -46,7 +46,7 @@ func weakConfigs(t *testing.T) string {
 // A rerun of the same settings passes (exit 0).
 func TestCompareGatesWeakenedPatchOptic(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the suite twice")
+		t.Skip("runs the suite three times")
 	}
 	tmp := t.TempDir()
 	base, again, weak := filepath.Join(tmp, "base"), filepath.Join(tmp, "again"), filepath.Join(tmp, "weak")

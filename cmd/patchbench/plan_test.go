@@ -43,7 +43,8 @@ func TestRunPlanDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := writePlan(t, string(raw)+"cases:\n  ids: ["+ids+"]\n")
+	planText := string(raw) + "cases:\n  ids: [" + ids + "]\n"
+	plan := writePlan(t, planText)
 	caseArgs := []string{"--case", strings.ReplaceAll(ids, " ", "")}
 	// The two runs write to directories of their own: they run at once
 	// (run itself, not runCLI, which sets the package's stdin; run reads
@@ -79,8 +80,7 @@ func TestRunPlanDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ = os.ReadFile(plan)
-	p, err := runner.ParsePlan(plan, raw)
+	p, err := runner.ParsePlan(plan, []byte(planText))
 	if err != nil {
 		t.Fatal(err)
 	}

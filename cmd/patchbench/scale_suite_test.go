@@ -20,10 +20,11 @@ var growingCases = "mkt-crm-segment-export,fin-fraud-alert-triage,med-pharmacy-r
 // proposal grows with the state, passes without a leak or an illegal
 // commit; and the bulk actor's whole-record copies leak where nothing
 // checks a patch's sources and are stopped where the patch-source gate
-// runs (Verify Only, PatchOptic). Three configurations, the two ends and
-// the one with the patch-source gate alone: the other three run a subset
-// of PatchOptic's gates, and validate has run the reference with every
-// gate on over the grown states.
+// runs (Verify Only, PatchOptic). Three configurations: the two ends and
+// Verify Only, the full state under PatchOptic's gates, where the
+// patch-source gate stops the bulk actor without a projected view. The
+// other three each run a subset of bench.AllGates, with all of which
+// validate has just run the reference over the same grown states.
 func TestScaleSuiteAt1MB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("grows seven cases to 1 MB and runs them 42 times")
